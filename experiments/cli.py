@@ -1,0 +1,167 @@
+"""The ``twbn`` command line (contract: ../shared/DESIGN.md, "Command line contract").
+
+User errors (bad data, malformed caches, impossible options) print one line
+``twbn: error: …`` on stderr and exit with status 1; usage errors exit with 2. No
+command leaves a partial output file: everything is written to a temporary file and
+renamed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+from scoring.cache import CacheError
+from scoring.data import DEFAULT_MAX_STATES, DataError
+from scoring.jkl import JklError, atomic_write_text
+from scoring.local_scores import SCORES
+from scoring.parent_sets import DEFAULT_MAX_PARENTS, PRUNING_MODES
+
+USER_ERRORS = (DataError, JklError, CacheError, ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
+
+
+class UserError(Exception):
+    """A problem with what the user asked for; reported as one line, no traceback."""
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return v
+
+
+def _nonneg_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return v
+
+
+def score_summary(cache, stats: dict) -> str:
+    """A short human-readable account of a scoring run."""
+    pr = stats["pruned_unscored"]
+    lines = [
+        f"{stats['score'].upper()} cache: {stats['variables']} variables, {stats['rows']} rows, "
+        f"in-degree <= {stats['max_parents']}, pruning '{stats['pruning']}' (rules {stats['rules'] or 'none'})",
+        f"  parent sets: {stats['space']:,} possible, {stats['scored']:,} scored, "
+        f"{stats['kept']:,} kept ({stats['dominated_removed']:,} dominated removed)",
+        "  skipped unscored: " + ", ".join(f"{k} {v:,}" for k, v in pr.items() if v) if any(pr.values())
+        else "  skipped unscored: none",
+        f"  time: {stats['seconds']:.2f} s" + ("" if stats["complete"] else
+                                                f" — TIME LIMIT reached at level {stats['stopped_at_level']}: "
+                                                "the cache is valid but holds only the sets scored so far"),
+    ]
+    return "\n".join(lines)
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from scoring.data import read_csv
+    from scoring.jkl import write_jkl
+    from scoring.parent_sets import build_cache
+
+    data_path = Path(args.data)
+    out = Path(args.output) if args.output else Path(data_path.name.split(".")[0] + ".jkl")
+    if not out.parent.exists():
+        raise UserError(f"output folder {out.parent} does not exist")
+    dataset = read_csv(data_path, max_states=args.max_states)
+    if args.ess is not None and args.score != "bdeu":
+        raise UserError("--ess applies to --score bdeu only")
+    cache, stats = build_cache(
+        dataset,
+        score=args.score,
+        ess=args.ess if args.ess is not None else 1.0,
+        max_parents=args.max_parents,
+        pruning=args.pruning,
+        time_limit=args.time_limit,
+        progress=None if not args.quiet else False,
+    )
+    stats["data"] = str(data_path)
+    write_jkl(cache, out)
+    if args.stats:
+        atomic_write_text(args.stats, json.dumps(stats, indent=2) + "\n")
+    if not args.quiet:
+        print(score_summary(cache, stats))
+        print(f"  wrote {out} (+ {out.name}.names)" + (f" and {args.stats}" if args.stats else ""))
+    if not stats["complete"]:
+        print(f"twbn: warning: time limit of {args.time_limit} s reached; cache is partial", file=sys.stderr)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from experiments.demo import run_demo
+
+    return run_demo(Path(args.output_dir))
+
+
+def cmd_not_yet(args: argparse.Namespace) -> int:
+    raise UserError(f"'twbn {args.command}' is not implemented yet in this version of twbn")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="twbn", description="Learning Bayesian networks of bounded treewidth by mathematical programming."
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("score", help="data (CSV) -> pruned local-score cache (jkl)")
+    s.add_argument("data", metavar="DATA.csv", help="CSV or CSV.gz with a header of variable names")
+    s.add_argument("--score", choices=SCORES, default="bic")
+    s.add_argument("--ess", type=_positive_float, default=None, help="BDeu equivalent sample size (default 1.0)")
+    s.add_argument("--max-parents", type=_nonneg_int, default=DEFAULT_MAX_PARENTS, metavar="D",
+                   help=f"maximum in-degree (default {DEFAULT_MAX_PARENTS})")
+    s.add_argument("--pruning", choices=list(PRUNING_MODES), default="all")
+    s.add_argument("--time-limit", type=_positive_float, default=None, metavar="S",
+                   help="stop exploring after S seconds, keeping a valid partial cache")
+    s.add_argument("--max-states", type=_nonneg_int, default=DEFAULT_MAX_STATES,
+                   help=f"reject columns with more states (default {DEFAULT_MAX_STATES})")
+    s.add_argument("-o", "--output", metavar="CACHE.jkl", help="default: DATA name with .jkl, here")
+    s.add_argument("--stats", metavar="STATS.json", help="write pruning statistics as JSON")
+    s.add_argument("-q", "--quiet", action="store_true", help="no summary, no progress bar")
+    s.set_defaults(func=cmd_score)
+
+    d = sub.add_parser("demo", help="the main job on bundled data")
+    d.add_argument("--output-dir", default="out/demo", help="where demo files go (default out/demo)")
+    d.set_defaults(func=cmd_demo)
+
+    for name, help_text in [
+        ("learn", "learn a network from a score cache"),
+        ("check", "verify a result against a cache"),
+        ("evaluate", "held-out log-likelihood of a result"),
+        ("experiment", "run an experiment grid"),
+        ("report", "tables and plots from an experiment store"),
+    ]:
+        x = sub.add_parser(name, help=help_text + " (not implemented yet)")
+        x.add_argument("rest", nargs=argparse.REMAINDER)
+        x.set_defaults(func=cmd_not_yet)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except UserError as exc:
+        print(f"twbn: error: {exc}", file=sys.stderr)
+        return 1
+    except USER_ERRORS as exc:
+        print(f"twbn: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("twbn: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,212 @@
+"""Reading and writing score caches in the jkl text format (GOBNILP, BLIP, pygobnilp, TWILP).
+
+Format: the number of variables; then per variable a line ``VAR COUNT`` and COUNT lines
+``SCORE SIZE PARENT1 … PARENTSIZE``.
+
+Writing uses the one dialect every one of those tools loads: header tokens ``0 … n−1``
+in order, integer parents, single spaces, no comments, no trailing spaces, scores as
+``repr(float)`` (exact round trip). Names and arities go to the sidecar
+``CACHE.jkl.names``: one variable per line, ``NAME`` or ``NAME<TAB>ARITY``.
+
+Reading is lenient: index or name headers, blocks in any order, any whitespace, ``#``
+comment lines anywhere; without a sidecar the names are the header tokens.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from scoring.cache import CacheError, ScoreCache
+
+
+class JklError(ValueError):
+    """A malformed jkl file; the message names the file and line."""
+
+
+def sidecar_path(path: str | Path) -> Path:
+    return Path(str(path) + ".names")
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write via a temporary file in the same folder and rename: never a partial file."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def format_jkl(cache: ScoreCache) -> str:
+    lines = [str(cache.n_variables)]
+    for v in range(cache.n_variables):
+        psets, scores = cache.parent_sets[v], cache.scores[v]
+        lines.append(f"{v} {len(psets)}")
+        for ps, s in zip(psets, scores.tolist()):
+            lines.append(" ".join([repr(float(s)), str(len(ps)), *map(str, ps)]))
+    return "\n".join(lines) + "\n"
+
+
+def format_names(cache: ScoreCache) -> str:
+    out = []
+    for v, name in enumerate(cache.names):
+        if "\t" in name or "\n" in name:
+            raise CacheError(f"variable name {name!r} contains a tab or newline")
+        arity = cache.arities[v] if cache.arities is not None else None
+        out.append(name if arity is None else f"{name}\t{arity}")
+    return "\n".join(out) + "\n"
+
+
+def write_jkl(cache: ScoreCache, path: str | Path, *, names: bool = True) -> None:
+    """Write ``path`` and (by default) its sidecar ``path.names``, each atomically."""
+    atomic_write_text(path, format_jkl(cache))
+    if names:
+        atomic_write_text(sidecar_path(path), format_names(cache))
+
+
+def _read_sidecar(path: Path) -> tuple[list[str], list[int | None]]:
+    names, arities = [], []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if len(parts) > 2:
+            raise JklError(f"{path}:{lineno}: expected NAME or NAME<TAB>ARITY")
+        names.append(parts[0])
+        if len(parts) == 2:
+            try:
+                arities.append(int(parts[1]))
+            except ValueError:
+                raise JklError(f"{path}:{lineno}: arity {parts[1]!r} is not an integer") from None
+        else:
+            arities.append(None)
+    return names, arities
+
+
+def read_jkl(path: str | Path) -> ScoreCache:
+    """Read a jkl cache (lenient dialects, see module doc) and its sidecar if present."""
+    path = Path(path)
+    if not path.exists():
+        raise JklError(f"{path}: no such file")
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise JklError(f"{path}: not a text file ({exc})") from None
+    # (line number, tokens) of meaningful lines
+    lines = []
+    for lineno, line in enumerate(raw.splitlines(), 1):
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        lines.append((lineno, s.split()))
+    if not lines:
+        raise JklError(f"{path}: empty file")
+
+    def fail(lineno: int, msg: str):
+        raise JklError(f"{path}:{lineno}: {msg}")
+
+    def as_int(tok: str, lineno: int, what: str) -> int:
+        try:
+            return int(tok)
+        except ValueError:
+            fail(lineno, f"{what} {tok!r} is not an integer")
+
+    lineno, toks = lines[0]
+    if len(toks) != 1:
+        fail(lineno, f"expected the number of variables, got {' '.join(toks)!r}")
+    n = as_int(toks[0], lineno, "number of variables")
+    if n < 1:
+        fail(lineno, f"number of variables must be positive, got {n}")
+
+    blocks: list[tuple[int, str, list[tuple[int, float, list[str]]]]] = []
+    i = 1
+    while i < len(lines):
+        lineno, toks = lines[i]
+        if len(toks) != 2:
+            fail(lineno, f"expected a variable header 'VAR COUNT', got {' '.join(toks)!r}")
+        count = as_int(toks[1], lineno, "parent-set count")
+        if count < 1:
+            fail(lineno, f"variable {toks[0]!r} has {count} parent sets; at least 1 is needed")
+        entries = []
+        for j in range(count):
+            i += 1
+            if i >= len(lines):
+                fail(lineno, f"variable {toks[0]!r} announces {count} parent sets, file ends after {j}")
+            eline, etoks = lines[i]
+            if len(etoks) < 2:
+                fail(eline, f"expected 'SCORE SIZE PARENTS…', got {' '.join(etoks)!r}")
+            try:
+                score = float(etoks[0])
+            except ValueError:
+                fail(eline, f"score {etoks[0]!r} is not a number")
+            size = as_int(etoks[1], eline, "parent-set size")
+            if size < 0 or len(etoks) != 2 + size:
+                fail(eline, f"size {size} but {len(etoks) - 2} parents listed")
+            entries.append((eline, score, etoks[2:]))
+        blocks.append((lineno, toks[0], entries))
+        i += 1
+    if len(blocks) != n:
+        fail(lines[0][0], f"announces {n} variables, the file has {len(blocks)}")
+
+    headers = [b[1] for b in blocks]
+    side = sidecar_path(path)
+    arities = None
+    if side.exists():
+        names, side_arities = _read_sidecar(side)
+        if len(names) != n:
+            raise JklError(f"{side}: {len(names)} names for {n} variables")
+        if any(a is not None for a in side_arities):
+            arities = side_arities
+    else:
+        names = None
+
+    index_dialect = all(h.lstrip("-").isdigit() for h in headers) and sorted(int(h) for h in headers) == list(range(n))
+    if index_dialect:
+        var_of_block = [int(h) for h in headers]
+        if names is None:
+            names = [str(v) for v in range(n)]
+    else:
+        if names is None:
+            names = list(headers)
+        pos = {name: v for v, name in enumerate(names)}
+        var_of_block = []
+        for lineno, h, _ in blocks:
+            if h not in pos:
+                fail(lineno, f"variable {h!r} is not among the names")
+            var_of_block.append(pos[h])
+        if len(set(var_of_block)) != n:
+            fail(lines[0][0], "a variable appears in more than one block")
+    name_pos = {name: v for v, name in enumerate(names)}
+
+    def parent_index(tok: str, eline: int) -> int:
+        if index_dialect or tok not in name_pos:
+            p = as_int(tok, eline, "parent")
+            if not 0 <= p < n:
+                fail(eline, f"parent {p} out of range 0..{n - 1}")
+            return p
+        return name_pos[tok]
+
+    families: list[dict] = [dict() for _ in range(n)]
+    for (lineno, h, entries), v in zip(blocks, var_of_block):
+        fam = families[v]
+        for eline, score, ptoks in entries:
+            ps = tuple(sorted(parent_index(t, eline) for t in ptoks))
+            if v in ps:
+                fail(eline, f"variable {h!r} listed as its own parent")
+            if len(set(ps)) != len(ps):
+                fail(eline, "a parent is repeated")
+            if ps in fam:
+                fail(eline, f"parent set {list(ps)} of {h!r} listed twice")
+            fam[ps] = score
+    try:
+        return ScoreCache.from_mapping(names, families, arities, {"source": str(path)})
+    except CacheError as exc:
+        raise JklError(f"{path}: {exc}") from None
