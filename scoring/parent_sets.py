@@ -148,7 +148,6 @@ def build_cache(
         r_arr = np.array(r, dtype=float)
 
     fired = defaultdict(int)
-    superset_skips = 0
     level_sets: list[list[ParentSet]] = [[()] for _ in range(n)]
     h_upper_memo: dict[tuple[int, ParentSet], float] = {}
 
@@ -206,14 +205,11 @@ def build_cache(
                     if y == x:
                         continue
                     s = p + (y,)
-                    ok = True
-                    for i in range(d - 1):
-                        if s[:i] + s[i + 1:] not in prev_set:
-                            superset_skips += 1
-                            ok = False
-                            break
-                    if not ok:
+                    # every immediate subset must have been scored; if one was pruned
+                    # (or lies beyond it), so is s
+                    if any(s[:i] + s[i + 1:] not in prev_set for i in range(d - 1)):
                         continue
+                    ok = True
                     if bic_rules:
                         for i in range(d):
                             k = rule_fired(x, s[:i] + s[i + 1:], s[i], s)
@@ -268,6 +264,9 @@ def build_cache(
     capped = sum(
         sum(math.comb(n - 1, k) for k in range(maxpar[x] + 1, min(max_parents, n - 1) + 1)) for x in range(n)
     )
+    # Sets never generated because a subset was pruned: what no counter above claims.
+    superset_skips = space - scored - capped - sum(fired.values())
+    assert superset_skips >= 0, "pruning accounting is inconsistent"
     stats = {
         "score": score,
         "ess": ess if score == "bdeu" else None,
@@ -283,7 +282,7 @@ def build_cache(
             "rule2": fired[2],
             "rule3": fired[3],
             "rule4": fired[4],
-            "rule5": capped if 5 in rules else 0,
+            "rule5": capped,
             "rule6": fired[6],
             "superset_of_pruned": superset_skips,
         },

@@ -1,0 +1,64 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from experiments.cli import main
+from scoring.jkl import read_jkl
+from tests.conftest import BUNDLED
+
+
+def test_score_writes_cache_names_and_stats(tmp_path, capsys):
+    out, stats = tmp_path / "h.jkl", tmp_path / "h.json"
+    rc = main(["score", str(BUNDLED / "housing.csv.gz"), "--max-parents", "2", "-o", str(out),
+               "--stats", str(stats), "-q"])
+    assert rc == 0
+    cache = read_jkl(out)
+    assert cache.names[0] == "CRIM" and cache.arities[8] == 9
+    st = json.loads(stats.read_text())
+    assert st["kept"] == cache.n_parent_sets() and st["complete"] and st["rules"] == [1, 2, 3, 4, 5, 6]
+    assert capsys.readouterr().out == ""
+
+
+def test_bdeu_with_ess(tmp_path):
+    out = tmp_path / "z.jkl"
+    assert main(["score", str(BUNDLED / "zoo.csv.gz"), "--score", "bdeu", "--ess", "10",
+                 "--max-parents", "1", "-o", str(out), "-q"]) == 0
+    assert len(read_jkl(out).parent_sets) == 17
+
+
+def test_bad_row_one_line_nonzero_no_output(tmp_path):
+    data = tmp_path / "bad.csv"
+    data.write_text("a,b,c\n0,1,0\n1,1\n0,0,1\n")
+    out = tmp_path / "bad.jkl"
+    proc = subprocess.run([sys.executable, "-m", "experiments.cli", "score", str(data), "-o", str(out)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "line 3" in lines[0] and "Traceback" not in proc.stderr
+    assert not out.exists() and not (tmp_path / "bad.jkl.names").exists()
+    assert list(tmp_path.iterdir()) == [data]  # no temporary files left either
+
+
+def test_ess_only_for_bdeu(tmp_path, capsys):
+    assert main(["score", str(BUNDLED / "zoo.csv.gz"), "--ess", "2", "-o", str(tmp_path / "x.jkl")]) == 1
+    assert "--ess applies to --score bdeu only" in capsys.readouterr().err
+
+
+def test_unimplemented_command_is_a_clear_error(capsys):
+    assert main(["learn", "x.jkl"]) == 1
+    assert "not implemented yet" in capsys.readouterr().err
+
+
+def test_usage_error_exits_2():
+    with pytest.raises(SystemExit) as exc:
+        main(["score", "x.csv", "--max-parents", "-1"])
+    assert exc.value.code == 2
+
+
+def test_demo_runs(tmp_path, capsys):
+    assert main(["demo", "--output-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Best parent set of each variable" in out
+    assert (tmp_path / "housing.bic.jkl").exists() and (tmp_path / "housing.bic.jkl.names").exists()

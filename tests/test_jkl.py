@@ -1,0 +1,107 @@
+import re
+
+import numpy as np
+import pytest
+
+from scoring.cache import CacheError, ScoreCache
+from scoring.data import read_csv
+from scoring.jkl import JklError, format_jkl, read_jkl, sidecar_path, write_jkl
+from scoring.parent_sets import build_cache
+from tests.conftest import BUNDLED
+
+
+@pytest.fixture(scope="module")
+def zoo_cache():
+    return build_cache(read_csv(BUNDLED / "zoo.csv.gz"), score="bdeu", max_parents=2, pruning="all")[0]
+
+
+def test_round_trip_is_exact(tmp_path, zoo_cache):
+    path = tmp_path / "zoo.jkl"
+    write_jkl(zoo_cache, path)
+    back = read_jkl(path)
+    assert back.names == zoo_cache.names
+    assert back.arities == zoo_cache.arities
+    assert back.parent_sets == zoo_cache.parent_sets
+    for a, b in zip(back.scores, zoo_cache.scores):
+        assert np.array_equal(a, b)  # bit for bit: repr round-trips floats
+
+
+def test_writer_emits_the_strict_dialect(tmp_path, zoo_cache):
+    """Header tokens 0..n−1 in order, integer parents, single spaces, no comments or
+    trailing blanks: the one form GOBNILP, BLIP, pygobnilp and TWILP all parse."""
+    text = format_jkl(zoo_cache)
+    lines = text.split("\n")
+    assert lines[-1] == "" and lines[0] == str(zoo_cache.n_variables)
+    i, v = 1, 0
+    while i < len(lines) - 1:
+        head = lines[i].split(" ")
+        assert head[0] == str(v) and re.fullmatch(r"\d+ \d+", lines[i])
+        count = int(head[1])
+        for line in lines[i + 1 : i + 1 + count]:
+            toks = line.split(" ")
+            assert line == line.strip() and "  " not in line and "#" not in line
+            float(toks[0])
+            assert int(toks[1]) == len(toks) - 2 and all(t.isdigit() for t in toks[2:])
+        i += 1 + count
+        v += 1
+    assert v == zoo_cache.n_variables
+
+
+def test_lenient_reader_name_dialect_comments_and_whitespace(tmp_path):
+    text = (
+        "# written by BLIP\n3\n"
+        "b 2\n  -10.5   1 a\n-12.0 0\n"
+        "# a comment between blocks\n"
+        "a 1\n-3.25\t0\n"
+        "c 2\n-1.0 2 a b\n-2.0 0\n"
+    )
+    p = tmp_path / "x.jkl"
+    p.write_text(text)
+    cache = read_jkl(p)
+    assert cache.names == ("b", "a", "c")  # header order, as no sidecar names them
+    assert cache.parent_sets[2] == [(0, 1), ()] and cache.scores[2].tolist() == [-1.0, -2.0]
+    assert cache.parent_sets[0] == [(1,), ()]
+
+
+def test_index_dialect_uses_sidecar_names(tmp_path):
+    p = tmp_path / "x.jkl"
+    p.write_text("2\n1 1\n-1.0 0\n0 2\n-0.5 1 1\n-0.75 0\n")
+    sidecar_path(p).write_text("first\t2\nsecond\t3\n")
+    cache = read_jkl(p)
+    assert cache.names == ("first", "second") and cache.arities == (2, 3)
+    assert cache.score_of(0, (1,)) == -0.5
+
+
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("2\n0 1\n-1.0 0\n", ":1: announces 2 variables, the file has 1"),
+        ("1\n0 2\n-1.0 0\n", ":2: variable '0' announces 2 parent sets, file ends after 1"),
+        ("2\n0 1\n-1.0 2 1\n1 1\n-1 0\n", ":3: size 2 but 1 parents listed"),
+        ("2\n0 1\nabc 0\n1 1\n-1 0\n", ":3: score 'abc' is not a number"),
+        ("2\n0 1\n-1.0 1 0\n1 1\n-1 0\n", ":3: variable '0' listed as its own parent"),
+        ("2\n0 1\n-1.0 1 5\n1 1\n-1 0\n", ":3: parent 5 out of range"),
+        ("x\n", ":1: number of variables 'x' is not an integer"),
+        ("", "empty file"),
+    ],
+)
+def test_malformed_files_name_the_line(tmp_path, text, fragment):
+    p = tmp_path / "bad.jkl"
+    p.write_text(text)
+    with pytest.raises(JklError, match=re.escape(fragment)):
+        read_jkl(p)
+
+
+def test_cache_validation():
+    with pytest.raises(CacheError, match="own parent"):
+        ScoreCache.from_mapping(["a", "b"], [{(0,): -1.0}, {(): -1.0}])
+    with pytest.raises(CacheError, match="no candidate"):
+        ScoreCache.from_mapping(["a", "b"], [{(): -1.0}, {}])
+
+
+def test_without_dominated_matches_definition():
+    fam = {(): -10.0, (1,): -9.0, (2,): -11.0, (1, 2): -9.0, (2, 3): -8.0, (1, 2, 3): -8.5}
+    cache = ScoreCache.from_mapping(["a", "b", "c", "d"], [fam, {(): 0.0}, {(): 0.0}, {(): 0.0}])
+    kept = cache.without_dominated()
+    # (2,) < ∅; (1,2) ties (1,); (1,2,3) < (2,3)... but (2,3) > every subset: kept.
+    assert kept.parent_sets[0] == [(2, 3), (1,), ()]
