@@ -132,7 +132,6 @@ def build_cache(
     sc0, ll0 = scorer.family((), range(n))
     H0 = (-ll0 / N).tolist()
     scores: list[dict[ParentSet, float]] = [{(): float(sc0[x])} for x in range(n)]
-    ent: list[dict[ParentSet, float]] = [{(): H0[x]} for x in range(n)]
     caps = [parent_cap(N, H0[x], r[x], c) if 5 in rules else None for x in range(n)]
     maxpar = [min(max_parents, n - 1, cap if cap is not None else max_parents) for x, cap in enumerate(caps)]
 
@@ -145,41 +144,54 @@ def build_cache(
             _, ll = scorer.family((y,), others)
             for x, llxy in zip(others, ll.tolist()):
                 w[x, y] = (llxy - ll0[x]) + N * min(H0[x], H0[y])
-        r_arr = np.array(r, dtype=float)
 
     fired = defaultdict(int)
     level_sets: list[list[ParentSet]] = [[()] for _ in range(n)]
-    h_upper_memo: dict[tuple[int, ParentSet], float] = {}
+    r_arr = np.array(r, dtype=float)
+    H0_arr = np.array(H0)
+    # hcond[P][z] = H(z|P) for the z scored with P (NaN elsewhere); hup[P] replaces each
+    # NaN by the smallest H(z|P') over P' ⊂ P, an upper bound (entropy only shrinks
+    # with more conditioning) that keeps rule 3 valid where H(z|P) was never computed.
+    hcond: dict[ParentSet, np.ndarray] = {(): H0_arr}
+    hup: dict[ParentSet, np.ndarray] = {(): H0_arr}
+    codes_memo: dict[tuple[int, ParentSet], list[int]] = {}
 
-    def h_upper(z: int, p: ParentSet) -> float:
-        got = ent[z].get(p)
+    def below(bound, cost):
+        """Vectorised :func:`_fires`."""
+        return bound < cost - _RTOL * (1.0 + np.abs(cost))
+
+    def fire_codes(x: int, p: ParentSet) -> list[int]:
+        """For each z, the first rule (cheapest first: 4, 2, 3, 6) proving that p ∪ {z}
+        and its supersets are useless for x; 0 where none does."""
+        key = (x, p)
+        got = codes_memo.get(key)
         if got is not None:
             return got
-        key = (z, p)
-        got = h_upper_memo.get(key)
-        if got is None:
-            got = min(h_upper(z, p[:i] + p[i + 1:]) for i in range(len(p)))
-            h_upper_memo[key] = got
-        return got
-
-    def rule_fired(x: int, p: ParentSet, z: int, s: ParentSet) -> int:
-        """The first rule (in order of cost) proving p ∪ {z} and supersets useless for x."""
         tp = c * (r[x] - 1) * scorer.q(p)
-        cost = (r[z] - 1) * tp
-        hx = ent[x][p]
-        if 4 in rules and _fires(N * min(H0[x], H0[z]), cost):
-            return 4
-        if 2 in rules and _fires(N * hx, cost):
-            return 2
-        if 3 in rules and _fires(N * min(hx, h_upper(z, p)), cost):
-            return 3
-        if 6 in rules and p and _fires(w[x, z], cost):
-            mask = np.ones(n, bool)
-            mask[list(s)] = False
-            mask[x] = False
-            if not mask.any() or all(_fires(a, b) for a, b in zip(w[x, mask], (r_arr[mask] * tp))):
-                return 6
-        return 0
+        cost = (r_arr - 1.0) * tp
+        hx = hcond[p][x]
+        code = np.zeros(n, np.int8)
+        # assigned in reverse priority, so that the cheapest rule that fires is recorded
+        if 6 in rules and p:
+            f6 = below(w[x], cost)
+            viol = ~below(w[x], r_arr * tp)
+            viol[x] = False
+            viol[list(p)] = False
+            nv = int(viol.sum())
+            if nv == 1:  # condition B holds only when z is the one violator
+                f6 &= viol
+            elif nv > 1:
+                f6[:] = False
+            code[f6] = 6
+        if 3 in rules:
+            code[below(N * np.minimum(hx, hup[p]), cost)] = 3
+        if 2 in rules:
+            code[below(N * hx, cost)] = 2
+        if 4 in rules:
+            code[below(N * np.minimum(H0[x], H0_arr), cost)] = 4
+        got = code.tolist()
+        codes_memo[key] = got
+        return got
 
     complete = True
     stopped_level = None
@@ -200,19 +212,25 @@ def build_cache(
             prev = level_sets[x]
             prev_set = set(prev)
             for p in prev:
+                fc_p = fire_codes(x, p) if bic_rules else None
                 start = p[-1] + 1 if p else 0
                 for y in range(start, n):
                     if y == x:
                         continue
-                    s = p + (y,)
-                    # every immediate subset must have been scored; if one was pruned
-                    # (or lies beyond it), so is s
-                    if any(s[:i] + s[i + 1:] not in prev_set for i in range(d - 1)):
+                    if bic_rules and fc_p[y]:
+                        fired[fc_p[y]] += 1
                         continue
+                    s = p + (y,)
                     ok = True
-                    if bic_rules:
-                        for i in range(d):
-                            k = rule_fired(x, s[:i] + s[i + 1:], s[i], s)
+                    # every other immediate subset must have been scored (if one was
+                    # pruned, so is s) and no rule may fire on adding the missing member
+                    for i in range(d - 1):
+                        sub = s[:i] + s[i + 1:]
+                        if sub not in prev_set:
+                            ok = False
+                            break
+                        if bic_rules:
+                            k = fire_codes(x, sub)[s[i]]
                             if k:
                                 fired[k] += 1
                                 ok = False
@@ -227,16 +245,25 @@ def build_cache(
             for s in sorted(jobs):
                 children = jobs[s]
                 sc, ll = scorer.family(s, children)
-                for x, v, l in zip(children, sc.tolist(), ll.tolist()):
+                h = np.full(n, np.nan)
+                h[children] = -ll / N
+                hcond[s] = h
+                if 3 in rules:
+                    sub = np.minimum.reduce([hup[s[:i] + s[i + 1:]] for i in range(d)])
+                    hup[s] = np.where(np.isnan(h), sub, h)
+                for x, v in zip(children, sc.tolist()):
                     scores[x][s] = v
-                    ent[x][s] = -l / N
                     new_level[x].append(s)
                 if deadline is not None and time.monotonic() > deadline:
                     complete = False
                     break
         level_sets = new_level
         scorer.forget_codes(keep_size=d)
-        h_upper_memo.clear()
+        codes_memo.clear()
+        # the next level needs only this level's entropies
+        for store in (hcond, hup):
+            for key in [k for k in store if 0 < len(k) < d]:
+                del store[key]
         if bar is not None:
             bar.update(1)
         if not complete:

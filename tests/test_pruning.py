@@ -165,3 +165,13 @@ def test_rules_keep_a_parent_just_above_threshold(rules):
     h = -(1 / N) * math.log(1 / N) - (1 - 1 / N) * math.log(1 - 1 / N)
     assert cache.parent_sets[0][0] == (1,)
     assert cache.scores[0][0] - cache.score_of(0, ()) == pytest.approx(N * h - math.log(N), abs=1e-9)
+
+
+@pytest.mark.parametrize("mode", ["entropy", "all"])
+def test_deep_levels_are_safe(mode):
+    """In-degree 5 exercises the entropy bookkeeping across several levels."""
+    ds = read_csv(BUNDLED / "housing.csv.gz")
+    full_cache, _ = build_cache(ds, score="aic", max_parents=5, pruning="none", progress=False)
+    cache, stats = build_cache(ds, score="aic", max_parents=5, pruning=mode, progress=False)
+    assert_safe(cache, full_cache.families())
+    assert stats["pruned_unscored"]["rule3"] > 0

@@ -1,0 +1,50 @@
+"""Shared helpers for benchmarks: loading the reference networks and sampling from them."""
+
+from __future__ import annotations
+
+import gzip
+import platform
+from pathlib import Path
+
+import numpy as np
+
+from scoring.data import Dataset, encode_columns
+
+SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def load_bif(name: str):
+    """A bnlearn network as a pgmpy model: ../shared/data/bnlearn, else pgmpy's own copy."""
+    from pgmpy.readwrite import BIFReader
+
+    path = SHARED_DATA / "bnlearn" / f"{name}.bif.gz"
+    if path.exists():
+        return BIFReader(string=gzip.decompress(path.read_bytes()).decode()).get_model()
+    from pgmpy.utils import get_example_model
+
+    return get_example_model(name)
+
+
+def sample_network(name: str, rows: int, seed: int) -> tuple[Dataset, "object"]:
+    """Forward-sample ``rows`` rows; returns the encoded data and the pandas frame."""
+    from pgmpy.sampling import BayesianModelSampling
+
+    model = load_bif(name)
+    df = BayesianModelSampling(model).forward_sample(size=rows, seed=seed, show_progress=False)
+    df = df.astype(str)
+    ds = encode_columns(list(df.columns), [df[c].to_numpy(dtype=str) for c in df.columns], source=name)
+    return ds, df
+
+
+def machine() -> str:
+    import os
+
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def write_result(name: str, text: str) -> Path:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    p = RESULTS / name
+    p.write_text(text, encoding="utf-8")
+    return p
