@@ -1,9 +1,11 @@
 import gzip
+import os
 from pathlib import Path
 
 import pytest
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+# ../shared beside the checkout (as CI lays it out), or $TWBN_SHARED
+SHARED = Path(os.environ.get("TWBN_SHARED", Path(__file__).resolve().parents[2] / "shared")) / "data"
 BUNDLED = Path(__file__).resolve().parents[1] / "experiments" / "data"
 
 

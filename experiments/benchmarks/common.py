@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import platform
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from scoring.data import Dataset, encode_columns
 
-SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+SHARED_DATA = Path(os.environ.get("TWBN_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
