@@ -1,0 +1,275 @@
+"""Graph utilities for treewidth certificates: moral graphs, elimination orders, k-trees,
+tree decompositions.
+
+Undirected graphs are ``dict[int, set[int]]`` adjacency maps over vertices 0 … n−1 (or
+networkx graphs where a function says so); a DAG is given by its parent sets,
+``parents[v]`` a sorted tuple. Facts used (see ../shared/papers/NOTES.md): the treewidth
+of a DAG is that of its moral graph; a graph has treewidth ≤ k iff some elimination
+order has width ≤ k iff it is a subgraph of a k-tree.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Iterable, Sequence
+
+Adjacency = dict[int, set[int]]
+
+
+def moral_graph(parents: Sequence[Iterable[int]]) -> Adjacency:
+    """The moral graph of a DAG: its skeleton plus an edge between every two parents of a
+    common child. O(Σ |Π_v|²)."""
+    n = len(parents)
+    adj: Adjacency = {v: set() for v in range(n)}
+    for v, ps in enumerate(parents):
+        ps = list(ps)
+        for p in ps:
+            adj[v].add(p)
+            adj[p].add(v)
+        for a, b in itertools.combinations(ps, 2):
+            adj[a].add(b)
+            adj[b].add(a)
+    return adj
+
+
+def copy_adjacency(adj: Adjacency) -> Adjacency:
+    return {v: set(nb) for v, nb in adj.items()}
+
+
+def elimination_width(adj: Adjacency, order: Sequence[int]) -> int:
+    """Width of an elimination order: the largest number of not-yet-eliminated neighbours
+    a vertex has when it is eliminated (its neighbours then become a clique).
+    O(n·Δ²) with Δ the largest degree met. Raises ValueError if ``order`` is not a
+    permutation of the vertices."""
+    if sorted(order) != sorted(adj):
+        raise ValueError("the elimination order is not a permutation of the vertices")
+    g = copy_adjacency(adj)
+    width = 0
+    for v in order:
+        nb = g.pop(v)
+        width = max(width, len(nb))
+        for a in nb:
+            g[a].discard(v)
+            g[a].update(nb - {a})
+    return width if adj else -1
+
+
+def fill_in(adj: Adjacency, order: Sequence[int]) -> Adjacency:
+    """The triangulation (chordal supergraph) that eliminating in ``order`` produces."""
+    g = copy_adjacency(adj)
+    tri = copy_adjacency(adj)
+    for v in order:
+        nb = g.pop(v)
+        for a in nb:
+            g[a].discard(v)
+            for b in nb:
+                if a != b:
+                    g[a].add(b)
+                    tri[a].add(b)
+    return tri
+
+
+def _greedy_order(adj: Adjacency, cost) -> list[int]:
+    g = copy_adjacency(adj)
+    order = []
+    while g:
+        v = min(g, key=lambda x: (cost(g, x), x))
+        nb = g.pop(v)
+        for a in nb:
+            g[a].discard(v)
+            g[a].update(nb - {a})
+        order.append(v)
+    return order
+
+
+def _fill_count(g: Adjacency, v: int) -> int:
+    nb = list(g[v])
+    return sum(1 for a, b in itertools.combinations(nb, 2) if b not in g[a])
+
+
+def min_fill_order(adj: Adjacency) -> list[int]:
+    """Greedy min-fill elimination order (ties by index). O(n·(n + Δ³))."""
+    return _greedy_order(adj, _fill_count)
+
+
+def min_degree_order(adj: Adjacency) -> list[int]:
+    """Greedy min-degree elimination order (ties by index)."""
+    return _greedy_order(adj, lambda g, v: len(g[v]))
+
+
+def perfect_elimination_order(adj: Adjacency) -> list[int] | None:
+    """A perfect elimination order of a chordal graph (eliminating a vertex adds no edge),
+    or None if the graph is not chordal. Maximum cardinality search (Tarjan &
+    Yannakakis 1984), reversed; O(n²) here."""
+    n = len(adj)
+    weight = {v: 0 for v in adj}
+    visited: list[int] = []
+    remaining = set(adj)
+    while remaining:
+        v = max(remaining, key=lambda x: (weight[x], -x))
+        remaining.remove(v)
+        visited.append(v)
+        for a in adj[v]:
+            if a in remaining:
+                weight[a] += 1
+    order = visited[::-1]
+    # verify: each vertex's later neighbours form a clique
+    pos = {v: i for i, v in enumerate(order)}
+    for v in order:
+        later = [a for a in adj[v] if pos[a] > pos[v]]
+        if later:
+            first = min(later, key=pos.get)
+            if any(a != first and a not in adj[first] for a in later):
+                return None
+    return order if len(order) == n else None
+
+
+def exact_treewidth(adj: Adjacency) -> tuple[int, list[int]]:
+    """Exact treewidth and an optimal elimination order, by dynamic programming over
+    vertex subsets (Bodlaender, Fomin, Koster, Kratsch & Thilikos 2006): TW(S) =
+    min_{v∈S} max(TW(S∖v), |Q(S∖v, v)|), Q(S, v) the vertices outside S ∪ {v} reachable
+    from v through S. O(2^n · n²); for small graphs (tests, certificates)."""
+    verts = sorted(adj)
+    n = len(verts)
+    if n == 0:
+        return -1, []
+    idx = {v: i for i, v in enumerate(verts)}
+    nbm = [0] * n
+    for v in verts:
+        for a in adj[v]:
+            nbm[idx[v]] |= 1 << idx[a]
+
+    def q(s: int, v: int) -> int:
+        seen, stack, out = 1 << v, [v], 0
+        while stack:
+            x = stack.pop()
+            nb = nbm[x] & ~seen
+            seen |= nb
+            while nb:
+                low = nb & -nb
+                y = low.bit_length() - 1
+                nb ^= low
+                if (s >> y) & 1:
+                    stack.append(y)
+                else:
+                    out += 1
+        return out
+
+    full = (1 << n) - 1
+    tw = {0: -1}
+    choice = {}
+    for s in range(1, full + 1):
+        best, arg = None, None
+        rest = s
+        while rest:
+            low = rest & -rest
+            v = low.bit_length() - 1
+            rest ^= low
+            val = max(tw[s ^ low], q(s ^ low, v))
+            if best is None or val < best:
+                best, arg = val, v
+        tw[s] = best
+        choice[s] = arg
+    order = []
+    s = full
+    while s:
+        v = choice[s]
+        order.append(verts[v])
+        s ^= 1 << v
+    return tw[full], order[::-1]
+
+
+def tree_decomposition(adj: Adjacency, order: Sequence[int]) -> tuple[list[frozenset[int]], list[tuple[int, int]]]:
+    """Tree decomposition from an elimination order: bag i is the i-th eliminated vertex
+    with its later neighbours in the triangulation; its parent is the bag of the earliest
+    eliminated of those neighbours. Returns (bags, tree edges); width = max bag − 1 =
+    the order's width. A forest (disconnected graph) is joined into one tree."""
+    tri = fill_in(adj, order)
+    pos = {v: i for i, v in enumerate(order)}
+    bags, edges = [], []
+    for i, v in enumerate(order):
+        later = {a for a in tri[v] if pos[a] > i}
+        bags.append(frozenset(later | {v}))
+        if later:
+            edges.append((i, pos[min(later, key=pos.get)]))
+        elif i + 1 < len(order):
+            edges.append((i, i + 1))  # join components; the empty separator is fine
+    return bags, edges
+
+
+def is_tree_decomposition(adj: Adjacency, bags: Sequence[frozenset[int]], edges: Sequence[tuple[int, int]]) -> bool:
+    """Checks the three conditions: bags cover the vertices, every edge lies in a bag,
+    the bags holding each vertex form a connected subtree (and the edges form a tree)."""
+    import networkx as nx
+
+    t = nx.Graph()
+    t.add_nodes_from(range(len(bags)))
+    t.add_edges_from(edges)
+    if len(bags) and not nx.is_tree(t):
+        return False
+    if set().union(*bags) != set(adj) if bags else bool(adj):
+        return False
+    for v, nb in adj.items():
+        for a in nb:
+            if not any(v in b and a in b for b in bags):
+                return False
+    for v in adj:
+        holding = [i for i, b in enumerate(bags) if v in b]
+        if not nx.is_connected(t.subgraph(holding)):
+            return False
+    return True
+
+
+# ---------------------------------------------------------------- k-trees
+
+
+def k_tree_from_construction(k: int, first_clique: Sequence[int], attachments: Sequence[tuple[int, Sequence[int]]]) -> Adjacency:
+    """Build a k-tree: a (k+1)-clique, then each new vertex joined to an existing k-clique.
+    ``attachments`` is a list of (new vertex, k-clique it attaches to)."""
+    if len(first_clique) != k + 1:
+        raise ValueError(f"a k-tree starts from a (k+1)-clique; got {len(first_clique)} vertices for k = {k}")
+    adj: Adjacency = {v: set(first_clique) - {v} for v in first_clique}
+    cliques = {frozenset(c) for c in itertools.combinations(first_clique, k)}
+    for v, clique in attachments:
+        c = frozenset(clique)
+        if v in adj:
+            raise ValueError(f"vertex {v} is added twice")
+        if c not in cliques:
+            raise ValueError(f"{sorted(c)} is not a k-clique of the k-tree built so far")
+        adj[v] = set(c)
+        for a in c:
+            adj[a].add(v)
+        cliques.update(frozenset(s) | {v} for s in itertools.combinations(c, k - 1))
+    return adj
+
+
+def is_k_tree(adj: Adjacency, k: int) -> bool:
+    """A graph with n ≥ k+1 vertices is a k-tree iff it is connected, has
+    k·n − k(k+1)/2 edges, and is chordal with clique number k+1 (equivalently: repeatedly
+    removing a vertex whose neighbourhood is a k-clique reduces it to a (k+1)-clique)."""
+    n = len(adj)
+    if n < k + 1:
+        return False
+    g = copy_adjacency(adj)
+    while len(g) > k + 1:
+        v = next((x for x in sorted(g) if len(g[x]) == k and all(b in g[a] for a, b in itertools.combinations(g[x], 2))), None)
+        if v is None:
+            return False
+        for a in g.pop(v):
+            g[a].discard(v)
+    return all(len(nb) == k for nb in g.values())
+
+
+def k_cliques(adj: Adjacency, k: int) -> list[frozenset[int]]:
+    """All k-cliques of a chordal graph of clique number ≤ k+1 (e.g. a k-tree), from the
+    maximal cliques of a perfect elimination order. O(n·C(k+1, k))."""
+    order = perfect_elimination_order(adj)
+    if order is None:
+        raise ValueError("the graph is not chordal")
+    pos = {v: i for i, v in enumerate(order)}
+    out: set[frozenset[int]] = set()
+    for v in order:
+        clique = frozenset({v} | {a for a in adj[v] if pos[a] > pos[v]})
+        for s in itertools.combinations(sorted(clique), k):
+            out.add(frozenset(s))
+    return sorted(out, key=sorted)

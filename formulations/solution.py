@@ -1,0 +1,125 @@
+"""Solutions, their certificates, and the result JSON of ../shared/DESIGN.md."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import networkx as nx
+
+from formulations.graphs import elimination_width, exact_treewidth, min_degree_order, min_fill_order, moral_graph
+from formulations.problem import Problem
+from scoring.cache import ParentSet
+from scoring.jkl import atomic_write_text
+
+STATUSES = ("optimal", "feasible", "infeasible", "unknown")
+
+
+@dataclass
+class Solution:
+    """A network (one parent set per variable, or none when status is infeasible/unknown)
+    with its certificate: an elimination order of the moral graph and its width."""
+
+    parents: list[ParentSet] | None
+    score: float | None
+    bound: float | None
+    status: str
+    elimination_order: list[int] | None = None
+    width: int | None = None
+    method: str = ""
+    solver: str | None = None
+    seed: int | None = None
+    time_limit: float | None = None
+    wall_time: float = 0.0
+    trajectory: list[dict] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+
+    @property
+    def gap(self) -> float | None:
+        if self.bound is None or self.score is None:
+            return None
+        return (self.bound - self.score) / max(abs(self.score), 1e-12)
+
+    def to_json(self, problem: Problem) -> dict:
+        names = problem.names
+        return {
+            "variables": list(names),
+            "parents": None if self.parents is None else {names[v]: [names[p] for p in ps] for v, ps in enumerate(self.parents)},
+            "score": self.score,
+            "bound": self.bound,
+            "gap": self.gap,
+            "status": self.status,
+            "treewidth_bound": problem.treewidth,
+            "elimination_order": None if self.elimination_order is None else [names[v] for v in self.elimination_order],
+            "width": self.width,
+            "method": self.method,
+            "solver": self.solver,
+            "seed": self.seed,
+            "time_limit": self.time_limit,
+            "wall_time": self.wall_time,
+            "trajectory": self.trajectory,
+            "stats": self.stats,
+            "forbidden": [[names[u], names[v]] for u, v in sorted(problem.forbidden)],
+            "required": [[names[u], names[v]] for u, v in sorted(problem.required)],
+        }
+
+    def write(self, problem: Problem, path: str) -> None:
+        atomic_write_text(path, json.dumps(self.to_json(problem), indent=2, allow_nan=False) + "\n")
+
+
+def certificate_order(n: int, parents: Sequence[ParentSet], k: int | None, hint: Sequence[int] | None = None) -> tuple[list[int], int]:
+    """An elimination order of the moral graph with width ≤ k (any order when k is None).
+
+    Tries ``hint`` (e.g. from a solver's tree decomposition), then min-fill and
+    min-degree, then the exact subset DP for n ≤ 18. Raises ValueError if none reaches k.
+    """
+    adj = moral_graph(parents)
+    best = None
+    tries = ([list(hint)] if hint is not None else []) + [min_fill_order(adj), min_degree_order(adj)]
+    for order in tries:
+        w = elimination_width(adj, order)
+        if best is None or w < best[1]:
+            best = (order, w)
+        if k is None or w <= k:
+            return order, w
+    if n <= 18:
+        w, order = exact_treewidth(adj)
+        if w <= k:
+            return order, w
+        raise ValueError(f"the network has treewidth {w} > {k}")
+    raise ValueError(f"no elimination order of width <= {k} found (best {best[1]})")
+
+
+def make_solution(
+    problem: Problem,
+    parents: Sequence[ParentSet],
+    *,
+    bound: float | None,
+    status: str,
+    method: str,
+    order_hint: Sequence[int] | None = None,
+    **info,
+) -> Solution:
+    """Certify a network for ``problem``: every parent set a candidate, acyclic, an
+    elimination order of width ≤ k; the score recomputed from the cache."""
+    if status not in STATUSES:
+        raise ValueError(f"unknown status {status!r}")
+    n = problem.n
+    parents = [tuple(sorted(p)) for p in parents]
+    if len(parents) != n:
+        raise ValueError(f"{len(parents)} parent sets for {n} variables")
+    cand = problem.candidates
+    score = math.fsum(cand.score_of(v, ps) for v, ps in enumerate(parents))
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from((p, v) for v, ps in enumerate(parents) for p in ps)
+    if not nx.is_directed_acyclic_graph(g):
+        raise ValueError("the network has a directed cycle")
+    order, width = certificate_order(n, parents, problem.treewidth, order_hint)
+    if bound is not None:
+        if bound < score - 1e-7 * max(1.0, abs(score)):
+            raise ValueError(f"solver bound {bound!r} is below the network's score {score!r}")
+        bound = max(bound, score)  # summation order must not leave bound a hair below score
+    return Solution(list(parents), score, bound, status, order, width, method, **info)

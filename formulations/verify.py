@@ -1,0 +1,150 @@
+"""An independent verifier of result files (``twbn check``).
+
+It shares no code with the solvers or with formulations/graphs.py: its own moral graph,
+acyclicity test and elimination simulation, so that a bug there cannot hide a bug in a
+solver. It reads the cache with the jkl reader (the cache is the input both sides agree on).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from scoring.cache import ScoreCache
+
+REL_TOL = 1e-9
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) <= REL_TOL * max(1.0, abs(a), abs(b))
+
+
+def verify_result(cache: ScoreCache, result: dict[str, Any], treewidth: int | None = None) -> list[str]:
+    """Every violation found, one message each; an empty list means the result is valid."""
+    errors: list[str] = []
+    names = list(cache.names)
+    pos = {n: i for i, n in enumerate(names)}
+    required = ("variables", "parents", "score", "bound", "gap", "status", "treewidth_bound",
+                "elimination_order", "width")
+    missing = [k for k in required if k not in result]
+    if missing:
+        return [f"missing fields: {', '.join(missing)}"]
+    status = result["status"]
+    if status not in ("optimal", "feasible", "infeasible", "unknown"):
+        errors.append(f"unknown status {status!r}")
+    if result["variables"] != names:
+        return errors + ["'variables' differ from the cache's variables (names or order)"]
+    k = treewidth if treewidth is not None else result["treewidth_bound"]
+    if treewidth is not None and result["treewidth_bound"] not in (None, treewidth):
+        errors.append(f"result was learned for treewidth {result['treewidth_bound']}, checked against {treewidth}")
+    if status in ("infeasible", "unknown") and result["parents"] is None:
+        return errors
+    parents_by_name = result["parents"]
+    if not isinstance(parents_by_name, dict) or set(parents_by_name) != set(names):
+        return errors + ["'parents' must name a parent list for every variable"]
+
+    parents: list[tuple[int, ...]] = []
+    total = 0.0
+    terms = []
+    for v, name in enumerate(names):
+        plist = parents_by_name[name]
+        if any(p not in pos for p in plist):
+            errors.append(f"{name}: unknown parent in {plist}")
+            parents.append(())
+            continue
+        ps = tuple(sorted(pos[p] for p in plist))
+        parents.append(ps)
+        found = None
+        for cand, s in zip(cache.parent_sets[v], cache.scores[v].tolist()):
+            if cand == ps:
+                found = s
+                break
+        if found is None:
+            errors.append(f"{name}: parent set {sorted(plist)} is not in the cache")
+        else:
+            terms.append(found)
+    total = math.fsum(terms)
+
+    # acyclicity (Kahn)
+    children = [[] for _ in names]
+    indeg = [len(ps) for ps in parents]
+    for v, ps in enumerate(parents):
+        for p in ps:
+            children[p].append(v)
+    queue = [v for v in range(len(names)) if indeg[v] == 0]
+    seen = 0
+    while queue:
+        u = queue.pop()
+        seen += 1
+        for c in children[u]:
+            indeg[c] -= 1
+            if indeg[c] == 0:
+                queue.append(c)
+    if seen != len(names):
+        errors.append("the network has a directed cycle")
+
+    for kind in ("forbidden", "required"):
+        for arc in result.get(kind) or []:
+            u, v = arc
+            if u not in pos or v not in pos:
+                errors.append(f"{kind} arc {arc} names an unknown variable")
+                continue
+            has = pos[u] in parents[pos[v]]
+            if kind == "forbidden" and has:
+                errors.append(f"forbidden arc {u}->{v} is present")
+            if kind == "required" and not has:
+                errors.append(f"required arc {u}->{v} is absent")
+
+    score = result["score"]
+    if not isinstance(score, (int, float)) or not math.isfinite(score):
+        errors.append(f"score {score!r} is not a finite number")
+    elif len(terms) == len(names) and not _close(score, total):
+        errors.append(f"score {score!r} differs from the sum of the local scores {total!r}")
+
+    # the certificate: eliminate on the moral graph
+    adj = [set() for _ in names]
+    for v, ps in enumerate(parents):
+        for p in ps:
+            adj[v].add(p)
+            adj[p].add(v)
+        for i, a in enumerate(ps):
+            for b in ps[i + 1:]:
+                adj[a].add(b)
+                adj[b].add(a)
+    order = result["elimination_order"]
+    if not isinstance(order, list) or sorted(order) != sorted(names):
+        errors.append("elimination_order does not list every variable exactly once")
+    else:
+        width = -1
+        alive = [set(a) for a in adj]
+        for name in order:
+            v = pos[name]
+            nb = alive[v]
+            width = max(width, len(nb))
+            for a in nb:
+                alive[a].discard(v)
+                alive[a] |= nb - {a}
+            alive[v] = set()
+        if result["width"] != width:
+            errors.append(f"width {result['width']!r} differs from the elimination order's width {width}")
+        if k is not None and width > k:
+            errors.append(f"the elimination order has width {width} > treewidth bound {k}")
+
+    bound, gap = result["bound"], result["gap"]
+    if bound is not None:
+        if not isinstance(bound, (int, float)) or not math.isfinite(bound):
+            errors.append(f"bound {bound!r} is not a finite number")
+        elif isinstance(score, (int, float)):
+            if bound < score and not _close(bound, score):
+                errors.append(f"bound {bound!r} is below the score {score!r}")
+            expect = (bound - score) / max(abs(score), 1e-12)
+            if gap is None or abs(gap - expect) > 1e-9 * max(1.0, abs(expect)):
+                errors.append(f"gap {gap!r} is inconsistent with bound and score ({expect!r})")
+            if status == "optimal" and not _close(bound, score):
+                errors.append(f"status optimal but bound {bound!r} != score {score!r}")
+    else:
+        if gap is not None:
+            errors.append("gap given without a bound")
+        if status == "optimal":
+            errors.append("status optimal without a bound")
+    return errors

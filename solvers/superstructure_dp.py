@@ -1,0 +1,236 @@
+"""The best DAG whose moral graph lies inside a given undirected graph G.
+
+Korhonen & Parviainen (2013), Theorem 2 / Theorem 8 and Sec. 4, equations (1)–(4):
+dynamic programming over a nice tree decomposition of G. For a node i with bag X_i,
+a permutation σ of X_i and S ⊆ X_i, g_i(σ, S) is the best S-score of a DAG on the
+vertices below i that is compatible with σ, in which bag vertices outside S have no
+parents, and whose moral graph lies inside G. Leaf: g(v, ∅) = 0, g(v, {v}) = f_v(∅).
+Introduce v (eq. 3): g_i(σ,S) = max_{Z⊆S∖v} g_j(σ∖v, Z) + Σ_{u∈S∖Z} f̂_u(P_{σ,u}).
+Forget v (eq. 2): g_i(σ,S) = max over positions of v in σ of g_j(σ+v, S∪{v}).
+Join (eq. 4): g_i(σ,S) = max_{Z⊆S} g_j(σ,Z) + g_l(σ,S∖Z).
+The root bag is empty, so the answer is g_root((), ∅). Parent sets incompatible with G
+(a parent not adjacent to the child, or two non-adjacent parents) are dropped first.
+
+Time O((w+1)!·w·3^w·n) for a decomposition of width w; this is the exact phase 2 of
+S2/S2+ (best DAG inside a k-tree) and the first-clique step of k-G.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Sequence
+
+from formulations.graphs import Adjacency, elimination_width, min_fill_order, tree_decomposition
+from scoring.cache import ParentSet, ScoreCache
+
+NEG = float("-inf")
+
+
+@dataclass
+class NiceNode:
+    kind: str  # "leaf", "introduce", "forget", "join"
+    bag: tuple[int, ...]
+    vertex: int | None
+    children: tuple[int, ...]
+
+
+def nice_tree_decomposition(adj: Adjacency, order: Sequence[int]) -> list[NiceNode]:
+    """A nice tree decomposition (Kloks 1994) built from the tree decomposition of an
+    elimination order; nodes in post-order (children first), the last one the root with
+    an empty bag. Width = the order's width."""
+    bags, edges = tree_decomposition(adj, order)
+    m = len(bags)
+    kids: list[list[int]] = [[] for _ in range(m)]
+    for child, parent in edges:
+        kids[parent].append(child)
+    nodes: list[NiceNode] = []
+
+    def add(kind, bag, vertex, children) -> int:
+        nodes.append(NiceNode(kind, tuple(sorted(bag)), vertex, tuple(children)))
+        return len(nodes) - 1
+
+    def morph(idx: int, target: frozenset) -> int:
+        bag = set(nodes[idx].bag)
+        for v in sorted(bag - target):
+            bag.discard(v)
+            idx = add("forget", bag, v, [idx])
+        for v in sorted(target - bag):
+            bag.add(v)
+            idx = add("introduce", bag, v, [idx])
+        return idx
+
+    built: dict[int, int] = {}
+    has_parent = {c for c, _ in edges}
+    roots = [i for i in range(m) if i not in has_parent]
+    # iterative post-order over the decomposition tree
+    stack = [(r, False) for r in roots]
+    while stack:
+        t, done = stack.pop()
+        if not done:
+            stack.append((t, True))
+            stack.extend((c, False) for c in kids[t])
+            continue
+        target = bags[t]
+        parts = [morph(built[c], target) for c in kids[t]]
+        if not parts:
+            first = min(target)
+            parts = [morph(add("leaf", {first}, first, []), target)]
+        idx = parts[0]
+        for other in parts[1:]:
+            idx = add("join", target, None, [idx, other])
+        built[t] = idx
+    if not roots:
+        return nodes
+    assert len(roots) == 1, "tree_decomposition returns one tree"
+    morph(built[roots[0]], frozenset())
+    return nodes
+
+
+def _compatible(cache: ScoreCache, adj: Adjacency) -> list[list[tuple[int, float, ParentSet]]]:
+    out = []
+    for v in range(cache.n_variables):
+        keep = []
+        for ps, s in zip(cache.parent_sets[v], cache.scores[v].tolist()):
+            if all(p in adj[v] for p in ps) and all(b in adj[a] for a, b in itertools.combinations(ps, 2)):
+                mask = 0
+                for p in ps:
+                    mask |= 1 << p
+                keep.append((mask, s, ps))
+        out.append(keep)
+    return out
+
+
+def best_dag_in_graph(
+    cache: ScoreCache, adj: Adjacency, order: Sequence[int] | None = None
+) -> tuple[list[ParentSet], float, list[int]]:
+    """The best DAG over ``cache`` whose moral graph is a subgraph of ``adj``.
+
+    ``order``: an elimination order of ``adj`` (default: min-fill, which is perfect on
+    chordal graphs such as k-trees); its width sets the cost. Returns (parents, score,
+    order); the order is a certificate of width ≤ its width on G for the result.
+    Raises ValueError if no DAG inside G uses cached parent sets only.
+    """
+    n = cache.n_variables
+    if sorted(adj) != list(range(n)):
+        raise ValueError("the graph must have the cache's variables 0..n-1 as vertices")
+    if order is None:
+        order = min_fill_order(adj)
+    elimination_width(adj, order)  # validates the order
+    cands = _compatible(cache, adj)
+    memo: dict[tuple[int, int], tuple[float, ParentSet | None]] = {}
+
+    def fhat(u: int, allowed: int) -> tuple[float, ParentSet | None]:
+        key = (u, allowed)
+        got = memo.get(key)
+        if got is None:
+            got = (NEG, None)
+            for mask, s, ps in cands[u]:  # best first
+                if mask & ~allowed == 0:
+                    got = (s, ps)
+                    break
+            memo[key] = got
+        return got
+
+    nodes = nice_tree_decomposition(adj, order)
+    tables: list[dict] = []
+    backs: list[dict] = []
+    for node in nodes:
+        table, back = {}, {}
+        bag = node.bag
+        if node.kind == "leaf":
+            v = node.vertex
+            table[((v,), 0)] = 0.0
+            table[((v,), 1 << v)] = fhat(v, 0)[0]
+        elif node.kind == "introduce":
+            v = node.vertex
+            child = tables[node.children[0]]
+            for sigma in itertools.permutations(bag):
+                csigma = tuple(x for x in sigma if x != v)
+                pre = 0
+                f = {}
+                for u in sigma:
+                    f[u] = fhat(u, pre)[0]
+                    pre |= 1 << u
+                for r in range(len(bag) + 1):
+                    for S in itertools.combinations(bag, r):
+                        smask = sum(1 << u for u in S)
+                        rest = [u for u in S if u != v]
+                        best, arg = NEG, None
+                        for zr in range(len(rest) + 1):
+                            for Z in itertools.combinations(rest, zr):
+                                zmask = sum(1 << u for u in Z)
+                                base = child.get((csigma, zmask), NEG)
+                                if base == NEG:
+                                    continue
+                                val = base + sum(f[u] for u in S if not (zmask >> u) & 1)
+                                if val > best:
+                                    best, arg = val, zmask
+                        if best > NEG:
+                            table[(sigma, smask)] = best
+                            back[(sigma, smask)] = arg
+        elif node.kind == "forget":
+            v = node.vertex
+            child = tables[node.children[0]]
+            for sigma in itertools.permutations(bag):
+                for r in range(len(bag) + 1):
+                    for S in itertools.combinations(bag, r):
+                        smask = sum(1 << u for u in S)
+                        best, arg = NEG, None
+                        for t in range(len(sigma) + 1):
+                            val = child.get((sigma[:t] + (v,) + sigma[t:], smask | (1 << v)), NEG)
+                            if val > best:
+                                best, arg = val, t
+                        if best > NEG:
+                            table[(sigma, smask)] = best
+                            back[(sigma, smask)] = arg
+        else:  # join
+            left, right = tables[node.children[0]], tables[node.children[1]]
+            for sigma in itertools.permutations(bag):
+                for r in range(len(bag) + 1):
+                    for S in itertools.combinations(bag, r):
+                        smask = sum(1 << u for u in S)
+                        best, arg = NEG, None
+                        for zr in range(len(S) + 1):
+                            for Z in itertools.combinations(S, zr):
+                                zmask = sum(1 << u for u in Z)
+                                val = left.get((sigma, zmask), NEG) + right.get((sigma, smask ^ zmask), NEG)
+                                if val > best:
+                                    best, arg = val, zmask
+                        if best > NEG:
+                            table[(sigma, smask)] = best
+                            back[(sigma, smask)] = arg
+        tables.append(table)
+        backs.append(back)
+        for c in node.children:  # children are used once: free them
+            tables[c] = None  # type: ignore[call-overload]
+
+    root = len(nodes) - 1
+    total = tables[root].get(((), 0), NEG) if nodes else NEG
+    if total == NEG:
+        raise ValueError("no DAG with cached parent sets fits inside the given graph")
+    parents: list[ParentSet | None] = [None] * n
+    stack = [(root, (), 0)]
+    while stack:
+        i, sigma, smask = stack.pop()
+        node = nodes[i]
+        if node.kind == "leaf":
+            if smask:
+                parents[node.vertex] = fhat(node.vertex, 0)[1]
+        elif node.kind == "introduce":
+            zmask = backs[i][(sigma, smask)]
+            pre = 0
+            for u in sigma:
+                if (smask >> u) & 1 and not (zmask >> u) & 1:
+                    parents[u] = fhat(u, pre)[1]
+                pre |= 1 << u
+            stack.append((node.children[0], tuple(x for x in sigma if x != node.vertex), zmask))
+        elif node.kind == "forget":
+            t = backs[i][(sigma, smask)]
+            stack.append((node.children[0], sigma[:t] + (node.vertex,) + sigma[t:], smask | (1 << node.vertex)))
+        else:
+            zmask = backs[i][(sigma, smask)]
+            stack.append((node.children[0], sigma, zmask))
+            stack.append((node.children[1], sigma, smask ^ zmask))
+    assert all(p is not None for p in parents)
+    return parents, total, list(order)  # type: ignore[return-value]

@@ -1,0 +1,22 @@
+"""Random score caches for tests of the solvers."""
+
+import itertools
+import random
+
+from scoring.cache import ScoreCache
+
+
+def random_cache(n: int, seed: int, max_size: int = 3, density: float = 0.5) -> ScoreCache:
+    """Every variable has ∅ and a random selection of other parent sets (size ≤ max_size),
+    with scores that favour some larger sets, so that the constraints bite."""
+    rng = random.Random(seed)
+    families = []
+    for v in range(n):
+        others = [u for u in range(n) if u != v]
+        fam = {(): -10.0 - rng.random() * 5}
+        for k in range(1, max_size + 1):
+            for ps in itertools.combinations(others, k):
+                if rng.random() < density / k:
+                    fam[ps] = fam[()] + rng.uniform(-2.0, 2.0 + 1.5 * k)
+        families.append(fam)
+    return ScoreCache.from_mapping([f"X{i}" for i in range(n)], families)
