@@ -15,13 +15,14 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from formulations.problem import InfeasibleError
 from scoring.cache import CacheError
 from scoring.data import DEFAULT_MAX_STATES, DataError
 from scoring.jkl import JklError, atomic_write_text
 from scoring.local_scores import SCORES
 from scoring.parent_sets import DEFAULT_MAX_PARENTS, PRUNING_MODES
 
-USER_ERRORS = (DataError, JklError, CacheError, ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
+USER_ERRORS = (DataError, JklError, CacheError, InfeasibleError, ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
 
 
 class UserError(Exception):
@@ -98,6 +99,62 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load_problem(args: argparse.Namespace):
+    from formulations.problem import Problem, parse_arcs, read_arc_file
+    from scoring.jkl import read_jkl
+
+    cache = read_jkl(args.cache)
+    forbidden = set(parse_arcs(args.forbid or [], cache.names))
+    required = set(parse_arcs(args.require or [], cache.names))
+    if args.forbid_file:
+        forbidden |= read_arc_file(args.forbid_file, cache.names)
+    if args.require_file:
+        required |= read_arc_file(args.require_file, cache.names)
+    return Problem(cache, args.treewidth, frozenset(forbidden), frozenset(required))
+
+
+def cmd_learn(args: argparse.Namespace) -> int:
+    from solvers.registry import solve
+
+    problem = _load_problem(args)
+    out = Path(args.output) if args.output else Path(Path(args.cache).name.rsplit(".", 1)[0] + f".{args.method}.json")
+    if not out.parent.exists():
+        raise UserError(f"output folder {out.parent} does not exist")
+    if args.warm_start:
+        raise UserError("--warm-start needs a method that accepts one; none of the available methods does yet")
+    sol = solve(problem, args.method, solver=args.solver, time_limit=args.time_limit, seed=args.seed)
+    sol.write(problem, str(out))
+    if not args.quiet:
+        k = "unbounded" if problem.treewidth is None else f"treewidth <= {problem.treewidth}"
+        if sol.parents is None:
+            print(f"{args.method}: {sol.status} ({k}) after {sol.wall_time:.2f} s: {sol.stats.get('reason', '')}")
+        else:
+            arcs = sum(len(p) for p in sol.parents)
+            print(f"{args.method}: {sol.status}, score {sol.score:.4f}, bound {sol.bound:.4f}, "
+                  f"{arcs} arcs, width {sol.width} ({k}), {sol.wall_time:.2f} s")
+        print(f"wrote {out}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from formulations.verify import verify_result
+    from scoring.jkl import read_jkl
+
+    cache = read_jkl(args.cache)
+    try:
+        result = json.loads(Path(args.result).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{args.result}: not JSON ({exc})") from None
+    if not isinstance(result, dict):
+        raise UserError(f"{args.result}: not a result object")
+    errors = verify_result(cache, result, args.treewidth)
+    for e in errors:
+        print(f"{args.result}: {e}")
+    if not errors:
+        print(f"{args.result}: valid ({result.get('status')}, score {result.get('score')}, width {result.get('width')})")
+    return 0 if not errors else 1
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     from experiments.demo import run_demo
 
@@ -134,9 +191,29 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--output-dir", default="out/demo", help="where demo files go (default out/demo)")
     d.set_defaults(func=cmd_demo)
 
+    le = sub.add_parser("learn", help="learn a network from a score cache")
+    le.add_argument("cache", metavar="CACHE.jkl")
+    le.add_argument("--treewidth", type=_nonneg_int, default=None, metavar="K", help="bound (default: unbounded)")
+    le.add_argument("--method", required=True, help="dp (exact); kg, kastar, s2, s2plus, milp, cuts, cp: planned")
+    le.add_argument("--solver", default=None, help="backend, for methods that have several")
+    le.add_argument("--time-limit", type=_positive_float, default=None, metavar="S")
+    le.add_argument("--seed", type=int, default=None)
+    le.add_argument("--warm-start", default=None, metavar="METHOD|RESULT.json")
+    le.add_argument("--forbid", action="append", metavar="A,B", help="forbid the arc A->B (repeatable)")
+    le.add_argument("--require", action="append", metavar="A,B", help="require the arc A->B (repeatable)")
+    le.add_argument("--forbid-file", metavar="FILE", help="forbidden arcs, one PARENT,CHILD per line")
+    le.add_argument("--require-file", metavar="FILE", help="required arcs, one PARENT,CHILD per line")
+    le.add_argument("-o", "--output", metavar="RESULT.json")
+    le.add_argument("-q", "--quiet", action="store_true")
+    le.set_defaults(func=cmd_learn)
+
+    ch = sub.add_parser("check", help="verify a result against a cache (exit 0 iff valid)")
+    ch.add_argument("cache", metavar="CACHE.jkl")
+    ch.add_argument("result", metavar="RESULT.json")
+    ch.add_argument("--treewidth", type=_nonneg_int, default=None, metavar="K")
+    ch.set_defaults(func=cmd_check)
+
     for name, help_text in [
-        ("learn", "learn a network from a score cache"),
-        ("check", "verify a result against a cache"),
         ("evaluate", "held-out log-likelihood of a result"),
         ("experiment", "run an experiment grid"),
         ("report", "tables and plots from an experiment store"),

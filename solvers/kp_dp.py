@@ -279,7 +279,8 @@ def bounded_treewidth_optimum(
             pre |= 1 << x[j]
 
     def close(a: float, c: float) -> bool:
-        return abs(a - c) <= 1e-9 * max(1.0, abs(a))
+        # c (a table value on the optimal path) is finite; −∞ must never match it
+        return math.isfinite(a) and abs(a - c) <= 1e-9 * max(1.0, abs(c))
 
     stack = [(int(xi), int(pi), full_r, full_s, -1)]
     while stack:

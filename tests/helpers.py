@@ -6,9 +6,10 @@ import random
 from scoring.cache import ScoreCache
 
 
-def random_cache(n: int, seed: int, max_size: int = 3, density: float = 0.5) -> ScoreCache:
+def random_cache(n: int, seed: int, max_size: int = 3, density: float = 0.5, drop_empty: float = 0.0) -> ScoreCache:
     """Every variable has ∅ and a random selection of other parent sets (size ≤ max_size),
-    with scores that favour some larger sets, so that the constraints bite."""
+    with scores that favour some larger sets, so that the constraints bite. With
+    ``drop_empty`` > 0 some variables lose ∅ (they must take a parent)."""
     rng = random.Random(seed)
     families = []
     for v in range(n):
@@ -18,5 +19,7 @@ def random_cache(n: int, seed: int, max_size: int = 3, density: float = 0.5) -> 
             for ps in itertools.combinations(others, k):
                 if rng.random() < density / k:
                     fam[ps] = fam[()] + rng.uniform(-2.0, 2.0 + 1.5 * k)
+        if len(fam) > 1 and rng.random() < drop_empty:
+            del fam[()]  # as when a required arc filters the cache
         families.append(fam)
     return ScoreCache.from_mapping([f"X{i}" for i in range(n)], families)

@@ -46,9 +46,30 @@ def test_ess_only_for_bdeu(tmp_path, capsys):
     assert "--ess applies to --score bdeu only" in capsys.readouterr().err
 
 
-def test_unimplemented_command_is_a_clear_error(capsys):
-    assert main(["learn", "x.jkl"]) == 1
+def test_unimplemented_command_and_method_are_clear_errors(tmp_path, capsys):
+    assert main(["evaluate", "r.json"]) == 1
     assert "not implemented yet" in capsys.readouterr().err
+    out = tmp_path / "z.jkl"
+    assert main(["score", str(BUNDLED / "zoo.csv.gz"), "--max-parents", "1", "-o", str(out), "-q"]) == 0
+    assert main(["learn", str(out), "--method", "milp", "-o", str(tmp_path / "r.json")]) == 1
+    err = capsys.readouterr().err
+    assert "method 'milp'" in err and "not implemented yet" in err and not (tmp_path / "r.json").exists()
+
+
+def test_learn_then_check(tmp_path, capsys):
+    cache = tmp_path / "h.jkl"
+    assert main(["score", str(BUNDLED / "housing.csv.gz"), "--max-parents", "1", "-o", str(cache), "-q"]) == 0
+    res = tmp_path / "r.json"
+    assert main(["learn", str(cache), "--treewidth", "1", "--method", "dp", "-o", str(res),
+                 "--forbid", "NOX,CRIM", "--require", "TAX,RAD", "-q"]) == 0
+    r = json.loads(res.read_text())
+    assert r["status"] == "optimal" and r["treewidth_bound"] == 1 and r["width"] <= 1
+    assert "TAX" in r["parents"]["RAD"] and "NOX" not in r["parents"]["CRIM"]
+    assert r["required"] == [["TAX", "RAD"]] and r["forbidden"] == [["NOX", "CRIM"]]
+    assert main(["check", str(cache), str(res)]) == 0
+    # an unknown variable in an arc is a one-line user error
+    assert main(["learn", str(cache), "--method", "dp", "--forbid", "NOPE,CRIM", "-o", str(tmp_path / "x.json")]) == 1
+    assert "'NOPE' is not a variable" in capsys.readouterr().err
 
 
 def test_usage_error_exits_2():

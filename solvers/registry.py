@@ -1,0 +1,84 @@
+"""Methods by name: ``solve(problem, method, ...)`` returns a certified Solution.
+
+One interface for every method (../shared/DESIGN.md): a Problem and options in, a
+Solution out, whose certificate ``make_solution`` checks before it is returned.
+"""
+
+from __future__ import annotations
+
+import time
+
+from formulations.problem import InfeasibleError, Problem
+from formulations.solution import Solution, make_solution
+
+#: Methods of the command-line contract that later versions add.
+PLANNED = {
+    "kg": "k-G heuristic",
+    "kastar": "k-A* heuristic",
+    "s2": "S2 heuristic",
+    "s2plus": "S2+ heuristic",
+    "milp": "Nie et al. elimination-order MILP",
+    "cuts": "cluster-cut ILP",
+    "cp": "CP-SAT k-tree model",
+}
+
+
+class MethodUnavailable(ValueError):
+    """The method (or an option of it) is not available; the message says why."""
+
+
+def _solve_dp(problem: Problem, *, time_limit: float | None, seed: int | None, solver: str | None, **_) -> Solution:
+    """Exact: Korhonen–Parviainen DP under a treewidth bound, Silander–Myllymäki without."""
+    from solvers.exact_unbounded import unbounded_optimum
+    from solvers.kp_dp import DPTimeout, bounded_treewidth_optimum
+
+    if solver not in (None, "dp"):
+        raise MethodUnavailable(f"method dp has no backend {solver!r}")
+    t0 = time.monotonic()
+    info = dict(method="dp", solver=None, seed=seed, time_limit=time_limit)
+    try:
+        cand = problem.candidates
+    except InfeasibleError as exc:
+        return Solution(None, None, None, "infeasible", method="dp", time_limit=time_limit,
+                        wall_time=round(time.monotonic() - t0, 4), stats={"reason": str(exc)})
+    try:
+        if problem.treewidth is None:
+            parents, value = unbounded_optimum(cand)
+            order, stats = None, {"algorithm": "Silander-Myllymaki DP (unbounded)"}
+        else:
+            parents, value, order, stats = bounded_treewidth_optimum(cand, problem.treewidth, time_limit=time_limit)
+    except DPTimeout as exc:
+        wall = round(time.monotonic() - t0, 4)
+        return Solution(None, None, None, "unknown", wall_time=wall, trajectory=[], stats={"reason": str(exc)}, **info)
+    except ValueError as exc:
+        if "no network" in str(exc) or "no acyclic" in str(exc) or "no cached parent set" in str(exc):
+            return Solution(None, None, None, "infeasible", wall_time=round(time.monotonic() - t0, 4),
+                            stats={"reason": str(exc)}, **info)
+        raise
+    wall = round(time.monotonic() - t0, 4)
+    sol = make_solution(problem, parents, bound=value, status="optimal", order_hint=order,
+                        wall_time=wall, trajectory=[{"time": wall, "incumbent": value, "bound": value}],
+                        stats=stats, **info)
+    sol.trajectory = [{"time": wall, "incumbent": sol.score, "bound": sol.bound}]
+    return sol
+
+
+METHODS = {"dp": _solve_dp}
+
+
+def solve(
+    problem: Problem,
+    method: str,
+    *,
+    solver: str | None = None,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    warm_start: Solution | None = None,
+) -> Solution:
+    if method in PLANNED:
+        raise MethodUnavailable(f"method {method!r} ({PLANNED[method]}) is not implemented yet; available: {', '.join(METHODS)}")
+    if method not in METHODS:
+        raise MethodUnavailable(f"unknown method {method!r}; available: {', '.join(METHODS)}")
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(f"time limit must be positive, got {time_limit}")
+    return METHODS[method](problem, time_limit=time_limit, seed=seed, solver=solver, warm_start=warm_start)
