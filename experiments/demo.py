@@ -1,13 +1,18 @@
-"""`twbn demo`: the main job on bundled data (so far: phase 1, scoring and pruning)."""
+"""`twbn demo`: the main job on bundled data: score and prune (phase 1), then learn exact
+optimal networks of treewidth 1, 2 and unbounded (phase 2), each verified."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
+from formulations.problem import Problem
+from formulations.verify import verify_result
 from scoring.data import read_csv
 from scoring.jkl import atomic_write_text, read_jkl, write_jkl
 from scoring.parent_sets import PRUNING_MODES, build_cache
+from solvers.registry import solve
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -51,6 +56,24 @@ def run_demo(out_dir: Path) -> int:
     write_jkl(bdeu, out_dir / "housing.bdeu.jkl")
     print(f"\nBDeu (ESS 1): {bstats['scored']:,} scored, {bstats['kept']:,} kept "
           f"(only subset dominance is valid for BDeu)")
-    print(f"\nWrote {jkl}, {jkl}.names, housing.bic.stats.json and housing.bdeu.jkl in {out_dir}/")
-    print("Next steps (later versions): twbn learn CACHE --treewidth K --method METHOD")
+
+    print("\nPhase 2: exact optimal networks over the BIC cache (method dp), each checked by the verifier;")
+    print("treewidth 2 takes about 15 s (Korhonen-Parviainen DP over 14 variables)")
+    print(f"  {'treewidth':<10} {'score':>12} {'arcs':>5} {'width':>6} {'seconds':>8}  check")
+    for k in (1, 2, None):
+        problem = Problem(cache, k)
+        label = "unbounded" if k is None else str(k)
+        if sys.stdout.isatty():
+            print(f"  {label:<10} ...", end="\r", flush=True)
+        sol = solve(problem, "dp")
+        out = out_dir / f"housing.dp.{label}.json"
+        sol.write(problem, str(out))
+        errors = verify_result(read_jkl(jkl), json.loads(out.read_text()), k)
+        arcs = sum(len(p) for p in sol.parents)
+        print(f"  {label:<10} {sol.score:12.3f} {arcs:5d} {sol.width:6d} {sol.wall_time:8.2f}  "
+              f"{'valid' if not errors else 'INVALID: ' + '; '.join(errors)}")
+        if errors:
+            return 1
+    print(f"\nWrote the caches, their stats and the results (housing.dp.*.json) in {out_dir}/")
+    print(f"Try: twbn check {jkl} {out_dir}/housing.dp.2.json")
     return 0
