@@ -181,3 +181,29 @@ def test_infeasible_required_cycle():
     cache = random_cache(4, 2, max_size=2, density=1.0)
     sol = solve(Problem(cache, 2, required={(0, 1), (1, 0)}), "dp")
     assert sol.status == "infeasible"
+
+
+def _binarised_cache(path, max_parents=1):
+    from experiments.benchmarks.binarise import binarise
+    from scoring.data import read_csv
+    from scoring.parent_sets import build_cache
+
+    return build_cache(binarise(read_csv(path)), score="bdeu", ess=1.0, max_parents=max_parents, progress=False)[0]
+
+
+def test_dp_k1_on_real_data_equals_branching_oracle():
+    from tests.conftest import BUNDLED
+
+    cache = _binarised_cache(BUNDLED / "housing.csv.gz")
+    problem = Problem(cache, 1)
+    sol = solve(problem, "dp")
+    assert sol.score == pytest.approx(branching_optimum(cache), abs=1e-7)
+    assert verify_result(cache, sol.to_json(problem), 1) == []
+
+
+@pytest.mark.slow
+def test_dp_k1_on_adult_equals_branching_oracle():
+    from tests.conftest import shared_or_skip
+
+    cache = _binarised_cache(shared_or_skip("uci/adult.csv.gz"))
+    assert solve(Problem(cache, 1), "dp").score == pytest.approx(branching_optimum(cache), abs=1e-6)
