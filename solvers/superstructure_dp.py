@@ -87,6 +87,14 @@ def nice_tree_decomposition(adj: Adjacency, order: Sequence[int]) -> list[NiceNo
     return nodes
 
 
+def _bag_states(bag: tuple[int, ...]):
+    """Every (σ, S, bitmask of S) of a bag: σ a permutation, S a subset."""
+    for sigma in itertools.permutations(bag):
+        for r in range(len(bag) + 1):
+            for S in itertools.combinations(bag, r):
+                yield sigma, S, sum(1 << u for u in S)
+
+
 def _compatible(cache: ScoreCache, adj: Adjacency) -> list[list[tuple[int, float, ParentSet]]]:
     out = []
     for v in range(cache.n_variables):
@@ -172,34 +180,28 @@ def best_dag_in_graph(
         elif node.kind == "forget":
             v = node.vertex
             child = tables[node.children[0]]
-            for sigma in itertools.permutations(bag):
-                for r in range(len(bag) + 1):
-                    for S in itertools.combinations(bag, r):
-                        smask = sum(1 << u for u in S)
-                        best, arg = NEG, None
-                        for t in range(len(sigma) + 1):
-                            val = child.get((sigma[:t] + (v,) + sigma[t:], smask | (1 << v)), NEG)
-                            if val > best:
-                                best, arg = val, t
-                        if best > NEG:
-                            table[(sigma, smask)] = best
-                            back[(sigma, smask)] = arg
+            for sigma, _, smask in _bag_states(bag):
+                best, arg = NEG, None
+                for t in range(len(sigma) + 1):
+                    val = child.get((sigma[:t] + (v,) + sigma[t:], smask | (1 << v)), NEG)
+                    if val > best:
+                        best, arg = val, t
+                if best > NEG:
+                    table[(sigma, smask)] = best
+                    back[(sigma, smask)] = arg
         else:  # join
             left, right = tables[node.children[0]], tables[node.children[1]]
-            for sigma in itertools.permutations(bag):
-                for r in range(len(bag) + 1):
-                    for S in itertools.combinations(bag, r):
-                        smask = sum(1 << u for u in S)
-                        best, arg = NEG, None
-                        for zr in range(len(S) + 1):
-                            for Z in itertools.combinations(S, zr):
-                                zmask = sum(1 << u for u in Z)
-                                val = left.get((sigma, zmask), NEG) + right.get((sigma, smask ^ zmask), NEG)
-                                if val > best:
-                                    best, arg = val, zmask
-                        if best > NEG:
-                            table[(sigma, smask)] = best
-                            back[(sigma, smask)] = arg
+            for sigma, S, smask in _bag_states(bag):
+                best, arg = NEG, None
+                for zr in range(len(S) + 1):
+                    for Z in itertools.combinations(S, zr):
+                        zmask = sum(1 << u for u in Z)
+                        val = left.get((sigma, zmask), NEG) + right.get((sigma, smask ^ zmask), NEG)
+                        if val > best:
+                            best, arg = val, zmask
+                if best > NEG:
+                    table[(sigma, smask)] = best
+                    back[(sigma, smask)] = arg
         tables.append(table)
         backs.append(back)
         for c in node.children:  # children are used once: free them
