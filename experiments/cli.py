@@ -120,9 +120,15 @@ def cmd_learn(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else Path(Path(args.cache).name.rsplit(".", 1)[0] + f".{args.method}.json")
     if not out.parent.exists():
         raise UserError(f"output folder {out.parent} does not exist")
+    warm, used = None, 0.0
     if args.warm_start:
-        raise UserError("--warm-start needs a method that accepts one; none of the available methods does yet")
-    sol = solve(problem, args.method, solver=args.solver, time_limit=args.time_limit, seed=args.seed)
+        from solvers.registry import warm_start_solution
+
+        if args.method == "dp":
+            raise UserError("method dp is exact and takes no warm start")
+        warm, used = warm_start_solution(problem, args.warm_start, time_limit=args.time_limit, seed=args.seed)
+    limit = None if args.time_limit is None else max(0.1, args.time_limit - used)
+    sol = solve(problem, args.method, solver=args.solver, time_limit=limit, seed=args.seed, warm_start=warm)
     sol.write(problem, str(out))
     if not args.quiet:
         k = "unbounded" if problem.treewidth is None else f"treewidth <= {problem.treewidth}"
@@ -194,11 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
     le = sub.add_parser("learn", help="learn a network from a score cache")
     le.add_argument("cache", metavar="CACHE.jkl")
     le.add_argument("--treewidth", type=_nonneg_int, default=None, metavar="K", help="bound (default: unbounded)")
-    le.add_argument("--method", required=True, help="dp (exact); kg, kastar, s2, s2plus, milp, cuts, cp: planned")
-    le.add_argument("--solver", default=None, help="backend, for methods that have several")
+    le.add_argument("--method", required=True, help="dp (exact DP), milp (Nie et al. MILP); kg, kastar, s2, s2plus, cuts, cp: planned")
+    le.add_argument("--solver", default=None, help="milp backend: highs (default), scip, cbc")
     le.add_argument("--time-limit", type=_positive_float, default=None, metavar="S")
     le.add_argument("--seed", type=int, default=None)
-    le.add_argument("--warm-start", default=None, metavar="METHOD|RESULT.json")
+    le.add_argument("--warm-start", default=None, metavar="tree|METHOD|RESULT.json",
+                    help="start from the optimal tree (k=1), a method's result, or a result file")
     le.add_argument("--forbid", action="append", metavar="A,B", help="forbid the arc A->B (repeatable)")
     le.add_argument("--require", action="append", metavar="A,B", help="require the arc A->B (repeatable)")
     le.add_argument("--forbid-file", metavar="FILE", help="forbidden arcs, one PARENT,CHILD per line")

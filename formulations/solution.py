@@ -65,6 +65,19 @@ class Solution:
             "required": [[names[u], names[v]] for u, v in sorted(problem.required)],
         }
 
+    @classmethod
+    def from_json(cls, data: dict, problem: Problem) -> "Solution":
+        """A Solution from a result file of the same variables (e.g. to warm-start)."""
+        pos = {n: i for i, n in enumerate(problem.names)}
+        if data.get("variables") != list(problem.names):
+            raise ValueError("the result file's variables differ from the cache's")
+        parents = None
+        if data.get("parents") is not None:
+            parents = [tuple(sorted(pos[p] for p in data["parents"][n])) for n in problem.names]
+        order = None if data.get("elimination_order") is None else [pos[n] for n in data["elimination_order"]]
+        return cls(parents, data.get("score"), data.get("bound"), data.get("status", "unknown"), order,
+                   data.get("width"), data.get("method", ""), data.get("solver"), data.get("seed"))
+
     def write(self, problem: Problem, path: str) -> None:
         atomic_write_text(path, json.dumps(self.to_json(problem), indent=2, allow_nan=False) + "\n")
 

@@ -17,7 +17,6 @@ PLANNED = {
     "kastar": "k-A* heuristic",
     "s2": "S2 heuristic",
     "s2plus": "S2+ heuristic",
-    "milp": "Nie et al. elimination-order MILP",
     "cuts": "cluster-cut ILP",
     "cp": "CP-SAT k-tree model",
 }
@@ -63,7 +62,18 @@ def _solve_dp(problem: Problem, *, time_limit: float | None, seed: int | None, s
     return sol
 
 
-METHODS = {"dp": _solve_dp}
+def _solve_milp(problem: Problem, *, time_limit, seed, solver, warm_start=None, **_) -> Solution:
+    from solvers.mip_backends import BACKENDS
+    from solvers.milp import solve_milp
+
+    if solver not in (None, *BACKENDS):
+        raise MethodUnavailable(f"method milp has no backend {solver!r}; choose one of {', '.join(BACKENDS)}")
+    return solve_milp(problem, solver=solver, time_limit=time_limit, seed=seed, warm_start=warm_start)
+
+
+METHODS = {"dp": _solve_dp, "milp": _solve_milp}
+#: Share of the time budget a method-name warm start may use.
+WARM_START_SHARE = 0.2
 
 
 def solve(
@@ -82,3 +92,26 @@ def solve(
     if time_limit is not None and not time_limit > 0:
         raise ValueError(f"time limit must be positive, got {time_limit}")
     return METHODS[method](problem, time_limit=time_limit, seed=seed, solver=solver, warm_start=warm_start)
+
+
+def warm_start_solution(problem: Problem, spec: str, *, time_limit: float | None, seed: int | None) -> tuple[Solution, float]:
+    """The start named by ``--warm-start``: ``tree`` (the optimal treewidth-1 network, a
+    maximum branching: valid for every k), a result file, or a method run first on a
+    ``WARM_START_SHARE`` of the budget. Returns it and the seconds it used."""
+    t0 = time.monotonic()
+    if spec == "tree":
+        from solvers.branching import optimal_forest
+
+        parents = optimal_forest(problem)
+        sol = make_solution(problem, parents, bound=None, status="feasible", method="tree")
+    elif spec.endswith(".json"):
+        import json
+
+        with open(spec, encoding="utf-8") as fh:
+            sol = Solution.from_json(json.load(fh), problem)
+    else:
+        budget = None if time_limit is None else WARM_START_SHARE * time_limit
+        sol = solve(problem, spec, time_limit=budget, seed=seed)
+    if sol.parents is None:
+        raise ValueError(f"warm start {spec!r} has no network (status {sol.status})")
+    return sol, time.monotonic() - t0

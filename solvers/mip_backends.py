@@ -1,0 +1,199 @@
+"""MIP engines behind one call: solve an LP file, with a time limit, a MIP start and a
+trajectory of (time, incumbent, bound), and return the best solution with a proven bound.
+
+A formulation is built once with pyomo and written as an LP file with symbolic names;
+each engine reads that file with its own API, which is what gives access to its
+callbacks (pyomo's own solver plugins do not expose them):
+- ``highs``: highspy; callbacks on improving solutions and on interrupts record the
+  trajectory; the start is passed with ``setSolution``.
+- ``scip``: PySCIPOpt; an event handler on best-solution and node events records it;
+  the start is added with ``addSol``.
+- ``cbc``: python-mip, an optional extra (its CBC binaries weigh ~600 MB); only the final
+  point is recorded.
+All objectives here are maximised: the bound is an upper bound.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+BACKENDS = ("highs", "scip", "cbc")
+
+
+class BackendUnavailable(ValueError):
+    """The requested engine is not installed; the message names the package."""
+
+
+@dataclass
+class MipOutcome:
+    status: str  # optimal | feasible | infeasible | unknown
+    values: dict[str, float] | None
+    objective: float | None
+    bound: float | None
+    trajectory: list[dict] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+
+
+def _finite(x) -> float | None:
+    return float(x) if x is not None and math.isfinite(x) and abs(x) < 1e29 else None
+
+
+def solve_lp_file(
+    path: str,
+    backend: str = "highs",
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    start: dict[str, float] | None = None,
+    threads: int | None = None,
+) -> MipOutcome:
+    if backend == "highs":
+        return _highs(path, time_limit, seed, start, threads)
+    if backend == "scip":
+        return _scip(path, time_limit, seed, start, threads)
+    if backend == "cbc":
+        return _cbc(path, time_limit, seed, start, threads)
+    raise BackendUnavailable(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+
+
+def _highs(path, time_limit, seed, start, threads) -> MipOutcome:
+    try:
+        import highspy
+    except ImportError:
+        raise BackendUnavailable("backend 'highs' needs highspy (pip install highspy)") from None
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.readModel(path)
+    if time_limit is not None:
+        h.setOptionValue("time_limit", float(time_limit))
+    h.setOptionValue("mip_rel_gap", 1e-9)
+    h.setOptionValue("mip_abs_gap", 1e-7)
+    if seed is not None:
+        h.setOptionValue("random_seed", int(seed) % 2**31)
+    if threads:
+        h.setOptionValue("threads", int(threads))
+    names = list(h.getLp().col_names_)
+    traj: list[dict] = []
+    last = [0.0]
+
+    def record(t, inc, bd):
+        traj.append({"time": round(float(t), 4), "incumbent": _finite(inc), "bound": _finite(bd)})
+
+    def on_improving(e):
+        d = e.data_out
+        record(d.running_time, d.objective_function_value, d.mip_dual_bound)
+
+    def on_interrupt(e):
+        d = e.data_out
+        if d.running_time - last[0] >= 0.5:
+            last[0] = d.running_time
+            record(d.running_time, d.mip_primal_bound, d.mip_dual_bound)
+
+    h.cbMipImprovingSolution.subscribe(on_improving)
+    h.cbMipInterrupt.subscribe(on_interrupt)
+    if start is not None:
+        sol = highspy.HighsSolution()
+        sol.col_value = [float(start.get(nm, 0.0)) for nm in names]
+        sol.value_valid = True
+        h.setSolution(sol)
+    h.run()
+    status = h.getModelStatus()
+    info = h.getInfo()
+    ms = highspy.HighsModelStatus
+    has_sol = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    values = dict(zip(names, h.getSolution().col_value)) if has_sol else None
+    objective = _finite(info.objective_function_value) if has_sol else None
+    bound = _finite(info.mip_dual_bound)
+    if status == ms.kOptimal:
+        st = "optimal"
+        bound = objective if bound is None else bound
+    elif status == ms.kInfeasible:
+        st = "infeasible"
+    else:
+        st = "feasible" if has_sol else "unknown"
+    record(h.getRunTime(), objective, bound)
+    stats = {"nodes": int(info.mip_node_count), "engine_status": h.modelStatusToString(status),
+             "engine_gap": _finite(info.mip_gap)}
+    return MipOutcome(st, values, objective, bound, traj, stats)
+
+
+def _scip(path, time_limit, seed, start, threads) -> MipOutcome:
+    try:
+        import pyscipopt
+    except ImportError:
+        raise BackendUnavailable("backend 'scip' needs PySCIPOpt (pip install pyscipopt)") from None
+    m = pyscipopt.Model()
+    m.hideOutput()
+    m.readProblem(path)
+    if time_limit is not None:
+        m.setParam("limits/time", float(time_limit))
+    if seed is not None:
+        m.setParam("randomization/randomseedshift", int(seed) % 2**31)
+    traj: list[dict] = []
+
+    class Trajectory(pyscipopt.Eventhdlr):
+        last = -1.0
+
+        def eventinit(self):
+            self.model.catchEvent(pyscipopt.SCIP_EVENTTYPE.BESTSOLFOUND, self)
+            self.model.catchEvent(pyscipopt.SCIP_EVENTTYPE.NODESOLVED, self)
+
+        def eventexit(self):
+            self.model.dropEvent(pyscipopt.SCIP_EVENTTYPE.BESTSOLFOUND, self)
+            self.model.dropEvent(pyscipopt.SCIP_EVENTTYPE.NODESOLVED, self)
+
+        def eventexec(self, event):
+            t = self.model.getSolvingTime()
+            if event.getType() == pyscipopt.SCIP_EVENTTYPE.NODESOLVED and t - self.last < 0.5:
+                return
+            self.last = t
+            inc = self.model.getPrimalbound() if self.model.getNSols() else None
+            traj.append({"time": round(t, 4), "incumbent": _finite(inc), "bound": _finite(self.model.getDualbound())})
+
+    m.includeEventhdlr(Trajectory(), "twbn_trajectory", "records incumbent and bound over time")
+    if start is not None:
+        sol = m.createSol()
+        for var in m.getVars():
+            m.setSolVal(sol, var, float(start.get(var.name, 0.0)))
+        m.addSol(sol, free=True)
+    m.optimize()
+    status = m.getStatus()
+    has_sol = m.getNSols() > 0
+    values = None
+    objective = None
+    if has_sol:
+        best = m.getBestSol()
+        values = {var.name: m.getSolVal(best, var) for var in m.getVars()}
+        objective = _finite(m.getSolObjVal(best))
+    bound = _finite(m.getDualbound())
+    st = {"optimal": "optimal", "infeasible": "infeasible"}.get(status, "feasible" if has_sol else "unknown")
+    traj.append({"time": round(m.getSolvingTime(), 4), "incumbent": objective, "bound": bound})
+    return MipOutcome(st, values, objective, bound, traj, {"nodes": int(m.getNNodes()), "engine_status": status})
+
+
+def _cbc(path, time_limit, seed, start, threads) -> MipOutcome:
+    try:
+        import mip
+    except ImportError:
+        raise BackendUnavailable("backend 'cbc' needs python-mip with CBC (pip install 'twbn[cbc]')") from None
+    t0 = time.monotonic()
+    m = mip.Model(solver_name=mip.CBC)
+    m.verbose = 0
+    m.read(path)
+    if seed is not None:
+        m.seed = int(seed)
+    if threads:
+        m.threads = int(threads)
+    if start is not None:
+        m.start = [(v, float(start.get(v.name, 0.0))) for v in m.vars]
+    st = m.optimize(max_seconds=time_limit if time_limit is not None else mip.INF)
+    has_sol = m.num_solutions > 0
+    values = {v.name: v.x for v in m.vars} if has_sol else None
+    objective = _finite(m.objective_value) if has_sol else None
+    bound = _finite(m.objective_bound)
+    status = {mip.OptimizationStatus.OPTIMAL: "optimal", mip.OptimizationStatus.INFEASIBLE: "infeasible"}.get(
+        st, "feasible" if has_sol else "unknown")
+    traj = [{"time": round(time.monotonic() - t0, 4), "incumbent": objective, "bound": bound}]
+    return MipOutcome(status, values, objective, bound, traj, {"engine_status": str(st)})
