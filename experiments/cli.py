@@ -200,8 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     le = sub.add_parser("learn", help="learn a network from a score cache")
     le.add_argument("cache", metavar="CACHE.jkl")
     le.add_argument("--treewidth", type=_nonneg_int, default=None, metavar="K", help="bound (default: unbounded)")
-    le.add_argument("--method", required=True, help="dp (exact DP), milp (Nie et al. MILP); kg, kastar, s2, s2plus, cuts, cp: planned")
-    le.add_argument("--solver", default=None, help="milp backend: highs (default), scip, cbc")
+    le.add_argument("--method", required=True, help="dp (exact DP), milp (Nie et al. MILP), cp (CP-SAT k-tree model); kg, kastar, s2, s2plus, cuts: planned")
+    le.add_argument("--solver", default=None, help="milp backend: highs (default), scip, cbc; cp: cpsat")
     le.add_argument("--time-limit", type=_positive_float, default=None, metavar="S")
     le.add_argument("--seed", type=int, default=None)
     le.add_argument("--warm-start", default=None, metavar="tree|METHOD|RESULT.json",

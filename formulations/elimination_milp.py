@@ -24,8 +24,9 @@ Strengthening (``MilpOptions``; each can be switched off, and the benchmark meas
 - ``two_cycles``: Σ_{t∋j} Pa_it + Σ_{t∋i} Pa_jt ≤ 1, the cluster constraints of
   Jaakkola et al. (2010) / Cussens (2011) for clusters of size 2 (no 2-cycles).
 - ``order_pairs``: y_ij + y_ji ≤ 1 (implied by 8c for integers, not for the LP).
-- ``symmetry``: z_i ≤ z_j + n·(y_ij + y_ji) … is not sound in general; the symmetry we
-  break is between equal z values: nothing is fixed, see README for what was tried.
+Not done: symmetry breaking on z. Many elimination orders certify one network, but
+fixing any part of the order (e.g. z of the lowest-index vertex) cuts off networks
+whose every good order puts that vertex elsewhere, so no simple fixing is valid.
 Variable fixing from the cache: pairs that never occur together in a family need no 8g
 or 8h row (that happens by construction); their y may still be needed as fill-in edges,
 so y is never fixed to 0 — that would cut off valid triangulations.

@@ -18,7 +18,6 @@ PLANNED = {
     "s2": "S2 heuristic",
     "s2plus": "S2+ heuristic",
     "cuts": "cluster-cut ILP",
-    "cp": "CP-SAT k-tree model",
 }
 
 
@@ -71,7 +70,15 @@ def _solve_milp(problem: Problem, *, time_limit, seed, solver, warm_start=None, 
     return solve_milp(problem, solver=solver, time_limit=time_limit, seed=seed, warm_start=warm_start)
 
 
-METHODS = {"dp": _solve_dp, "milp": _solve_milp}
+def _solve_cp(problem: Problem, *, time_limit, seed, solver, warm_start=None, **_) -> Solution:
+    from solvers.cp import solve_cp
+
+    if solver not in (None, "cpsat"):
+        raise MethodUnavailable(f"method cp has only the backend 'cpsat', not {solver!r}")
+    return solve_cp(problem, time_limit=time_limit, seed=seed, warm_start=warm_start)
+
+
+METHODS = {"dp": _solve_dp, "milp": _solve_milp, "cp": _solve_cp}
 #: Share of the time budget a method-name warm start may use.
 WARM_START_SHARE = 0.2
 

@@ -1,0 +1,148 @@
+"""``--method cp``: the CP-SAT k-tree model (formulations/cp_ktree.py) solved by OR-tools
+CP-SAT with all cores, a time limit, solution hints and a trajectory of (time,
+incumbent, bound) in real score units.
+
+OR-tools ships its own build of HiGHS, and it and highspy's cannot be loaded in one
+process (whichever comes second fails with an undefined symbol). So all CP-SAT work runs
+in a spawned child process that never imports highspy; the parent only pickles the
+problem across and certifies the network that comes back.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+import multiprocessing
+
+from formulations.problem import InfeasibleError, Problem
+from formulations.solution import Solution, certificate_order, make_solution
+
+#: Seconds allowed beyond the time limit for spawning, importing and building.
+MARGIN = 120.0
+
+
+def _cp_worker(problem: Problem, time_limit, seed, hint, workers, options, fix_hint=False) -> dict:
+    """Runs in the child: build, hint, solve; plain data back."""
+    from ortools.sat.python import cp_model
+
+    from formulations.cp_ktree import add_hint, build_ktree_cp
+
+    t0 = time.monotonic()
+    cp = build_ktree_cp(problem, **options)
+    build_s = time.monotonic() - t0
+    if hint is not None:
+        add_hint(cp, *hint)
+        if fix_hint:  # used by tests: the hint must be a complete feasible assignment
+            proto = cp.model.proto
+            for idx, val in zip(list(proto.solution_hint.vars), list(proto.solution_hint.values)):
+                cp.model.add(cp.model.get_int_var_from_proto_index(idx) == val)
+    solver = cp_model.CpSolver()
+    if time_limit is not None:
+        solver.parameters.max_time_in_seconds = max(0.1, time_limit - build_s)
+    solver.parameters.num_workers = workers or os.cpu_count() or 1
+    if seed is not None:
+        solver.parameters.random_seed = int(seed) % 2**31
+    trajectory: list[dict] = []
+
+    class Recorder(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self):
+            trajectory.append({
+                "time": round(build_s + self.wall_time, 4),
+                "incumbent": cp.offset + self.objective_value / cp.scale,
+                "bound": cp.score_bound(self.best_objective_bound),
+            })
+
+    status = solver.solve(cp.model, Recorder())
+    out = {
+        "status": {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible",
+                   cp_model.INFEASIBLE: "infeasible"}.get(status, "unknown"),
+        "trajectory": trajectory,
+        "bound": cp.score_bound(solver.best_objective_bound) if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else None,
+        "objective": None,
+        "choice": None,
+        "order": None,
+        "stats": {"build_seconds": round(build_s, 4), "scale": cp.scale, "engine_status": solver.status_name(status),
+                  "branches": int(solver.num_branches), "conflicts": int(solver.num_conflicts),
+                  "workers": int(solver.parameters.num_workers),
+                  "model": {"variables": len(cp.model.proto.variables), "constraints": len(cp.model.proto.constraints)}},
+    }
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        out["objective"] = cp.offset + solver.objective_value / cp.scale
+        out["choice"] = [(i, t) for (i, t), lit in cp.x.items() if solver.boolean_value(lit)]
+        if cp.p is not None:
+            out["order"] = sorted(range(problem.n), key=lambda i: (solver.value(cp.p[i]), -i))
+    return out
+
+
+def run_isolated(fn, *args, timeout: float | None):
+    """``fn(*args)`` in a fresh spawned interpreter (see module doc)."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        fut = pool.submit(fn, *args)
+        try:
+            return fut.result(timeout=timeout)
+        except FutureTimeout:
+            for p in list(pool._processes.values()):  # the child overran: stop it
+                p.terminate()
+            raise
+
+
+def solve_cp(
+    problem: Problem,
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    warm_start: Solution | None = None,
+    workers: int | None = None,
+    redundant: bool = True,
+    permutation: bool = True,
+) -> Solution:
+    import importlib.util
+
+    if importlib.util.find_spec("ortools") is None:
+        raise ValueError("method cp needs OR-tools (pip install ortools)")
+    t0 = time.monotonic()
+    info = dict(method="cp", solver="cpsat", seed=seed, time_limit=time_limit)
+    try:
+        cand = problem.candidates
+    except InfeasibleError as exc:
+        return Solution(None, None, None, "infeasible", stats={"reason": str(exc)}, **info)
+    hint, start_score = None, None
+    if warm_start is not None and warm_start.parents is not None:
+        order = warm_start.elimination_order
+        if problem.treewidth is not None and (order is None or warm_start.width is None or warm_start.width > problem.treewidth):
+            order, _ = certificate_order(problem.n, warm_start.parents, problem.treewidth)
+        hint = (warm_start.parents, order if order is not None else list(range(problem.n)))
+        start_score = sum(cand.score_of(v, p) for v, p in enumerate(warm_start.parents))
+    options = {"redundant": redundant, "permutation": permutation}
+    timeout = None if time_limit is None else time_limit + MARGIN
+    try:
+        out = run_isolated(_cp_worker, problem, time_limit, seed, hint, workers, options, timeout=timeout)
+    except FutureTimeout:
+        return Solution(None, None, None, "unknown", wall_time=round(time.monotonic() - t0, 4),
+                        stats={"reason": "the CP-SAT process overran its time limit"}, **info)
+    wall = round(time.monotonic() - t0, 4)
+    stats = out["stats"]
+    if start_score is not None:
+        stats["warm_start_score"] = start_score
+    if out["choice"] is None:
+        status = "infeasible" if out["status"] == "infeasible" else "unknown"
+        return Solution(None, None, None, status, wall_time=wall, trajectory=out["trajectory"], stats=stats, **info)
+    parents = [None] * problem.n
+    for i, t in out["choice"]:
+        parents[i] = cand.parent_sets[i][t]
+    trajectory = out["trajectory"] + [{"time": wall, "incumbent": None, "bound": out["bound"]}]
+    sol = make_solution(problem, parents, bound=out["bound"], status="feasible", order_hint=out["order"],
+                        wall_time=wall, trajectory=trajectory, stats=stats, **info)
+    # integer rounding may leave a hair of gap even when CP-SAT proves optimality
+    if out["status"] == "optimal" and sol.bound - sol.score <= 1e-6 * max(1.0, abs(sol.score)):
+        sol.status = "optimal"
+    sol.trajectory[-1]["incumbent"] = sol.score
+    return sol
+
+
+def hint_check(problem: Problem, parents, order) -> tuple[str, float | None]:
+    """Solve with every variable fixed to its hint: (status, objective). For tests."""
+    out = run_isolated(_cp_worker, problem, 60.0, 0, (parents, order), None, {}, True, timeout=180)
+    return out["status"], out["objective"]
