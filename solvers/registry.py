@@ -13,7 +13,6 @@ from formulations.solution import Solution, make_solution
 
 #: Methods of the command-line contract that later versions add.
 PLANNED = {
-    "kg": "k-G heuristic",
     "kastar": "k-A* heuristic",
     "s2": "S2 heuristic",
     "s2plus": "S2+ heuristic",
@@ -78,7 +77,15 @@ def _solve_cp(problem: Problem, *, time_limit, seed, solver, warm_start=None, **
     return solve_cp(problem, time_limit=time_limit, seed=seed, warm_start=warm_start)
 
 
-METHODS = {"dp": _solve_dp, "milp": _solve_milp, "cp": _solve_cp}
+def _solve_kg(problem: Problem, *, time_limit, seed, solver, **_) -> Solution:
+    from solvers.kg import solve_kg
+
+    if solver is not None:
+        raise MethodUnavailable("method kg has no backends")
+    return solve_kg(problem, time_limit=time_limit, seed=seed)
+
+
+METHODS = {"dp": _solve_dp, "milp": _solve_milp, "cp": _solve_cp, "kg": _solve_kg}
 #: Share of the time budget a method-name warm start may use.
 WARM_START_SHARE = 0.2
 
