@@ -49,6 +49,8 @@ class _KG:
         self.first_memo: dict[frozenset, tuple[list[ParentSet], float] | None] = {}
 
     def first_clique(self, clique: tuple[int, ...]):
+        """Best DAG inside the clique; parents listed in sorted vertex order."""
+        clique = tuple(sorted(clique))
         key = frozenset(clique)
         if key in self.first_memo:
             return self.first_memo[key]
@@ -72,7 +74,7 @@ class _KG:
     def network(self, order: list[int]):
         """The k-G network for ``order``: (parents, score, insertion order) or None."""
         k, n = self.k, self.n
-        head = tuple(order[: k + 1])
+        head = tuple(sorted(order[: k + 1]))
         first = self.first_clique(head)
         if first is None:
             return None
@@ -105,12 +107,16 @@ class _KG:
         return parents, score, order
 
 
-def solve_kg(problem: Problem, *, time_limit: float | None = None, seed: int | None = None, **_) -> Solution:
-    """Anytime k-G until ``time_limit`` (default 10 s); reproducible from ``seed``."""
+def solve_kg(
+    problem: Problem, *, time_limit: float | None = None, seed: int | None = None, max_iterations: int | None = None, **_
+) -> Solution:
+    """Anytime k-G until ``time_limit`` (default 10 s) or ``max_iterations`` orders;
+    the sequence of orders is reproducible from ``seed`` (so with ``max_iterations`` and
+    no time limit, so is the result)."""
     if problem.treewidth is None or problem.treewidth < 1:
         raise ValueError("method kg needs a treewidth bound k >= 1 (--treewidth)")
     t0 = time.monotonic()
-    limit = DEFAULT_TIME_LIMIT if time_limit is None else time_limit
+    limit = DEFAULT_TIME_LIMIT if time_limit is None and max_iterations is None else time_limit
     rng = random.Random(seed)
     kg = _KG(problem)
     n = problem.n
@@ -131,7 +137,9 @@ def solve_kg(problem: Problem, *, time_limit: float | None = None, seed: int | N
             if best is None or got[1] > best[1]:
                 best = got
                 trajectory.append({"time": round(time.monotonic() - t0, 4), "incumbent": got[1], "bound": None})
-        if time.monotonic() - t0 >= limit:
+        tries = getattr(kg, "tries", 0) + 1
+        kg.tries = tries
+        if (limit is not None and time.monotonic() - t0 >= limit) or (max_iterations is not None and tries >= max_iterations):
             break
     wall = round(time.monotonic() - t0, 4)
     stats = {"iterations": len(scores), "median_score": statistics.median(scores) if scores else None,
