@@ -79,3 +79,19 @@ def test_integer_scaling_keeps_a_valid_bound():
     assert sol.score == sum(cache.score_of(v, p) for v, p in enumerate(sol.parents))  # exact, recomputed
     assert exact.score - sol.score <= 2 / 1e6  # rounding costs at most n / scale
     assert verify_result(cache, sol.to_json(problem), 1) == []
+
+
+@pytest.mark.parametrize("method, solver, n", [("cp", None, 9), ("milp", "scip", 7), ("milp", "highs", 7)])
+def test_real_small_cache_k2_equals_dp(method, solver, n):
+    from experiments.benchmarks.binarise import binarise
+    from scoring.data import Dataset, read_csv
+    from scoring.parent_sets import build_cache
+    from tests.conftest import BUNDLED
+
+    ds = binarise(read_csv(BUNDLED / "housing.csv.gz"))
+    ds = Dataset(ds.names[:n], ds.states[:n], ds.data[:n].copy())
+    cache, _ = build_cache(ds, score="bdeu", ess=1.0, max_parents=2, progress=False)
+    problem = Problem(cache, 2)
+    sol = solve(problem, method, solver=solver, seed=0)
+    assert sol.status == "optimal" and sol.score == pytest.approx(solve(problem, "dp").score, abs=1e-6)
+    assert verify_result(cache, sol.to_json(problem), 2) == []

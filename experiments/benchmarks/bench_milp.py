@@ -4,7 +4,8 @@ on 3 cores are printed beside ours).
 
 Main table: treewidth bounds 3, 4, 5, 10 and unbounded with the best settings (SCIP,
 strengthened model, warm start from k-G run on 20% of the budget, 80% for the MILP;
-unbounded: the tree start), each cell given the same total budget.
+unbounded: k-G's network for k = 10, also a valid unbounded network), each cell given
+the same total budget.
 Ablation cells: the same solve per backend, without strengthening (Fig. 6 as published),
 and without warm start. Solves run two at a time (one per core), each single-threaded.
 
@@ -37,6 +38,7 @@ ABLATION = {  # (data, k) cells where settings are compared
     ],
 }
 KG_SHARE = 0.2
+UNBOUNDED_KG_K = 10
 
 
 def _cache(name: str):
@@ -62,13 +64,17 @@ def run_cell(args: tuple) -> dict:
     problem = Problem(cache, k)
     warm, left = None, budget
     how = settings["warm"]
-    if how == "kg" and k is None:
-        how = "tree"  # k-G needs a bound; the unbounded cell starts from the tree
     if how == "tree":
         warm = make_solution(problem, optimal_forest(problem), bound=None, status="feasible", method="tree")
     elif how == "kg":
-        warm = solve_kg(problem, time_limit=KG_SHARE * budget, seed=0)
-        left = budget - warm.wall_time
+        # k-G needs a bound: the unbounded cell starts from k-G's network for k = 10,
+        # which is a valid unbounded network too
+        kg_problem = problem if k is not None else Problem(cache, UNBOUNDED_KG_K)
+        start = solve_kg(kg_problem, time_limit=KG_SHARE * budget, seed=0)
+        warm = make_solution(problem, start.parents, bound=None, status="feasible", method="kg")
+        left = budget - start.wall_time
+        if k is None:
+            how = f"kg (k={UNBOUNDED_KG_K})"
     opts = MilpOptions() if settings["strengthen"] else MilpOptions.plain()
     sol = solve_milp(problem, solver=settings["solver"], time_limit=left, seed=0, warm_start=warm, options=opts)
     ok = verify_result(cache, sol.to_json(problem), k) == []
@@ -87,10 +93,15 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=300.0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--data", default="mushroom,wdbc")
+    ap.add_argument("--ks", default="3,4,5,10,none", help="treewidth bounds of the main table")
+    ap.add_argument("--no-ablation", action="store_true")
     args = ap.parse_args()
     names = args.data.split(",")
-    cells = [(n, k, BEST, args.budget) for n in names for k in (3, 4, 5, 10, None)]
-    cells += [(n, k, v, args.budget) for (n, k), vs in ABLATION.items() if n in names for v in vs]
+    ks = [None if x == "none" else int(x) for x in args.ks.split(",")]
+    full = args.ks == "3,4,5,10,none" and not args.no_ablation and names == ["mushroom", "wdbc"]
+    cells = [(n, k, BEST, args.budget) for n in names for k in ks]
+    if not args.no_ablation:
+        cells += [(n, k, v, args.budget) for (n, k), vs in ABLATION.items() if n in names for v in vs]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         results = []
         for r in pool.map(run_cell, cells):
@@ -114,11 +125,11 @@ def main() -> None:
         "# Elimination-order MILP: final gaps", "",
         f"Machine: {machine()}. BDeu ESS 1, at most 3 parents, all rows of ../shared/data/uci; "
         f"{args.budget:.0f} s per solve, two solves at a time, single-threaded engines.",
-        "Best settings: SCIP, strengthened model, k-G start on 20% of the budget (unbounded: the optimal tree).", "",
+        "Best settings: SCIP, strengthened model, k-G start on 20% of the budget (unbounded: k-G's network for k = 10).", "",
         *main_rows, "", "## Settings compared", "", *abl_rows, "",
     ])
     print(text)
-    print("wrote", write_result("milp.md", text))
+    print("wrote", write_result("milp.md" if full else "milp-partial.md", text))
 
 
 if __name__ == "__main__":
