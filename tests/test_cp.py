@@ -81,7 +81,7 @@ def test_integer_scaling_keeps_a_valid_bound():
     assert verify_result(cache, sol.to_json(problem), 1) == []
 
 
-@pytest.mark.parametrize("method, solver, n", [("cp", None, 9), ("milp", "scip", 7), ("milp", "highs", 7)])
+@pytest.mark.parametrize("method, solver, n", [("cp", None, 7), ("milp", "scip", 7), ("milp", "highs", 7)])
 def test_real_small_cache_k2_equals_dp(method, solver, n):
     from experiments.benchmarks.binarise import binarise
     from scoring.data import Dataset, read_csv

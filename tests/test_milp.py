@@ -33,6 +33,7 @@ def test_milp_reaches_the_dp_optimum(backend, k, seed):
     assert verify_result(cache, sol.to_json(problem), k) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_milp_k1_on_real_data_equals_branching_oracle(backend):
     from tests.conftest import BUNDLED
