@@ -129,7 +129,9 @@ def solve_kg(
     scores: list[float] = []
     trajectory: list[dict] = []
     order = list(range(n))
+    tries = 0
     while True:
+        tries += 1
         rng.shuffle(order)
         got = kg.network(list(order))
         if got is not None:
@@ -137,8 +139,6 @@ def solve_kg(
             if best is None or got[1] > best[1]:
                 best = got
                 trajectory.append({"time": round(time.monotonic() - t0, 4), "incumbent": got[1], "bound": None})
-        tries = getattr(kg, "tries", 0) + 1
-        kg.tries = tries
         if (limit is not None and time.monotonic() - t0 >= limit) or (max_iterations is not None and tries >= max_iterations):
             break
     wall = round(time.monotonic() - t0, 4)

@@ -59,8 +59,8 @@ def solve_milp(
         remaining = None if time_limit is None else max(0.1, time_limit - (time.monotonic() - t0))
         out = solve_lp_file(path, solver, time_limit=remaining, seed=seed, start=lp_start)
     wall = round(time.monotonic() - t0, 4)
-    offset = build_s + 0.0
-    trajectory = [{"time": round(p["time"] + offset, 4), "incumbent": p["incumbent"], "bound": p["bound"]} for p in out.trajectory]
+    # engine times start after building and writing the model
+    trajectory = [{"time": round(p["time"] + build_s, 4), "incumbent": p["incumbent"], "bound": p["bound"]} for p in out.trajectory]
     stats = {"model": milp.size, "build_seconds": round(build_s, 4), "options": vars(milp.options), **out.stats}
     if start_score is not None:
         stats["warm_start_score"] = start_score
@@ -69,7 +69,7 @@ def solve_milp(
     if out.values is None:
         status = out.status if out.status in ("infeasible", "unknown") else "unknown"
         return Solution(None, None, out.bound if status == "unknown" else None, status, **info)
-    lp_name = {pyo_name: lp for pyo_name, lp in names.items()}
+    lp_name = names
     cand = problem.candidates
     parents = [None] * problem.n
     for i, t in milp.pa_index:

@@ -54,9 +54,8 @@ def _solve_dp(problem: Problem, *, time_limit: float | None, seed: int | None, s
         raise
     wall = round(time.monotonic() - t0, 4)
     sol = make_solution(problem, parents, bound=value, status="optimal", order_hint=order,
-                        wall_time=wall, trajectory=[{"time": wall, "incumbent": value, "bound": value}],
-                        stats=stats, **info)
-    sol.trajectory = [{"time": wall, "incumbent": sol.score, "bound": sol.bound}]
+                        wall_time=wall, stats=stats, **info)
+    sol.trajectory = [{"time": wall, "incumbent": sol.score, "bound": sol.bound}]  # certified values
     return sol
 
 
