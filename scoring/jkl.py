@@ -195,7 +195,7 @@ def read_jkl(path: str | Path) -> ScoreCache:
         return name_pos[tok]
 
     families: list[dict] = [dict() for _ in range(n)]
-    for (lineno, h, entries), v in zip(blocks, var_of_block):
+    for (_, h, entries), v in zip(blocks, var_of_block):
         fam = families[v]
         for eline, score, ptoks in entries:
             ps = tuple(sorted(parent_index(t, eline) for t in ptoks))

@@ -38,7 +38,7 @@ import math
 import sys
 import time
 from collections import defaultdict
-from typing import Callable, Iterable
+from typing import Iterable
 
 import numpy as np
 

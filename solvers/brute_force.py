@@ -31,7 +31,6 @@ def _acyclic(parents) -> bool:
 def brute_force_optimum(cache: ScoreCache, treewidth: int | None = None, allowed_edges=None, max_combinations: int = 2_000_000):
     """(parents, score) of the best network; ``allowed_edges`` (a set of frozenset pairs)
     restricts to networks whose moral graph lies inside that graph."""
-    n = cache.n_variables
     total = 1
     for ps in cache.parent_sets:
         total *= len(ps)

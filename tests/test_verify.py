@@ -3,7 +3,6 @@
 import copy
 import json
 
-import pytest
 
 from experiments.cli import main
 from formulations.problem import Problem

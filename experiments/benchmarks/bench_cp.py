@@ -11,7 +11,6 @@ Run: ``python -m experiments.benchmarks.bench_cp [--budget 60]``
 from __future__ import annotations
 
 import argparse
-import json
 
 from experiments.benchmarks.common import SHARED_DATA, machine, write_result
 

@@ -13,7 +13,6 @@ Run: ``python -m experiments.benchmarks.bench_pruning [--quick]``
 from __future__ import annotations
 
 import argparse
-import math
 import time
 from collections import Counter
 

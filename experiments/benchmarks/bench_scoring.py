@@ -17,7 +17,6 @@ import random
 import time
 from collections import defaultdict
 
-import numpy as np
 
 from experiments.benchmarks.common import machine, sample_network, write_result
 from scoring.local_scores import Scorer

@@ -7,7 +7,6 @@ import os
 import platform
 from pathlib import Path
 
-import numpy as np
 
 from scoring.data import Dataset, encode_columns
 
