@@ -119,18 +119,11 @@ def _highs(path, time_limit, seed, start, threads) -> MipOutcome:
     return MipOutcome(st, values, objective, bound, traj, stats)
 
 
-def _scip(path, time_limit, seed, start, threads) -> MipOutcome:
-    try:
-        import pyscipopt
-    except ImportError:
-        raise BackendUnavailable("backend 'scip' needs PySCIPOpt (pip install pyscipopt)") from None
-    m = pyscipopt.Model()
-    m.hideOutput()
-    m.readProblem(path)
-    if time_limit is not None:
-        m.setParam("limits/time", float(time_limit))
-    if seed is not None:
-        m.setParam("randomization/randomseedshift", int(seed) % 2**31)
+def record_scip_trajectory(m) -> list[dict]:
+    """Attach an event handler to a pyscipopt Model that appends (time, incumbent, bound)
+    on every new best solution and at most every 0.5 s of solved nodes; returns the list."""
+    import pyscipopt
+
     traj: list[dict] = []
 
     class Trajectory(pyscipopt.Eventhdlr):
@@ -153,6 +146,33 @@ def _scip(path, time_limit, seed, start, threads) -> MipOutcome:
             traj.append({"time": round(t, 4), "incumbent": _finite(inc), "bound": _finite(self.model.getDualbound())})
 
     m.includeEventhdlr(Trajectory(), "twbn_trajectory", "records incumbent and bound over time")
+    return traj
+
+
+def root_bound(m) -> float | None:
+    """SCIP's dual bound at the end of the root node; when the root closed the problem
+    SCIP reports no root bound, and the final bound is the root's."""
+    rb = _finite(m.getDualboundRoot())
+    if rb is not None and abs(rb) >= 1e19:  # SCIP's "infinity" when no root bound is stored
+        rb = None
+    if rb is None and m.getNNodes() <= 1:
+        rb = _finite(m.getDualbound())
+    return rb
+
+
+def _scip(path, time_limit, seed, start, threads) -> MipOutcome:
+    try:
+        import pyscipopt
+    except ImportError:
+        raise BackendUnavailable("backend 'scip' needs PySCIPOpt (pip install pyscipopt)") from None
+    m = pyscipopt.Model()
+    m.hideOutput()
+    m.readProblem(path)
+    if time_limit is not None:
+        m.setParam("limits/time", float(time_limit))
+    if seed is not None:
+        m.setParam("randomization/randomseedshift", int(seed) % 2**31)
+    traj = record_scip_trajectory(m)
     if start is not None:
         sol = m.createSol()
         for var in m.getVars():
@@ -170,7 +190,8 @@ def _scip(path, time_limit, seed, start, threads) -> MipOutcome:
     bound = _finite(m.getDualbound())
     st = {"optimal": "optimal", "infeasible": "infeasible"}.get(status, "feasible" if has_sol else "unknown")
     traj.append({"time": round(m.getSolvingTime(), 4), "incumbent": objective, "bound": bound})
-    return MipOutcome(st, values, objective, bound, traj, {"nodes": int(m.getNNodes()), "engine_status": status})
+    stats = {"nodes": int(m.getNNodes()), "engine_status": status, "root_bound": root_bound(m)}
+    return MipOutcome(st, values, objective, bound, traj, stats)
 
 
 def _cbc(path, time_limit, seed, start, threads) -> MipOutcome:

@@ -16,7 +16,6 @@ PLANNED = {
     "kastar": "k-A* heuristic",
     "s2": "S2 heuristic",
     "s2plus": "S2+ heuristic",
-    "cuts": "cluster-cut ILP",
 }
 
 
@@ -76,6 +75,14 @@ def _solve_cp(problem: Problem, *, time_limit, seed, solver, warm_start=None, **
     return solve_cp(problem, time_limit=time_limit, seed=seed, warm_start=warm_start)
 
 
+def _solve_cuts(problem: Problem, *, time_limit, seed, solver, warm_start=None, **_) -> Solution:
+    from solvers.cuts import solve_cuts
+
+    if solver not in (None, "scip"):
+        raise MethodUnavailable(f"method cuts has only the backend 'scip' (it needs a constraint handler), not {solver!r}")
+    return solve_cuts(problem, time_limit=time_limit, seed=seed, warm_start=warm_start)
+
+
 def _solve_kg(problem: Problem, *, time_limit, seed, solver, **_) -> Solution:
     from solvers.kg import solve_kg
 
@@ -84,7 +91,7 @@ def _solve_kg(problem: Problem, *, time_limit, seed, solver, **_) -> Solution:
     return solve_kg(problem, time_limit=time_limit, seed=seed)
 
 
-METHODS = {"dp": _solve_dp, "milp": _solve_milp, "cp": _solve_cp, "kg": _solve_kg}
+METHODS = {"dp": _solve_dp, "milp": _solve_milp, "cuts": _solve_cuts, "cp": _solve_cp, "kg": _solve_kg}
 #: Share of the time budget a method-name warm start may use.
 WARM_START_SHARE = 0.2
 

@@ -1,0 +1,218 @@
+"""The family-variable ILP with cluster constraints: GOBNILP's formulation (Jaakkola,
+Sontag, Globerson & Meila 2010; Cussens 2011; Bartlett & Cussens 2017), in three modes.
+
+One binary I(W→v) per variable v and cached parent set W ("family variable"):
+
+    max  Σ_{v,W} f_v(W)·I(W→v)                                            (1)
+    s.t. Σ_W I(W→v) = 1                          ∀ v                      (2) convexity
+         Σ_{v∈C} Σ_{W: W∩C≠∅} I(W→v) ≤ |C| − 1   ∀ C ⊆ V, |C| ≥ 2         (3) cluster
+         I ∈ {0, 1}
+
+Given (2), constraint (3) says that some member of C takes a parent set disjoint from C.
+The integer points of (2)–(3) are exactly the DAGs with cached parent sets: the vertex set
+of a directed cycle violates (3) (each member has a parent in the cycle), and if the graph
+is acyclic every C has a member that is a source of the induced subgraph. There are
+2^n − n − 1 cluster rows, so they enter as cutting planes (solvers/cuts.py); the rows for
+|C| = 2 (no 2-cycles) are added up front, one per pair that can form a 2-cycle.
+
+Modes:
+- unbounded: (1)–(3); the W-score reference of the literature.
+- bounded by k: (1)–(3) plus the elimination-order rows of Nie et al. (2014, Fig. 6 of
+  ../shared/papers/machado-bounded-treewidth-milp-performance.txt), linked to the family
+  variables as in formulations/elimination_milp.py with its strengthening: 8b, 8c (big-M n,
+  z ∈ [0, n−1]), 8d, 8g and 8h summed over the parent sets that contain j (or j and k),
+  and y_ij + y_ji ≤ 1. Acyclicity comes from (3), so 8f and the order v are not needed.
+  Sound and complete because every network of treewidth ≤ k has an elimination order of
+  width ≤ k whose fill-in y satisfies 8b–8d (the argument of Nie et al.), and 8g/8h put
+  every moral edge of the chosen families into that triangulation.
+- within a chordal graph H (e.g. a k-tree): only the families whose {v} ∪ W is a clique of
+  H are kept, so every DAG of the model has its moral graph inside H and treewidth
+  ≤ ω(H) − 1; a perfect elimination order of H is the certificate. This is the exact
+  second phase of S2 / S2+ and a cross-check of the super-structure DP.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import networkx as nx
+import numpy as np
+
+from formulations.graphs import Adjacency, fill_in, moral_graph, perfect_elimination_order
+from formulations.problem import InfeasibleError, Problem
+from scoring.cache import ParentSet, ScoreCache
+
+
+@dataclass
+class FamilyTable:
+    """The family variables as flat arrays: family f is I(parents[f] → child[f])."""
+
+    n: int
+    child: np.ndarray  # (F,) int
+    parents: list[ParentSet]
+    scores: np.ndarray  # (F,) float
+    member: np.ndarray  # (F, n) bool: member[f, u] iff u ∈ parents[f]
+    start: np.ndarray  # (n+1,) families of v are start[v]:start[v+1]
+
+    @classmethod
+    def from_cache(cls, cache: ScoreCache) -> "FamilyTable":
+        n = cache.n_variables
+        child, parents, scores = [], [], []
+        start = [0]
+        for v in range(n):
+            for ps, s in zip(cache.parent_sets[v], cache.scores[v].tolist()):
+                child.append(v)
+                parents.append(ps)
+                scores.append(s)
+            start.append(len(child))
+        member = np.zeros((len(child), n), dtype=bool)
+        for f, ps in enumerate(parents):
+            member[f, list(ps)] = True
+        return cls(n, np.asarray(child, dtype=np.int64), parents, np.asarray(scores, dtype=float), member,
+                   np.asarray(start, dtype=np.int64))
+
+    @property
+    def size(self) -> int:
+        return len(self.parents)
+
+    def cluster_families(self, cluster: Sequence[int]) -> np.ndarray:
+        """Indices of the families on the left of (3) for C: child in C, a parent in C."""
+        inc = np.zeros(self.n, dtype=bool)
+        inc[list(cluster)] = True
+        return np.flatnonzero(inc[self.child] & (self.member[:, inc].any(axis=1)))
+
+    def cluster_violation(self, x: np.ndarray, cluster: Sequence[int]) -> float:
+        """LHS − RHS of (3) at the point x (positive: violated)."""
+        return float(x[self.cluster_families(cluster)].sum()) - (len(cluster) - 1)
+
+    def network(self, x: np.ndarray) -> list[ParentSet]:
+        """The parent sets chosen by an integral point (the largest value per variable)."""
+        return [self.parents[self.start[v] + int(np.argmax(x[self.start[v]:self.start[v + 1]]))] for v in range(self.n)]
+
+
+def cycle_clusters(parents: Sequence[ParentSet]) -> list[list[int]]:
+    """The strongly connected components with ≥ 2 vertices of a network: each one is a
+    cluster that violates (3) (every member has a parent inside it). Empty iff acyclic."""
+    g = nx.DiGraph()
+    g.add_nodes_from(range(len(parents)))
+    g.add_edges_from((p, v) for v, ps in enumerate(parents) for p in ps)
+    return [sorted(c) for c in nx.strongly_connected_components(g) if len(c) >= 2]
+
+
+def restrict_to_graph(problem: Problem, adj: Adjacency) -> tuple[Problem, list[int]]:
+    """The unbounded problem over the families that fit in the chordal graph ``adj``, and
+    a perfect elimination order of ``adj`` (the certificate). Raises ValueError if ``adj``
+    is not chordal or is wider than the problem's bound, InfeasibleError if a variable
+    keeps no family."""
+    n = problem.n
+    if sorted(adj) != list(range(n)):
+        raise ValueError("the graph must have the problem's variables 0..n-1 as vertices")
+    peo = perfect_elimination_order(adj)
+    if peo is None:
+        raise ValueError("the graph to learn within is not chordal")
+    pos = {v: i for i, v in enumerate(peo)}
+    width = max((sum(1 for u in adj[v] if pos[u] > pos[v]) for v in range(n)), default=0)
+    if problem.treewidth is not None and width > problem.treewidth:
+        raise ValueError(f"the graph has treewidth {width} > {problem.treewidth}")
+    cand = problem.candidates
+    families = []
+    for v in range(n):
+        fam = {}
+        for ps, s in zip(cand.parent_sets[v], cand.scores[v].tolist()):
+            if all(u in adj[v] for u in ps) and all(b in adj[a] for a, b in itertools.combinations(ps, 2)):
+                fam[ps] = s
+        if not fam:
+            raise InfeasibleError(f"no cached parent set of {problem.names[v]!r} fits in the given graph")
+        families.append(fam)
+    cache = ScoreCache.from_mapping(problem.names, families, cand.arities, dict(cand.meta))
+    return Problem(cache, None, problem.forbidden, problem.required), peo
+
+
+@dataclass
+class ClusterIlp:
+    """The SCIP model of (1), (2), the pair rows of (3) and, when bounded, 8b–8h; the
+    cluster rows for |C| ≥ 3 are the constraint handler's job."""
+
+    model: object
+    table: FamilyTable
+    fam_vars: list
+    treewidth: int | None
+    y: dict = field(default_factory=dict)
+    z: dict = field(default_factory=dict)
+    size: dict = field(default_factory=dict)
+
+
+def build_cluster_ilp(problem: Problem, model) -> ClusterIlp:
+    """Add the variables and the static rows to an empty ``pyscipopt.Model``."""
+    from pyscipopt import quicksum
+
+    cand = problem.candidates
+    table = FamilyTable.from_cache(cand)
+    n = table.n
+    k = problem.treewidth
+    fam_vars = [model.addVar(name=f"I[{table.child[f]},{f - table.start[table.child[f]]}]", vtype="B",
+                             obj=float(table.scores[f])) for f in range(table.size)]
+    model.setMaximize()
+    for v in range(n):  # (2)
+        model.addCons(quicksum(fam_vars[f] for f in range(table.start[v], table.start[v + 1])) == 1, name=f"conv[{v}]")
+    with_j: dict[tuple[int, int], list[int]] = defaultdict(list)
+    with_jk: dict[tuple[int, int, int], list[int]] = defaultdict(list)
+    for f, ps in enumerate(table.parents):
+        i = int(table.child[f])
+        for j in ps:
+            with_j[i, j].append(f)
+        for j, kk in itertools.combinations(ps, 2):
+            with_jk[i, j, kk].append(f)
+    pairs = sorted({(min(i, j), max(i, j)) for (i, j) in with_j if (j, i) in with_j})
+    for a, b in pairs:  # (3) for |C| = 2
+        model.addCons(quicksum(fam_vars[f] for f in with_j[a, b] + with_j[b, a]) <= 1, name=f"pair[{a},{b}]")
+    counts = {"conv": n, "pair": len(pairs)}
+    ilp = ClusterIlp(model, table, fam_vars, k)
+    if k is not None:
+        arcs = [(i, j) for i in range(n) for j in range(n) if i != j]
+        ilp.y = {a: model.addVar(name=f"y[{a[0]},{a[1]}]", vtype="B") for a in arcs}
+        ilp.z = {i: model.addVar(name=f"z[{i}]", vtype="C", lb=0, ub=n - 1) for i in range(n)}
+        y, z = ilp.y, ilp.z
+        for i in range(n):  # 8b
+            model.addCons(quicksum(y[i, j] for j in range(n) if j != i) <= k, name=f"c8b[{i}]")
+        for i, j in arcs:  # 8c
+            model.addCons(n * y[i, j] <= n - 1 + z[j] - z[i], name=f"c8c[{i},{j}]")
+        n8d = 0
+        for i in range(n):  # 8d
+            for j, kk in itertools.combinations([x for x in range(n) if x != i], 2):
+                model.addCons(y[i, j] + y[i, kk] - y[j, kk] - y[kk, j] <= 1, name=f"c8d[{i},{j},{kk}]")
+                n8d += 1
+        for (i, j), fs in sorted(with_j.items()):  # 8g, summed over the sets holding j
+            model.addCons(quicksum(fam_vars[f] for f in fs) <= y[i, j] + y[j, i], name=f"c8g[{i},{j}]")
+        for (i, j, kk), fs in sorted(with_jk.items()):  # 8h
+            model.addCons(quicksum(fam_vars[f] for f in fs) <= y[j, kk] + y[kk, j], name=f"c8h[{i},{j},{kk}]")
+        for i, j in arcs:
+            if i < j:
+                model.addCons(y[i, j] + y[j, i] <= 1, name=f"ypair[{i},{j}]")
+        counts.update({"c8b": n, "c8c": len(arcs), "c8d": n8d, "c8g": len(with_j), "c8h": len(with_jk),
+                       "ypair": len(arcs) // 2})
+    ilp.size = {"family_variables": table.size, "variables": table.size + len(ilp.y) + len(ilp.z),
+                "constraint_families": counts, "constraints": sum(counts.values())}
+    return ilp
+
+
+def start_values(ilp: ClusterIlp, parents: Sequence[ParentSet], elimination_order: Sequence[int] | None) -> dict:
+    """A value for every model variable (keyed by the variable object's name) for a
+    network in the model and, when bounded, an elimination order of width ≤ k: y is the
+    fill-in of that order directed from earlier to later vertex, z the position."""
+    table = ilp.table
+    vals = {}
+    chosen = {(v, tuple(sorted(ps))) for v, ps in enumerate(parents)}
+    for f, var in enumerate(ilp.fam_vars):
+        vals[var.name] = 1.0 if (int(table.child[f]), table.parents[f]) in chosen else 0.0
+    if ilp.treewidth is not None:
+        pos = {v: p for p, v in enumerate(elimination_order)}
+        tri = fill_in(moral_graph(parents), elimination_order)
+        for i, var in ilp.z.items():
+            vals[var.name] = float(pos[i])
+        for (i, j), var in ilp.y.items():
+            vals[var.name] = 1.0 if (j in tri[i] and pos[i] < pos[j]) else 0.0
+    return vals

@@ -1,0 +1,110 @@
+"""Separation of the cluster constraints (3) of formulations/cluster_ilp.py at a
+fractional point x: find C with  Σ_{v∈C} Σ_{W∩C≠∅} x(W→v) > |C| − 1.
+
+Two routines, used in this order by solvers/cuts.py:
+- ``greedy_clusters``: a growth heuristic, O(n² · S · n) numpy work per call for S
+  families in the support of x;
+- ``exact_clusters``: the sub-IP of Bartlett & Cussens (2017, Sec. 4), which finds a most
+  violated cluster or proves there is none. With binary K_u (u ∈ C) and J_f for every
+  family f = (W→v) with x_f > 0 and W ≠ ∅:
+
+      max  Σ_f x_f·J_f − Σ_u K_u
+      s.t. J_f ≤ K_v                   (the child is in C)
+           J_f ≤ Σ_{u∈W} K_u           (some parent is in C)
+           Σ_u K_u ≥ 2
+
+  A solution of value > −1 is a violated cluster, since at an optimum J_f = 1 exactly for
+  the families counted on the left of (3). Solved by a second SCIP instance, with the
+  objective limit −1 so that only violated clusters count as solutions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from formulations.cluster_ilp import FamilyTable
+
+#: A cut must be violated by more than this to be added.
+MIN_VIOLATION = 1e-4
+_SUPPORT = 1e-6
+
+
+def _support(table: FamilyTable, x: np.ndarray) -> np.ndarray:
+    return np.flatnonzero((x > _SUPPORT) & table.member.any(axis=1))
+
+
+def greedy_clusters(table: FamilyTable, x: np.ndarray, *, max_cuts: int = 50) -> list[list[int]]:
+    """Violated clusters grown greedily from each child in the support of x: add the
+    vertex whose arrival raises the left-hand side minus |C| − 1 the most; stop at a
+    violation, or when the slack drops below −1 (then the cluster is far from violated).
+    Returns distinct clusters, most violated first; may miss violated clusters."""
+    supp = _support(table, x)
+    if supp.size == 0:
+        return []
+    n = table.n
+    member = table.member[supp]
+    child = table.child[supp]
+    w = x[supp]
+    found: dict[frozenset, float] = {}
+    for s in np.unique(child):
+        in_c = np.zeros(n, dtype=bool)
+        in_c[s] = True
+        hit = member[:, s].copy()
+        value = 0.0  # LHS − (|C| − 1)
+        for _ in range(n - 1):
+            # gain of adding u: families of u with a parent in C, plus families of members
+            # of C not yet counted that have u as a parent; minus 1 for the larger RHS
+            gain = np.bincount(child, weights=w * hit, minlength=n)
+            open_ = in_c[child] & ~hit
+            if open_.any():
+                gain += w[open_] @ member[open_]
+            gain -= 1.0
+            gain[in_c] = -np.inf
+            u = int(np.argmax(gain))
+            value += gain[u]
+            if value < -1.0:
+                break
+            in_c[u] = True
+            hit |= member[:, u]
+            if value > MIN_VIOLATION:
+                key = frozenset(np.flatnonzero(in_c).tolist())
+                found[key] = table.cluster_violation(x, sorted(key))
+                break
+    best = sorted(found.items(), key=lambda kv: -kv[1])[:max_cuts]
+    return [sorted(c) for c, viol in best if viol > MIN_VIOLATION]
+
+
+def exact_clusters(table: FamilyTable, x: np.ndarray, *, time_limit: float | None = None,
+                   max_cuts: int = 20) -> tuple[list[list[int]], bool]:
+    """Violated clusters from the sub-IP (all its solutions of value > −1, most violated
+    first), and whether the search was complete (False on a time-out: then an empty list
+    proves nothing)."""
+    import pyscipopt
+    from pyscipopt import quicksum
+
+    supp = _support(table, x)
+    if supp.size == 0:
+        return [], True
+    involved = sorted(set(table.child[supp].tolist()) | set(np.flatnonzero(table.member[supp].any(axis=0)).tolist()))
+    m = pyscipopt.Model()
+    m.hideOutput()
+    m.setParam("randomization/randomseedshift", 0)
+    if time_limit is not None:
+        m.setParam("limits/time", max(0.01, float(time_limit)))
+    big_k = {u: m.addVar(name=f"K[{u}]", vtype="B", obj=-1.0) for u in involved}
+    for f in supp.tolist():
+        j = m.addVar(name=f"J[{f}]", vtype="B", obj=float(x[f]))
+        m.addCons(j <= big_k[int(table.child[f])])
+        m.addCons(j <= quicksum(big_k[u] for u in table.parents[f]))
+    m.addCons(quicksum(big_k.values()) >= 2)
+    m.setMaximize()
+    m.setObjlimit(-1.0 + MIN_VIOLATION)
+    m.optimize()
+    complete = m.getStatus() in ("optimal", "infeasible")
+    found: dict[frozenset, float] = {}
+    for sol in m.getSols():
+        cluster = frozenset(u for u, var in big_k.items() if m.getSolVal(sol, var) > 0.5)
+        if len(cluster) >= 2 and cluster not in found:
+            found[cluster] = table.cluster_violation(x, sorted(cluster))
+    best = sorted(found.items(), key=lambda kv: -kv[1])[:max_cuts]
+    return [sorted(c) for c, viol in best if viol > MIN_VIOLATION], complete

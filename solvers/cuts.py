@@ -1,0 +1,263 @@
+"""``--method cuts``: the cluster-cut ILP of formulations/cluster_ilp.py on SCIP, with the
+cluster constraints (3) enforced by a constraint handler, as GOBNILP does.
+
+Why SCIP: lazy cluster rows need an engine that lets a callback add rows at every node.
+../shared/TOOLCHAIN.md measured the three routes on 20 alarm variables: a SCIP
+constraint handler 4 s; HiGHS (no cut callbacks: add rows and re-solve) 48 s; python-mip
+with CBC lazy callbacks 6.8% gap at 150 s. The benchmark in experiments/benchmarks/
+bench_cuts.py gives our own figures.
+
+The handler (``_ClusterHandler``):
+- separation (``conssepalp``, every node): the greedy heuristic first; if it finds nothing,
+  the exact sub-IP of Bartlett & Cussens (``exact=`` "always" | "root" | "never");
+- enforcement (``consenfolp`` / ``consenfops``, called only at integral points since its
+  priority is below the integrality handler's): the strongly connected components of the
+  chosen network are violated clusters; their rows are added, or the point is rejected;
+- check (``conscheck``): a solution from any heuristic is feasible iff acyclic;
+- locks (``conslock``): raising a family variable with parents can create a cycle, so each
+  gets an up-lock; without them SCIP's dual presolving could fix variables to 1.
+The root bound (SCIP's dual bound after the root's cutting loop) goes into ``stats``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from formulations.cluster_ilp import ClusterIlp, FamilyTable, build_cluster_ilp, cycle_clusters, restrict_to_graph, start_values
+from formulations.graphs import Adjacency
+from formulations.problem import InfeasibleError, Problem
+from formulations.solution import Solution, certificate_order, make_solution
+from solvers.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters
+from solvers.mip_backends import _finite, record_scip_trajectory, root_bound
+
+EXACT_MODES = ("always", "root", "never")
+#: Seconds one exact separation may take; beyond it the round returns what it has.
+EXACT_CALL_LIMIT = 10.0
+
+
+def sink_heuristic(table: FamilyTable, x: np.ndarray) -> list[int]:
+    """A DAG rounded from a fractional point, after the sink-finding heuristic of Bartlett
+    & Cussens (2017, Sec. 6): repeatedly make the remaining variable whose best still
+    allowed family carries the most LP weight a sink, and give it its best-scoring family
+    whose parents are all still unplaced (so every later sink precedes it: acyclic).
+    Returns one family index per variable; O(n·F)."""
+    n = table.n
+    blocked = np.zeros(table.size, dtype=bool)  # a parent is already a sink
+    placed = np.zeros(n, dtype=bool)
+    chosen = [0] * n
+    for _ in range(n):
+        weight = np.maximum.reduceat(np.where(blocked, -1.0, x), table.start[:-1])
+        weight[placed] = -np.inf
+        v = int(np.argmax(weight))
+        # families are stored best first, and ∅ or some set is always allowed for the
+        # last remaining variables because the candidates always include a feasible DAG
+        free = np.flatnonzero(~blocked[table.start[v]:table.start[v + 1]])
+        if free.size == 0:
+            return []
+        chosen[v] = int(table.start[v] + free[0])
+        placed[v] = True
+        blocked |= table.member[:, v]
+    return chosen
+
+
+def _handler_classes():
+    import pyscipopt
+    from pyscipopt import SCIP_RESULT
+
+    class _ClusterHandler(pyscipopt.Conshdlr):
+        def __init__(self, ilp: ClusterIlp, exact: str, deadline: float | None):
+            self.ilp = ilp
+            self.exact = exact
+            self.deadline = deadline
+            self.with_parents = [v for f, v in enumerate(ilp.fam_vars) if ilp.table.parents[f]]
+            self.tvars = None
+            self.counts = {"greedy_cuts": 0, "exact_cuts": 0, "cycle_cuts": 0, "exact_calls": 0, "separation_rounds": 0}
+
+        def _tvars(self):
+            if self.tvars is None:
+                self.tvars = [self.model.getTransformedVar(v) for v in self.ilp.fam_vars]
+            return self.tvars
+
+        def _values(self, sol=None) -> np.ndarray:
+            m = self.model
+            return np.fromiter((m.getSolVal(sol, v) for v in self._tvars()), dtype=float, count=len(self.ilp.fam_vars))
+
+        def _add_rows(self, clusters) -> bool:
+            """Add one row (3) per cluster; True if one proves the node infeasible."""
+            m = self.model
+            tv = self._tvars()
+            cutoff = False
+            for c in clusters:
+                row = m.createEmptyRowUnspec(name=f"cluster{len(c)}", lhs=None, rhs=len(c) - 1, local=False,
+                                             modifiable=False, removable=True)
+                m.cacheRowExtensions(row)
+                for f in self.ilp.table.cluster_families(c).tolist():
+                    m.addVarToRow(row, tv[f], 1.0)
+                m.flushRowExtensions(row)
+                cutoff |= bool(m.addCut(row, forcecut=True))
+                m.addPoolCut(row)
+                m.releaseRow(row)
+            return cutoff
+
+        def conssepalp(self, constraints, nusefulconss):
+            self.counts["separation_rounds"] += 1
+            x = self._values()
+            clusters = greedy_clusters(self.ilp.table, x)
+            kind = "greedy_cuts"
+            at_root = self.model.getDepth() == 0
+            if not clusters and (self.exact == "always" or (self.exact == "root" and at_root)):
+                limit = EXACT_CALL_LIMIT if self.deadline is None else min(EXACT_CALL_LIMIT, self.deadline - time.monotonic())
+                if limit > 0:
+                    self.counts["exact_calls"] += 1
+                    clusters, _ = exact_clusters(self.ilp.table, x, time_limit=limit)
+                    kind = "exact_cuts"
+            if not clusters:
+                return {"result": SCIP_RESULT.DIDNOTFIND}
+            self.counts[kind] += len(clusters)
+            return {"result": SCIP_RESULT.CUTOFF if self._add_rows(clusters) else SCIP_RESULT.SEPARATED}
+
+        def _cycles(self, sol=None):
+            return cycle_clusters(self.ilp.table.network(self._values(sol)))
+
+        def consenfolp(self, constraints, nusefulconss, solinfeasible):
+            clusters = self._cycles()
+            if not clusters:
+                return {"result": SCIP_RESULT.FEASIBLE}
+            self.counts["cycle_cuts"] += len(clusters)
+            return {"result": SCIP_RESULT.CUTOFF if self._add_rows(clusters) else SCIP_RESULT.SEPARATED}
+
+        def consenfops(self, constraints, nusefulconss, solinfeasible, objinfeasible):
+            return {"result": SCIP_RESULT.INFEASIBLE if self._cycles() else SCIP_RESULT.FEASIBLE}
+
+        def conscheck(self, constraints, solution, checkintegrality, checklprows, printreason, completely):
+            return {"result": SCIP_RESULT.INFEASIBLE if self._cycles(solution) else SCIP_RESULT.FEASIBLE}
+
+        def conslock(self, constraint, locktype, nlockspos, nlocksneg):
+            m = self.model
+            transformed = m.getStage() >= 3  # SCIP_STAGE_TRANSFORMED
+            for v in self.with_parents:
+                var = m.getTransformedVar(v) if transformed else v
+                m.addVarLocksType(var, locktype, nlocksneg, nlockspos)
+
+    class _SinkHeuristic(pyscipopt.Heur):
+        def __init__(self, ilp: ClusterIlp, handler):
+            self.ilp = ilp
+            self.handler = handler
+            self.found = 0
+
+        def heurexec(self, heurtiming, nodeinfeasible):
+            m = self.model
+            chosen = sink_heuristic(self.ilp.table, self.handler._values())
+            if not chosen:
+                return {"result": SCIP_RESULT.DIDNOTFIND}
+            sol = m.createOrigSol(self)  # original space: presolving may have aggregated variables
+            for f in chosen:
+                m.setSolVal(sol, self.ilp.fam_vars[f], 1.0)
+            if m.trySol(sol, printreason=False):
+                self.found += 1
+                return {"result": SCIP_RESULT.FOUNDSOL}
+            return {"result": SCIP_RESULT.DIDNOTFIND}
+
+    return _ClusterHandler, _SinkHeuristic
+
+
+def solve_cuts(
+    problem: Problem,
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    warm_start: Solution | None = None,
+    within: Adjacency | None = None,
+    exact: str = "always",
+    scip_params: dict | None = None,
+) -> Solution:
+    """Solve ``problem`` with the cluster-cut ILP: unbounded when ``problem.treewidth`` is
+    None, bounded otherwise, or — with ``within``, a chordal graph no wider than the bound —
+    over the DAGs whose moral graph lies inside that graph. ``scip_params``: SCIP
+    parameters by name, set after twbn's own (e.g. ``{"separating/maxrounds": 5}``)."""
+    import pyscipopt
+
+    if exact not in EXACT_MODES:
+        raise ValueError(f"exact separation must be one of {', '.join(EXACT_MODES)}, got {exact!r}")
+    t0 = time.monotonic()
+    info = dict(method="cuts", solver="scip", seed=seed, time_limit=time_limit)
+    try:
+        model_problem, peo = (problem, None) if within is None else restrict_to_graph(problem, within)
+        model_problem.candidates
+    except InfeasibleError as exc:
+        return Solution(None, None, None, "infeasible", wall_time=round(time.monotonic() - t0, 4),
+                        stats={"reason": str(exc)}, **info)
+    m = pyscipopt.Model()
+    m.hideOutput()
+    ilp = build_cluster_ilp(model_problem, m)
+    build_s = time.monotonic() - t0
+    if time_limit is not None:
+        m.setParam("limits/time", max(0.1, time_limit - build_s))
+    if seed is not None:
+        m.setParam("randomization/randomseedshift", int(seed) % 2**31)
+    # the components presolver would split the problem by the linear rows alone, unaware
+    # that (3) ties the variables together
+    m.setParam("constraints/components/maxprerounds", 0)
+    m.setParam("constraints/components/propfreq", -1)
+    # SCIP's aggregation separator (c-MIR, flow cover, knapsack cover) found no cut on
+    # letter and mushroom but took a third of the root's time
+    m.setParam("separating/aggregation/freq", -1)
+    for name, value in (scip_params or {}).items():
+        m.setParam(name, value)
+    deadline = None if time_limit is None else t0 + time_limit
+    handler_cls, heur_cls = _handler_classes()
+    handler = handler_cls(ilp, exact, deadline)
+    m.includeConshdlr(handler, "twbn_cluster", "cluster constraints: the chosen families form a DAG",
+                      sepapriority=100, enfopriority=-100, chckpriority=-100, sepafreq=1, needscons=False)
+    heur = None
+    if ilp.treewidth is None:  # bounded models also need an elimination order: not rounded here
+        heur = heur_cls(ilp, handler)
+        m.includeHeur(heur, "twbn_sink", "sink-finding rounding of the LP point", "S", priority=100000, freq=1,
+                      timingmask=pyscipopt.SCIP_HEURTIMING.AFTERLPNODE)
+    traj = record_scip_trajectory(m)
+    start_score = None
+    if warm_start is not None and warm_start.parents is not None:
+        order = None
+        if ilp.treewidth is not None:
+            order = warm_start.elimination_order
+            if order is None or warm_start.width is None or warm_start.width > ilp.treewidth:
+                order, _ = certificate_order(problem.n, warm_start.parents, ilp.treewidth)
+        vals = start_values(ilp, warm_start.parents, order)
+        sol = m.createSol()
+        for var in m.getVars():
+            m.setSolVal(sol, var, vals.get(var.name, 0.0))
+        m.addSol(sol, free=True)
+        start_score = sum(model_problem.candidates.score_of(v, p) for v, p in enumerate(warm_start.parents))
+    m.optimize()
+    if os.environ.get("TWBN_SCIP_STATISTICS"):  # a developer's view of where SCIP spent its time
+        m.writeStatistics(os.environ["TWBN_SCIP_STATISTICS"])
+    status = m.getStatus()
+    wall = round(time.monotonic() - t0, 4)
+    bound = _finite(m.getDualbound())
+    traj.append({"time": round(m.getSolvingTime(), 4), "incumbent": _finite(m.getPrimalbound()) if m.getNSols() else None,
+                 "bound": bound})
+    trajectory = [{"time": round(p["time"] + build_s, 4), "incumbent": p["incumbent"], "bound": p["bound"]} for p in traj]
+    mode = "unbounded" if problem.treewidth is None else ("within graph" if within is not None else "bounded")
+    stats = {"mode": mode, "model": ilp.size, "build_seconds": round(build_s, 4), "nodes": int(m.getNNodes()),
+             "engine_status": status, "root_bound": root_bound(m), "exact_separation": exact,
+             "min_violation": MIN_VIOLATION, **handler.counts}
+    if heur is not None:
+        stats["sink_heuristic_solutions"] = heur.found
+    if start_score is not None:
+        stats["warm_start_score"] = start_score
+    info.update(wall_time=wall, trajectory=trajectory, stats=stats)
+    if m.getNSols() == 0:
+        st = "infeasible" if status == "infeasible" else "unknown"
+        return Solution(None, None, bound if st == "unknown" else None, st, **info)
+    best = m.getBestSol()
+    x = np.array([m.getSolVal(best, v) for v in ilp.fam_vars])
+    parents = ilp.table.network(x)
+    hint = peo
+    if hint is None and ilp.treewidth is not None:
+        z = {i: m.getSolVal(best, var) for i, var in ilp.z.items()}
+        hint = sorted(range(problem.n), key=lambda i: (z[i], i))
+    st = "optimal" if status == "optimal" else "feasible"
+    return make_solution(problem, parents, bound=bound, status=st, order_hint=hint, **info)

@@ -1,0 +1,183 @@
+"""The cluster-cut ILP (``--method cuts``): its separation against brute force over all
+clusters, and its optima against the exact DPs in all three modes."""
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from formulations.cluster_ilp import FamilyTable, cycle_clusters, restrict_to_graph
+from formulations.graphs import k_tree_from_construction
+from formulations.problem import InfeasibleError, Problem
+from formulations.verify import verify_result
+from scoring.cache import ScoreCache
+from solvers.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters
+from solvers.cuts import solve_cuts
+from solvers.registry import solve
+from solvers.superstructure_dp import best_dag_in_graph
+from tests.helpers import random_cache
+
+
+def _random_point(table: FamilyTable, rng: random.Random) -> np.ndarray:
+    """A point of the convexity polytope (2): random weights per variable, normalised,
+    with most mass on few families so that clusters get violated."""
+    x = np.zeros(table.size)
+    for v in range(table.n):
+        lo, hi = table.start[v], table.start[v + 1]
+        w = np.array([rng.random() ** 4 for _ in range(hi - lo)])
+        x[lo:hi] = w / w.sum()
+    return x
+
+
+def _max_violation(table: FamilyTable, x: np.ndarray) -> float:
+    return max(table.cluster_violation(x, c) for r in range(2, table.n + 1)
+               for c in itertools.combinations(range(table.n), r))
+
+
+def test_cluster_row_by_hand():
+    # a: {b}, {} ; b: {a}, {a,c} ; c: {} — C = {a, b} counts I(b→a), I(a→b), I(ac→b)
+    cache = ScoreCache.from_mapping(["a", "b", "c"], [{(1,): -1.0, (): -2.0}, {(0,): -1.0, (0, 2): -0.5}, {(): 0.0}])
+    table = FamilyTable.from_cache(cache)
+    fams = {(int(table.child[f]), table.parents[f]) for f in table.cluster_families([0, 1])}
+    assert fams == {(0, (1,)), (1, (0,)), (1, (0, 2))}
+    x = np.zeros(table.size)
+    for f in range(table.size):
+        if (int(table.child[f]), table.parents[f]) in {(0, (1,)), (1, (0, 2))}:
+            x[f] = 1.0
+    x[[f for f in range(table.size) if table.child[f] == 2]] = 1.0
+    assert table.cluster_violation(x, [0, 1]) == pytest.approx(1.0)  # 2 − (2 − 1): the 2-cycle a ⇄ b
+    assert cycle_clusters(table.network(x)) == [[0, 1]]
+
+
+def test_cycle_clusters_are_the_strong_components():
+    parents = [(2,), (0,), (1,), (2,), (5,), (4,)]  # 0→1→2→0, 3 hangs off 2, 4 ⇄ 5
+    assert sorted(cycle_clusters(parents)) == [[0, 1, 2], [4, 5]]
+    assert cycle_clusters([(), (0,), (0, 1)]) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 6), seed=st.integers(0, 10**6))
+def test_exact_separation_finds_the_most_violated_cluster(n, seed):
+    table = FamilyTable.from_cache(random_cache(n, seed, max_size=3, density=0.6))
+    x = _random_point(table, random.Random(seed))
+    best = _max_violation(table, x)
+    found, complete = exact_clusters(table, x)
+    assert complete
+    if best > MIN_VIOLATION + 1e-9:
+        assert found and table.cluster_violation(x, found[0]) == pytest.approx(best, abs=1e-9)
+    elif best < MIN_VIOLATION - 1e-9:
+        assert found == []
+    for c in found + greedy_clusters(table, x):  # every reported cluster is violated
+        assert table.cluster_violation(x, c) > MIN_VIOLATION
+
+
+def test_greedy_separation_finds_a_fractional_three_cycle():
+    # 0 ← 2, 1 ← 0, 2 ← 1 each at 0.7, else ∅: C = {0,1,2} has 2.1 > 2, no pair is violated
+    fams = [{(2,): -1.0, (): -2.0}, {(0,): -1.0, (): -2.0}, {(1,): -1.0, (): -2.0}]  # noqa: E501
+    table = FamilyTable.from_cache(ScoreCache.from_mapping(["a", "b", "c"], fams))
+    x = np.where(np.array([bool(p) for p in table.parents]), 0.7, 0.3)
+    assert table.cluster_violation(x, [0, 1]) < 0
+    assert greedy_clusters(table, x) == [[0, 1, 2]]
+    assert exact_clusters(table, x)[0] == [[0, 1, 2]]
+
+
+@pytest.mark.parametrize("n,seed", [(8, 0), (10, 1), (12, 2), (14, 3), (14, 4)])
+def test_unbounded_cuts_equals_unbounded_dp(n, seed):
+    cache = random_cache(n, seed, max_size=2, density=0.3)
+    problem = Problem(cache)
+    exact = solve(problem, "dp")
+    sol = solve(problem, "cuts")
+    assert sol.status == "optimal"
+    assert sol.score == pytest.approx(exact.score, abs=1e-6)
+    assert sol.bound == pytest.approx(exact.score, abs=1e-6)
+    assert sol.stats["root_bound"] >= exact.score - 1e-6
+    assert verify_result(cache, sol.to_json(problem), None) == []
+
+
+@pytest.mark.parametrize("name", ["housing", "zoo"])
+def test_unbounded_cuts_on_real_caches(name):
+    from scoring.data import read_csv
+    from scoring.parent_sets import build_cache
+    from tests.conftest import BUNDLED
+
+    cache = build_cache(read_csv(BUNDLED / f"{name}.csv.gz"), score="bic", max_parents=3, pruning="all", progress=False)[0]
+    problem = Problem(cache)
+    exact = solve(problem, "dp")
+    sol = solve(problem, "cuts")
+    assert sol.status == "optimal"
+    assert sol.score == pytest.approx(exact.score, rel=1e-9)
+    assert verify_result(cache, sol.to_json(problem), None) == []
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_bounded_cuts_equals_dp(k, seed):
+    cache = random_cache(6, seed, max_size=3, density=0.4)
+    problem = Problem(cache, k)
+    exact = solve(problem, "dp")
+    sol = solve(problem, "cuts")
+    assert sol.status == "optimal"
+    assert sol.score == pytest.approx(exact.score, abs=1e-6)
+    assert sol.width <= k
+    assert verify_result(cache, sol.to_json(problem), k) == []
+
+
+def _random_k_tree(n: int, k: int, rng: random.Random):
+    verts = list(range(n))
+    rng.shuffle(verts)
+    cliques = [tuple(c) for c in itertools.combinations(verts[:k + 1], k)]
+    attachments = []
+    for v in verts[k + 1:]:
+        c = rng.choice(cliques)
+        attachments.append((v, c))
+        cliques += [tuple(sorted(set(s) | {v})) for s in itertools.combinations(c, k - 1)]
+    return k_tree_from_construction(k, verts[:k + 1], attachments)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_within_a_k_tree_equals_the_superstructure_dp(k, seed):
+    rng = random.Random(seed)
+    cache = random_cache(10, seed, max_size=3, density=0.7)
+    adj = _random_k_tree(10, k, rng)
+    problem = Problem(cache, k)
+    _, expected, _ = best_dag_in_graph(problem.candidates, adj)
+    sol = solve_cuts(problem, within=adj)
+    assert sol.status == "optimal"
+    assert sol.score == pytest.approx(expected, abs=1e-6)
+    assert sol.stats["mode"] == "within graph"
+    assert verify_result(cache, sol.to_json(problem), k) == []
+
+
+def test_within_rejects_graphs_that_are_not_chordal_or_too_wide():
+    problem = Problem(random_cache(4, 0), 1)
+    cycle = {0: {1, 3}, 1: {0, 2}, 2: {1, 3}, 3: {2, 0}}
+    with pytest.raises(ValueError, match="not chordal"):
+        restrict_to_graph(problem, cycle)
+    triangle_plus = {0: {1, 2}, 1: {0, 2}, 2: {0, 1, 3}, 3: {2}}
+    with pytest.raises(ValueError, match="treewidth 2 > 1"):
+        restrict_to_graph(problem, triangle_plus)
+    # every variable must keep a family: here 1 needs a parent, and is isolated
+    cache = ScoreCache.from_mapping(["a", "b"], [{(): 0.0}, {(0,): 0.0}])
+    with pytest.raises(InfeasibleError, match="'b'"):
+        restrict_to_graph(Problem(cache, 1), {0: set(), 1: set()})
+
+
+def test_warm_start_is_used_and_never_lost():
+    cache = random_cache(10, 5, max_size=2, density=0.4)
+    problem = Problem(cache, 2)
+    start = solve(problem, "kg", seed=0, time_limit=1.0)
+    sol = solve_cuts(problem, warm_start=start, time_limit=0.5)
+    assert sol.stats["warm_start_score"] == pytest.approx(start.score)
+    assert sol.score >= start.score - 1e-9
+    assert verify_result(cache, sol.to_json(problem), 2) == []
+
+
+def test_cuts_rejects_other_backends():
+    from solvers.registry import MethodUnavailable
+
+    with pytest.raises(MethodUnavailable, match="only the backend 'scip'"):
+        solve(Problem(random_cache(3, 0)), "cuts", solver="highs")
