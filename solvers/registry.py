@@ -13,7 +13,6 @@ from formulations.solution import Solution, make_solution
 
 #: Methods of the command-line contract that later versions add.
 PLANNED = {
-    "kastar": "k-A* heuristic",
     "s2": "S2 heuristic",
     "s2plus": "S2+ heuristic",
 }
@@ -91,7 +90,15 @@ def _solve_kg(problem: Problem, *, time_limit, seed, solver, **_) -> Solution:
     return solve_kg(problem, time_limit=time_limit, seed=seed)
 
 
-METHODS = {"dp": _solve_dp, "milp": _solve_milp, "cuts": _solve_cuts, "cp": _solve_cp, "kg": _solve_kg}
+def _solve_kastar(problem: Problem, *, time_limit, seed, solver, **_) -> Solution:
+    from solvers.kastar import solve_kastar
+
+    if solver is not None:
+        raise MethodUnavailable("method kastar has no backends")
+    return solve_kastar(problem, time_limit=time_limit, seed=seed)
+
+
+METHODS = {"dp": _solve_dp, "milp": _solve_milp, "cuts": _solve_cuts, "cp": _solve_cp, "kg": _solve_kg, "kastar": _solve_kastar}
 #: Share of the time budget a method-name warm start may use.
 WARM_START_SHARE = 0.2
 
