@@ -11,13 +11,6 @@ import time
 from formulations.problem import InfeasibleError, Problem
 from formulations.solution import Solution, make_solution
 
-#: Methods of the command-line contract that later versions add.
-PLANNED = {
-    "s2": "S2 heuristic",
-    "s2plus": "S2+ heuristic",
-}
-
-
 class MethodUnavailable(ValueError):
     """The method (or an option of it) is not available; the message says why."""
 
@@ -98,7 +91,16 @@ def _solve_kastar(problem: Problem, *, time_limit, seed, solver, **_) -> Solutio
     return solve_kastar(problem, time_limit=time_limit, seed=seed)
 
 
-METHODS = {"dp": _solve_dp, "milp": _solve_milp, "cuts": _solve_cuts, "cp": _solve_cp, "kg": _solve_kg, "kastar": _solve_kastar}
+def _solve_s2(problem: Problem, *, time_limit, seed, solver, plus=False, **_) -> Solution:
+    from solvers.s2 import PHASE2, solve_s2
+
+    if solver not in (None, *PHASE2):
+        raise MethodUnavailable(f"method s2/s2plus takes as backend its phase 2: {', '.join(PHASE2)}; not {solver!r}")
+    return solve_s2(problem, plus=plus, time_limit=time_limit, seed=seed, phase2=solver or "dp")
+
+
+METHODS = {"dp": _solve_dp, "milp": _solve_milp, "cuts": _solve_cuts, "cp": _solve_cp, "kg": _solve_kg, "kastar": _solve_kastar,
+           "s2": _solve_s2, "s2plus": lambda problem, **kw: _solve_s2(problem, plus=True, **kw)}
 #: Share of the time budget a method-name warm start may use.
 WARM_START_SHARE = 0.2
 
@@ -112,8 +114,6 @@ def solve(
     seed: int | None = None,
     warm_start: Solution | None = None,
 ) -> Solution:
-    if method in PLANNED:
-        raise MethodUnavailable(f"method {method!r} ({PLANNED[method]}) is not implemented yet; available: {', '.join(METHODS)}")
     if method not in METHODS:
         raise MethodUnavailable(f"unknown method {method!r}; available: {', '.join(METHODS)}")
     if time_limit is not None and not time_limit > 0:

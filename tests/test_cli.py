@@ -51,9 +51,11 @@ def test_unimplemented_command_and_method_are_clear_errors(tmp_path, capsys):
     assert "not implemented yet" in capsys.readouterr().err
     out = tmp_path / "z.jkl"
     assert main(["score", str(BUNDLED / "zoo.csv.gz"), "--max-parents", "1", "-o", str(out), "-q"]) == 0
-    assert main(["learn", str(out), "--method", "s2", "-o", str(tmp_path / "r.json")]) == 1
+    assert main(["learn", str(out), "--method", "s3", "-o", str(tmp_path / "r.json")]) == 1
     err = capsys.readouterr().err
-    assert "method 's2'" in err and "not implemented yet" in err and not (tmp_path / "r.json").exists()
+    assert "unknown method 's3'" in err and "s2plus" in err and not (tmp_path / "r.json").exists()
+    assert main(["learn", str(out), "--method", "s2", "-o", str(tmp_path / "r.json")]) == 1
+    assert "needs a treewidth bound" in capsys.readouterr().err and not (tmp_path / "r.json").exists()
 
 
 def test_learn_then_check(tmp_path, capsys):

@@ -1,0 +1,93 @@
+"""S2 and S2+: the Informative Score by hand, S2+'s A* against all k-trees, certified
+results that never beat the exact optimum, and both phase-2 engines agreeing."""
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+
+from formulations.graphs import is_k_tree
+from formulations.ktree_codes import decode_k_tree, random_k_tree
+from formulations.problem import Problem
+from formulations.verify import verify_result
+from scoring.cache import ScoreCache
+from solvers.registry import solve
+from solvers.s2 import _best_k_tree, _phase2, informative_score, pair_weights, solve_s2
+from tests.helpers import random_cache
+from tests.test_exact import branching_optimum
+
+
+def _hand_cache():
+    # a: ∅ −10, {b} −6 (gain 4);  b: ∅ −8, {a} −7 (gain 1), {c} −9 (loss);  c: ∅ −5
+    return ScoreCache.from_mapping(["a", "b", "c"], [{(): -10.0, (1,): -6.0}, {(): -8.0, (0,): -7.0, (2,): -9.0},
+                                                     {(): -5.0}])
+
+
+def test_pair_weights_by_hand():
+    w = pair_weights(_hand_cache())
+    assert w.tolist() == [[0, 4, 0], [4, 0, 0], [0, 0, 0]]  # max of the two gains; losses count 0
+
+
+def test_informative_score_by_hand():
+    cache = _hand_cache()
+    w = pair_weights(cache)
+    path_ab_bc = {0: {1}, 1: {0, 2}, 2: {1}}  # a 1-tree
+    # S_mi = w_ab + w_bc = 4; S_l = −6 (a←b) −7 (b←a; no acyclicity) −5 = −18
+    assert informative_score(path_ab_bc, w, cache) == pytest.approx(4 / 18)
+    path_ac_cb = {0: {2}, 2: {0, 1}, 1: {2}}
+    # S_mi = 0; S_l = −10 − 8 − 5
+    assert informative_score(path_ac_cb, w, cache) == 0.0
+
+
+@pytest.mark.parametrize("n,k", [(5, 1), (5, 2), (6, 2)])
+def test_s2plus_search_finds_the_k_tree_of_largest_s_mi(n, k):
+    rng = np.random.default_rng(n * 10 + k)
+    w = rng.random((n, n))
+    w = np.triu(w, 1) + np.triu(w, 1).T
+    first = tuple(range(k + 1))
+    best = -1.0
+    for root in itertools.combinations(range(n), k):  # all k-trees, through their codes
+        for code in itertools.product(range(k * (n - k) + 1), repeat=n - k - 1):
+            adj = decode_k_tree(n, k, root, code)
+            if all(b in adj[a] for a, b in itertools.combinations(first, 2)):
+                best = max(best, sum(w[a, b] for a in adj for b in adj[a] if a < b))
+    adj, proven = _best_k_tree(w, k, first, max_expansions=10**6)
+    assert proven and is_k_tree(adj, k)
+    assert sum(w[a, b] for a in adj for b in adj[a] if a < b) == pytest.approx(best)
+
+
+@pytest.mark.parametrize("plus", [False, True])
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_s2_results_are_certified_and_never_beat_the_optimum(plus, k):
+    cache = random_cache(8, k, max_size=3, density=0.5)
+    problem = Problem(cache, k)
+    sol = solve_s2(problem, plus=plus, max_iterations=30, seed=1)
+    assert sol.parents is not None
+    assert verify_result(cache, sol.to_json(problem), k) == []
+    assert sol.score <= solve(problem, "dp").score + 1e-9
+    st = sol.stats
+    assert st["max_score"] == pytest.approx(sol.score) and st["median_score"] <= sol.score
+    assert solve_s2(problem, plus=plus, max_iterations=30, seed=1).parents == sol.parents
+
+
+def test_k1_never_beats_the_branching_oracle():
+    for seed in range(4):
+        cache = random_cache(7, seed, max_size=2, density=0.6)
+        problem = Problem(cache, 1)
+        oracle = branching_optimum(cache)
+        for method in ("s2", "s2plus"):
+            sol = solve(problem, method, seed=seed, time_limit=0.5)
+            assert sol.score <= oracle + 1e-9
+
+
+def test_phase2_engines_agree():
+    cache = random_cache(9, 3, max_size=2, density=0.6)
+    problem = Problem(cache, 2)
+    rng = random.Random(0)
+    for _ in range(3):
+        adj = random_k_tree(9, 2, rng)
+        a, b = _phase2(problem, adj, "dp"), _phase2(problem, adj, "cuts")
+        assert (a is None) == (b is None)
+        if a is not None:
+            assert a[1] == pytest.approx(b[1], abs=1e-6)
