@@ -199,8 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
     le = sub.add_parser("learn", help="learn a network from a score cache")
     le.add_argument("cache", metavar="CACHE.jkl")
     le.add_argument("--treewidth", type=_nonneg_int, default=None, metavar="K", help="bound (default: unbounded)")
-    le.add_argument("--method", required=True, help="dp (exact DP), milp (Nie et al. MILP), cuts (cluster-cut ILP on SCIP), cp (CP-SAT k-tree model), kg (k-G), kastar (k-A*), s2, s2plus (k-tree sampling / search; --solver dp|cuts picks phase 2)")
-    le.add_argument("--solver", default=None, help="milp backend: highs (default), scip, cbc; cp: cpsat")
+    le.add_argument("--method", required=True, help="dp (exact DP), milp (Nie et al. MILP), cuts (cluster-cut ILP on SCIP), cp (CP-SAT k-tree model), kg (k-G), kastar (k-A*), s2, s2plus (k-tree sampling / search)")
+    le.add_argument("--solver", default=None, help="milp backend: highs (default), scip, cbc; cuts: scip; cp: cpsat; s2, s2plus: phase 2 by auto (default), dp or cuts")
     le.add_argument("--time-limit", type=_positive_float, default=None, metavar="S")
     le.add_argument("--seed", type=int, default=None)
     le.add_argument("--warm-start", default=None, metavar="tree|METHOD|RESULT.json",

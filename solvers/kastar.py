@@ -13,8 +13,8 @@ of the best parent set greedily; k-A* searches all clique choices:
   state popped is the best network for the order (among networks inside a k-tree built
   along it);
 - cliques whose best parent set for v coincide lead to different k-trees and are kept;
-  the search stops at ``max_expansions`` states per order, and then completes the best
-  open state greedily (k-G's rule), so the result stays valid but is no longer proven best
+  the search stops at ``max_expansions`` states per order (or at the time limit), and
+  then completes the best open state greedily (k-G's rule), so the result stays valid but is no longer proven best
   for its order (``stats['truncated_orders']`` counts such orders).
 
 Anytime over orders until the time limit, like k-G; orders that share the first k+1
@@ -45,7 +45,7 @@ class _KAStar(_KG):
                 return s, ps
         return None
 
-    def network_astar(self, order: list[int], max_expansions: int):
+    def network_astar(self, order: list[int], max_expansions: int, deadline: float | None = None):
         """(parents, score, order, truncated) of the best k-G-class network for the
         order, or None when no clique choice gives every variable a cached parent set."""
         k = self.k
@@ -80,7 +80,7 @@ class _KAStar(_KG):
             if j == len(rest):
                 return self._assemble(first_parents, rest, choices), g, order, False
             expansions += 1
-            if expansions > max_expansions:
+            if expansions > max_expansions or (deadline is not None and time.monotonic() > deadline):
                 return self._greedy_finish(first_parents, rest, j, g, cliques, choices, order)
             v = rest[j]
             for c in cliques:
@@ -150,7 +150,7 @@ def solve_kastar(
     while True:
         tries += 1
         rng.shuffle(order)
-        got = search.network_astar(list(order), max_expansions)
+        got = search.network_astar(list(order), max_expansions, None if limit is None else t0 + limit)
         if got is not None:
             truncated += got[3]
             scores.append(got[1])

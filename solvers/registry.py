@@ -96,7 +96,7 @@ def _solve_s2(problem: Problem, *, time_limit, seed, solver, plus=False, **_) ->
 
     if solver not in (None, *PHASE2):
         raise MethodUnavailable(f"method s2/s2plus takes as backend its phase 2: {', '.join(PHASE2)}; not {solver!r}")
-    return solve_s2(problem, plus=plus, time_limit=time_limit, seed=seed, phase2=solver or "dp")
+    return solve_s2(problem, plus=plus, time_limit=time_limit, seed=seed, phase2=solver or "auto")
 
 
 METHODS = {"dp": _solve_dp, "milp": _solve_milp, "cuts": _solve_cuts, "cp": _solve_cp, "kg": _solve_kg, "kastar": _solve_kastar,
