@@ -85,3 +85,15 @@ def test_demo_runs(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Best parent set of each variable" in out
     assert (tmp_path / "housing.bic.jkl").exists() and (tmp_path / "housing.bic.jkl.names").exists()
+
+
+@pytest.mark.parametrize("method,extra", [("cuts", ["--warm-start", "kg"]), ("kastar", []), ("s2", []), ("s2plus", [])])
+def test_every_new_method_learns_a_valid_network_from_the_command_line(tmp_path, method, extra):
+    cache = tmp_path / "h.jkl"
+    assert main(["score", str(BUNDLED / "housing.csv.gz"), "--max-parents", "2", "-o", str(cache), "-q"]) == 0
+    res = tmp_path / "r.json"
+    assert main(["learn", str(cache), "--treewidth", "2", "--method", method, "--time-limit", "3", "--seed", "1",
+                 "-o", str(res), "-q", *extra]) == 0
+    r = json.loads(res.read_text())
+    assert r["method"] == method and r["width"] <= 2 and r["score"] is not None
+    assert main(["check", str(cache), str(res)]) == 0
