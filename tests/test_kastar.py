@@ -116,3 +116,16 @@ def test_kg_on_an_optimal_order_of_its_class_usually_but_not_always_finds_the_op
     assert kg_on_opt and all(g is not None and g == pytest.approx(best, abs=1e-9) for g in kg_on_opt.values())
     best, kg_on_opt = _class_optimum_orders(random_cache(6, 13, max_size=2, density=0.7), 2)
     assert kg_on_opt and all(g is None or g < best - 1e-6 for g in kg_on_opt.values())
+
+
+def test_k1_never_beats_and_often_reaches_the_branching_oracle():
+    from tests.test_exact import branching_optimum
+
+    hits = 0
+    for seed in range(10):
+        cache = random_cache(7, seed, max_size=2, density=0.6)
+        sol = solve_kastar(Problem(cache, 1), max_iterations=100, seed=seed)
+        oracle = branching_optimum(cache)
+        assert sol.score <= oracle + 1e-9
+        hits += sol.score == pytest.approx(oracle, abs=1e-9)
+    assert hits >= 5
