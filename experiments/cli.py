@@ -166,6 +166,29 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(Path(args.output_dir))
 
 
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from scoring.data import read_csv
+    from scoring.likelihood import held_out_log_likelihood
+
+    try:
+        result = json.loads(Path(args.result).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UserError(f"{args.result}: not JSON ({exc})") from None
+    if not isinstance(result, dict) or not isinstance(result.get("variables"), list) or not isinstance(result.get("parents"), dict):
+        raise UserError(f"{args.result}: not a result with a network (variables and parents)")
+    names = result["variables"]
+    pos = {n: i for i, n in enumerate(names)}
+    try:
+        parents = [sorted(pos[p] for p in result["parents"][n]) for n in names]
+    except (KeyError, TypeError):
+        raise UserError(f"{args.result}: its parents do not match its variables") from None
+    train, test = read_csv(args.train), read_csv(args.test)
+    total, rows = held_out_log_likelihood(train, test, names, parents, ess=args.ess)
+    print(f"held-out log-likelihood: {total / rows:.6f} per sample ({total:.4f} over {rows} test rows; "
+          f"CPTs from {train.n_rows} training rows, ess {args.ess:g})")
+    return 0
+
+
 def cmd_not_yet(args: argparse.Namespace) -> int:
     raise UserError(f"'twbn {args.command}' is not implemented yet in this version of twbn")
 
@@ -219,8 +242,15 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("--treewidth", type=_nonneg_int, default=None, metavar="K")
     ch.set_defaults(func=cmd_check)
 
+    ev = sub.add_parser("evaluate", help="held-out log-likelihood of a result")
+    ev.add_argument("result", metavar="RESULT.json")
+    ev.add_argument("--train", required=True, metavar="TRAIN.csv", help="data the CPTs are fitted on")
+    ev.add_argument("--test", required=True, metavar="TEST.csv", help="data the log-likelihood is measured on")
+    ev.add_argument("--ess", type=_positive_float, default=1.0,
+                    help="Dirichlet smoothing: BDeu-style pseudo-counts ess/(q*r) per cell (default 1.0)")
+    ev.set_defaults(func=cmd_evaluate)
+
     for name, help_text in [
-        ("evaluate", "held-out log-likelihood of a result"),
         ("experiment", "run an experiment grid"),
         ("report", "tables and plots from an experiment store"),
     ]:

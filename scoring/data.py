@@ -62,7 +62,7 @@ class Dataset:
         return Dataset(self.names, self.states, np.ascontiguousarray(self.data[:, rows]))
 
 
-def _state_order(labels: Iterable[str]) -> list[str]:
+def state_order(labels: Iterable[str]) -> list[str]:
     labels = list(labels)
     try:
         return sorted(labels, key=lambda s: (int(s), s))
@@ -86,7 +86,7 @@ def encode_columns(
     states = []
     for v, (name, col) in enumerate(zip(names, columns)):
         uniq, inverse = np.unique(col, return_inverse=True)
-        order = _state_order(uniq.tolist())
+        order = state_order(uniq.tolist())
         if len(order) > max_states:
             raise DataError(
                 f"{source}: column {name!r} has {len(order)} states, more than the limit "
