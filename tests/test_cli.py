@@ -47,7 +47,7 @@ def test_ess_only_for_bdeu(tmp_path, capsys):
 
 
 def test_unimplemented_command_and_method_are_clear_errors(tmp_path, capsys):
-    assert main(["evaluate", "r.json"]) == 1
+    assert main(["experiment", "grid.toml"]) == 1
     assert "not implemented yet" in capsys.readouterr().err
     out = tmp_path / "z.jkl"
     assert main(["score", str(BUNDLED / "zoo.csv.gz"), "--max-parents", "1", "-o", str(out), "-q"]) == 0
