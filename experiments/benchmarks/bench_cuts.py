@@ -113,7 +113,13 @@ def main() -> None:
                     def gap(b):
                         return None if b is None else (b - best) / abs(best)
 
-                    ratio = "—" if not gap(c["root"]) else f"{gap(m['root']) / gap(c['root']):.1f}×"
+                    gc, gm = gap(c["root"]), gap(m["root"])
+                    if gc is None or gm is None:
+                        ratio = "—"
+                    elif gc < 1e-9:
+                        ratio = "∞ (closed at the root)"
+                    else:
+                        ratio = f"{gm / gc:.1f}×"
                     lines.append(f"| {s} | {k} | {best:.2f} | {_pct(gap(c['root']))} | {_pct(gap(m['root']))} | {ratio} | "
                                  f"{_pct(gap(c['bound']))} | {_pct(gap(m['bound']))} | {c['time']:.1f} | {m['time']:.1f} | "
                                  f"{'yes' if c['valid'] and m['valid'] else 'NO'} |")
