@@ -189,6 +189,23 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from experiments.config import load_config
+    from experiments.harness import run_experiment
+
+    if args.executor == "dask":
+        raise UserError("the dask executor is not available in this version of twbn; use --executor local")
+    config = load_config(args.config)
+    store = Path(args.store) if args.store else Path(f"{config.name}.sqlite")
+    if not store.parent.exists():
+        raise UserError(f"folder {store.parent} of the store does not exist")
+    counts = run_experiment(config, store, resume=args.resume, jobs=args.jobs,
+                            log=(lambda _m: None) if args.quiet else print)
+    if not args.quiet:
+        print(f"done: {', '.join(f'{v} {k}' for k, v in sorted(counts.items())) or 'nothing to run'}; store {store}")
+    return 0
+
+
 def cmd_not_yet(args: argparse.Namespace) -> int:
     raise UserError(f"'twbn {args.command}' is not implemented yet in this version of twbn")
 
@@ -250,8 +267,16 @@ def build_parser() -> argparse.ArgumentParser:
                     help="Dirichlet smoothing: BDeu-style pseudo-counts ess/(q*r) per cell (default 1.0)")
     ev.set_defaults(func=cmd_evaluate)
 
+    ex = sub.add_parser("experiment", help="run an experiment grid into a SQLite store")
+    ex.add_argument("config", metavar="CONFIG.toml")
+    ex.add_argument("--store", metavar="STORE.sqlite", help="default: NAME.sqlite (the config's name) here")
+    ex.add_argument("--resume", action="store_true", help="run only the cells the store lacks")
+    ex.add_argument("--jobs", type=_nonneg_int, default=1, help="cells run at a time (default 1)")
+    ex.add_argument("--executor", choices=["local", "dask"], default="local")
+    ex.add_argument("-q", "--quiet", action="store_true")
+    ex.set_defaults(func=cmd_experiment)
+
     for name, help_text in [
-        ("experiment", "run an experiment grid"),
         ("report", "tables and plots from an experiment store"),
     ]:
         x = sub.add_parser(name, help=help_text + " (not implemented yet)")

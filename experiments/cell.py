@@ -1,0 +1,60 @@
+"""One experiment cell, run in its own process: ``python -m experiments.cell SPEC.json OUT.json``.
+
+SPEC names the cache, the data and fold rows for held-out evaluation, the problem and
+the method. OUT receives one JSON object (written atomically): the result JSON and the
+held-out log-likelihood. A crash leaves no OUT; the harness records the cell as failed.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+
+def run(spec: dict) -> dict:
+    from formulations.problem import Problem
+    from formulations.verify import verify_result
+    from scoring.jkl import read_jkl
+    from solvers.registry import solve, warm_start_solution
+
+    cache = read_jkl(spec["cache"])
+    problem = Problem(cache, spec["treewidth"])
+    t0 = time.monotonic()
+    warm, used = None, 0.0
+    if spec.get("warm_start"):
+        warm, used = warm_start_solution(problem, spec["warm_start"], time_limit=spec["time_limit"], seed=spec["seed"])
+    sol = solve(problem, spec["method"], solver=spec.get("solver"), time_limit=max(0.1, spec["time_limit"] - used),
+                seed=spec["seed"], warm_start=warm)
+    result = sol.to_json(problem)
+    errors = verify_result(cache, result, spec["treewidth"])
+    if errors:  # never store an uncertified network as a result
+        raise RuntimeError("result failed verification: " + "; ".join(errors))
+    out = {"result": result, "wall_time": round(time.monotonic() - t0, 4), "test_loglik": None, "test_rows": None}
+    if sol.parents is not None and spec.get("test_rows"):
+        import numpy as np
+
+        from scoring.data import read_csv
+        from scoring.likelihood import held_out_log_likelihood
+
+        ds = read_csv(spec["data"])
+        train = ds.subset_rows(np.asarray(spec["train_rows"], dtype=np.int64))
+        test = ds.subset_rows(np.asarray(spec["test_rows"], dtype=np.int64))
+        ll, rows = held_out_log_likelihood(train, test, list(problem.names), sol.parents, ess=spec.get("ess", 1.0))
+        out["test_loglik"], out["test_rows"] = ll, rows
+    return out
+
+
+def main(argv: list[str]) -> int:
+    from scoring.jkl import atomic_write_text
+
+    spec_path, out_path = argv
+    with open(spec_path, encoding="utf-8") as fh:
+        spec = json.load(fh)
+    out = run(spec)
+    atomic_write_text(out_path, json.dumps(out, allow_nan=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

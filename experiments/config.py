@@ -1,0 +1,142 @@
+"""Experiment configs (TOML) and their grids.
+
+A config names data sets, how to score them, treewidth bounds, methods with options,
+folds, seeds and budgets; ``expand`` turns it into cells, one per
+(data, fold, treewidth, method, seed), each with a stable key so that a store can tell
+which cells are done.
+
+    name = "quick"
+    score = "bic"              # bic | bdeu | aic
+    max_parents = 2
+    pruning = "all"
+    folds = 1                  # 1: learn on all rows; k ≥ 2: k-fold cross-validation
+    seeds = [0]
+    treewidths = [2, 3]        # "unbounded" allowed for methods that support it
+    time_limit = 10            # seconds per cell (the method's budget)
+    memory_limit_mb = 4000     # per cell process
+    kill_margin = 60           # seconds beyond time_limit before a cell is killed
+    [[data]]
+    name = "housing"
+    path = "experiments/data/housing.csv.gz"   # relative to the config file
+    [[methods]]
+    name = "kg"                # label; defaults to the method
+    [[methods]]
+    name = "milp-warm"
+    method = "milp"
+    solver = "highs"
+    warm_start = "kg"
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from scoring.local_scores import SCORES
+from scoring.parent_sets import PRUNING_MODES
+
+METHOD_NAMES = ("dp", "milp", "cuts", "cp", "kg", "kastar", "s2", "s2plus")
+
+
+class ConfigError(ValueError):
+    """A config that cannot be run; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    data: str
+    fold: int
+    treewidth: int | None
+    method: str  # label
+    seed: int
+
+    @property
+    def key(self) -> str:
+        k = "unbounded" if self.treewidth is None else self.treewidth
+        return f"{self.data}|fold={self.fold}|k={k}|{self.method}|seed={self.seed}"
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    path: Path
+    data: dict[str, Path]
+    score: str
+    max_parents: int
+    pruning: str
+    ess: float
+    folds: int
+    seeds: tuple[int, ...]
+    treewidths: tuple[int | None, ...]
+    methods: dict[str, dict]  # label → {"method", "solver", "warm_start"}
+    time_limit: float
+    memory_limit_mb: int
+    kill_margin: float
+    raw: dict
+
+
+def load_config(path: str | Path) -> Config:
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+
+    def get(key, default=None, kind=None):
+        v = raw.get(key, default)
+        if v is None:
+            raise ConfigError(f"{path}: '{key}' is required")
+        if kind is not None and not isinstance(v, kind):
+            raise ConfigError(f"{path}: '{key}' must be {kind.__name__ if isinstance(kind, type) else kind}")
+        return v
+
+    data = {}
+    for d in get("data", kind=list):
+        if not isinstance(d, dict) or "name" not in d or "path" not in d:
+            raise ConfigError(f"{path}: every [[data]] needs a name and a path")
+        p = (path.parent / d["path"]).resolve()
+        if not p.exists():
+            raise ConfigError(f"{path}: data file {p} does not exist")
+        data[str(d["name"])] = p
+    score = get("score", "bic", str)
+    if score not in SCORES:
+        raise ConfigError(f"{path}: score must be one of {', '.join(SCORES)}")
+    pruning = get("pruning", "all", str)
+    if pruning not in PRUNING_MODES:
+        raise ConfigError(f"{path}: pruning must be one of {', '.join(PRUNING_MODES)}")
+    tws = []
+    for t in get("treewidths", kind=list):
+        if t == "unbounded":
+            tws.append(None)
+        elif isinstance(t, int) and t >= 1:
+            tws.append(t)
+        else:
+            raise ConfigError(f"{path}: treewidths are integers >= 1 or \"unbounded\", got {t!r}")
+    methods = {}
+    for m in get("methods", kind=list):
+        if not isinstance(m, dict) or "name" not in m:
+            raise ConfigError(f"{path}: every [[methods]] needs a name")
+        method = m.get("method", m["name"])
+        if method not in METHOD_NAMES:
+            raise ConfigError(f"{path}: unknown method {method!r} (one of {', '.join(METHOD_NAMES)})")
+        if m["name"] in methods:
+            raise ConfigError(f"{path}: method label {m['name']!r} is used twice")
+        methods[m["name"]] = {"method": method, "solver": m.get("solver"), "warm_start": m.get("warm_start")}
+    folds = get("folds", 1, int)
+    if folds < 1:
+        raise ConfigError(f"{path}: folds must be >= 1")
+    time_limit = float(get("time_limit", 60))
+    if not time_limit > 0:
+        raise ConfigError(f"{path}: time_limit must be positive")
+    return Config(
+        name=str(get("name", path.stem)), path=path, data=data, score=score, max_parents=get("max_parents", 3, int),
+        pruning=pruning, ess=float(get("ess", 1.0)), folds=folds, seeds=tuple(get("seeds", [0], list)),
+        treewidths=tuple(tws), methods=methods, time_limit=time_limit,
+        memory_limit_mb=get("memory_limit_mb", 4000, int), kill_margin=float(get("kill_margin", 60.0)), raw=raw)
+
+
+def expand(config: Config) -> list[Cell]:
+    """Every cell of the grid, in a fixed order."""
+    return [Cell(d, f, k, m, s) for d in config.data for f in range(config.folds) for k in config.treewidths
+            for m in config.methods for s in config.seeds]

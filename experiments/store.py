@@ -1,0 +1,101 @@
+"""The experiment store: one SQLite file in WAL mode.
+
+Tables: ``runs`` (each invocation: config text, environment, start time) and ``cells``
+(one row per finished cell, keyed by the cell's key, so a cell can never be stored
+twice). A cell's row — status, score, bound, gap, width, time, held-out log-likelihood,
+the result JSON and its trajectory — is written in one transaction when the cell ends,
+so a kill at any moment loses at most the cells in flight. Only the harness's main
+process writes.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sqlite3
+import time
+from importlib import metadata
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    config_name TEXT NOT NULL,
+    config TEXT NOT NULL,
+    environment TEXT NOT NULL,
+    started REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cells (
+    key TEXT PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    data TEXT NOT NULL,
+    fold INTEGER NOT NULL,
+    treewidth INTEGER,
+    method TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    score REAL,
+    bound REAL,
+    gap REAL,
+    width INTEGER,
+    wall_time REAL,
+    test_loglik REAL,
+    test_rows INTEGER,
+    error TEXT,
+    result TEXT,
+    trajectory TEXT,
+    finished REAL NOT NULL
+);
+"""
+
+PACKAGES = ("numpy", "numba", "pyomo", "highspy", "PySCIPOpt", "ortools", "networkx")
+
+
+def environment() -> dict:
+    env = {"python": platform.python_version(), "machine": platform.machine(), "system": platform.system()}
+    for p in PACKAGES:
+        try:
+            env[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            env[p] = None
+    return env
+
+
+class Store:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.db = sqlite3.connect(self.path, timeout=30)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(SCHEMA)
+        self.db.commit()
+
+    def start_run(self, config_name: str, config_text: str) -> int:
+        with self.db:
+            cur = self.db.execute("INSERT INTO runs (config_name, config, environment, started) VALUES (?, ?, ?, ?)",
+                                  (config_name, config_text, json.dumps(environment()), time.time()))
+        return int(cur.lastrowid)
+
+    def done_keys(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT key FROM cells")}
+
+    def record(self, run_id: int, cell, row: dict) -> None:
+        """Store one finished cell atomically (a second write of the same key fails)."""
+        with self.db:
+            self.db.execute(
+                "INSERT INTO cells (key, run_id, data, fold, treewidth, method, seed, status, score, bound, gap, width, "
+                "wall_time, test_loglik, test_rows, error, result, trajectory, finished) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (cell.key, run_id, cell.data, cell.fold, cell.treewidth, cell.method, cell.seed, row["status"],
+                 row.get("score"), row.get("bound"), row.get("gap"), row.get("width"), row.get("wall_time"),
+                 row.get("test_loglik"), row.get("test_rows"), row.get("error"),
+                 None if row.get("result") is None else json.dumps(row["result"]),
+                 None if row.get("trajectory") is None else json.dumps(row["trajectory"]), time.time()))
+
+    def cells(self) -> list[dict]:
+        cur = self.db.execute("SELECT * FROM cells ORDER BY data, fold, treewidth, method, seed")
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, r)) for r in cur]
+
+    def close(self) -> None:
+        self.db.close()

@@ -1,0 +1,120 @@
+"""The experiment harness: a quick grid end to end into a real SQLite store, failures
+and overruns costing one cell, and SIGKILL mid-grid followed by --resume."""
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from experiments.cli import main
+from experiments.config import ConfigError, expand, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _data(tmp_path) -> Path:
+    """Eight columns of 101 rows: a chain with noise, so that networks have arcs."""
+    rng = np.random.default_rng(3)
+    cols = [rng.integers(0, 3, 101)]
+    for _ in range(7):
+        cols.append(np.where(rng.random(101) < 0.7, cols[-1], rng.integers(0, 3, 101)))
+    p = tmp_path / "chain.csv"
+    p.write_text(",".join(f"V{i}" for i in range(8)) + "\n" + "".join(",".join(str(c[r]) for c in cols) + "\n"
+                                                                   for r in range(101)))
+    return p
+
+
+def _config(tmp_path, name="g", methods=('name = "kg"',), **over):
+    fields = {"score": '"bic"', "max_parents": 1, "folds": 2, "seeds": "[0, 1]", "treewidths": "[1]",
+              "time_limit": 3, "memory_limit_mb": 6000, **over}
+    text = f'name = "{name}"\n' + "".join(f"{k} = {v}\n" for k, v in fields.items())
+    text += f'[[data]]\nname = "chain"\npath = "{_data(tmp_path)}"\n'
+    text += "".join(f"[[methods]]\n{m}\n" for m in methods)
+    p = tmp_path / f"{name}.toml"
+    p.write_text(text)
+    return p
+
+
+def _rows(store):
+    with sqlite3.connect(store) as db:
+        return db.execute("SELECT key, status, score, test_loglik, test_rows, result FROM cells").fetchall()
+
+
+def test_quick_grid_end_to_end(tmp_path, capsys):
+    cfg = _config(tmp_path, methods=('name = "kg"', 'name = "dp"'))
+    store = tmp_path / "s.sqlite"
+    assert main(["experiment", str(cfg), "--store", str(store), "--jobs", "2"]) == 0
+    rows = _rows(store)
+    assert len(rows) == len(expand(load_config(cfg))) == 1 * 2 * 1 * 2 * 2  # data, folds, k, methods, seeds
+    for key, status, score, ll, n_test, result in rows:
+        assert status in ("optimal", "feasible") and score is not None and result
+        assert ll < 0 and n_test in (50, 51)  # 101 rows: folds of 51 and 50
+    # the DP cells are exact; k-G never beats them on the same fold
+    by = {k: s for k, _, s, *_ in rows}
+    for fold in (0, 1):
+        for seed in (0, 1):
+            assert by[f"chain|fold={fold}|k=1|kg|seed={seed}"] <= by[f"chain|fold={fold}|k=1|dp|seed={seed}"] + 1e-6
+    with sqlite3.connect(store) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+    # a second run without --resume refuses; with it there is nothing left to do
+    assert main(["experiment", str(cfg), "--store", str(store)]) == 1
+    assert "--resume" in capsys.readouterr().err
+    assert main(["experiment", str(cfg), "--store", str(store), "--resume"]) == 0
+    assert len(_rows(store)) == 8
+
+
+def test_crash_and_overrun_cost_one_cell(tmp_path):
+    # the memory limit leaves the cell no room to import numpy; the kill margin is shorter
+    # than the start-up of a cell, so kg overruns; the DP cells still complete
+    starved = _config(tmp_path, "starved", methods=('name = "dp"',), memory_limit_mb=60, seeds="[0]", folds=1)
+    assert main(["experiment", str(starved), "--store", str(tmp_path / "a.sqlite"), "-q"]) == 0
+    (key, status, *_), = _rows(tmp_path / "a.sqlite")
+    assert status == "failed"
+    over = _config(tmp_path, "over", methods=('name = "kg"', 'name = "dp"'), kill_margin=0.05, seeds="[0]", folds=1,
+                   time_limit=3)
+    store = tmp_path / "b.sqlite"
+    assert main(["experiment", str(over), "--store", str(store), "-q"]) == 0
+    with sqlite3.connect(store) as db:
+        got = dict(db.execute("SELECT method, status FROM cells").fetchall())
+        err = db.execute("SELECT error FROM cells WHERE method = 'kg'").fetchone()[0]
+    assert got["kg"] == "timeout" and "killed" in err
+
+
+def test_sigkill_mid_grid_then_resume_gives_every_cell_once(tmp_path):
+    cfg = _config(tmp_path, "kill", methods=('name = "kg"',), seeds="[0, 1, 2]")
+    store = tmp_path / "k.sqlite"
+    cmd = [sys.executable, "-m", "experiments.cli", "experiment", str(cfg), "--store", str(store), "-q"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if store.exists():
+            try:
+                if len(_rows(store)) >= 2:
+                    break
+            except sqlite3.OperationalError:
+                pass
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = len(_rows(store))
+    assert 2 <= before < 6
+    assert main(["experiment", str(cfg), "--store", str(store), "--resume", "-q"]) == 0
+    rows = _rows(store)
+    assert len(rows) == 6 and len({r[0] for r in rows}) == 6
+
+
+def test_bad_configs_are_clear_errors(tmp_path, capsys):
+    bad = _config(tmp_path, "bad", methods=('name = "nope"',))
+    with pytest.raises(ConfigError, match="unknown method 'nope'"):
+        load_config(bad)
+    assert main(["experiment", str(bad)]) == 1
+    assert "unknown method" in capsys.readouterr().err
+    assert main(["experiment", str(_config(tmp_path)), "--executor", "dask"]) == 1
+    assert "dask" in capsys.readouterr().err
