@@ -206,8 +206,12 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_not_yet(args: argparse.Namespace) -> int:
-    raise UserError(f"'twbn {args.command}' is not implemented yet in this version of twbn")
+def cmd_report(args: argparse.Namespace) -> int:
+    from experiments.report import write_report
+
+    for p in write_report(args.store, args.output):
+        print(f"wrote {p}")
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -276,12 +280,10 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("-q", "--quiet", action="store_true")
     ex.set_defaults(func=cmd_experiment)
 
-    for name, help_text in [
-        ("report", "tables and plots from an experiment store"),
-    ]:
-        x = sub.add_parser(name, help=help_text + " (not implemented yet)")
-        x.add_argument("rest", nargs=argparse.REMAINDER)
-        x.set_defaults(func=cmd_not_yet)
+    rp = sub.add_parser("report", help="tables (Markdown, CSV) and plots (PNG) from an experiment store")
+    rp.add_argument("store", metavar="STORE.sqlite")
+    rp.add_argument("-o", "--output", required=True, metavar="DIR")
+    rp.set_defaults(func=cmd_report)
     return p
 
 

@@ -46,9 +46,9 @@ def test_ess_only_for_bdeu(tmp_path, capsys):
     assert "--ess applies to --score bdeu only" in capsys.readouterr().err
 
 
-def test_unimplemented_command_and_method_are_clear_errors(tmp_path, capsys):
-    assert main(["experiment", "grid.toml"]) == 1
-    assert "not implemented yet" in capsys.readouterr().err
+def test_unknown_method_and_missing_config_are_clear_errors(tmp_path, capsys):
+    assert main(["experiment", str(tmp_path / "grid.toml")]) == 1
+    assert "grid.toml" in capsys.readouterr().err
     out = tmp_path / "z.jkl"
     assert main(["score", str(BUNDLED / "zoo.csv.gz"), "--max-parents", "1", "-o", str(out), "-q"]) == 0
     assert main(["learn", str(out), "--method", "s3", "-o", str(tmp_path / "r.json")]) == 1

@@ -3,7 +3,7 @@ of Scanagatta et al. (2016); k-G's order rate on a 1,000-variable cache; and wha
 warm start does for the exact models.
 
 Part ``tables``: the sets of ../shared/data (BIC, at most 3 parents, all pruning rules),
-k = 2, 4, 5, 8, every heuristic with the same budget and seed. W-score = (G − T)/G with
+k = 2, 4, 5, 8, every heuristic with the same budget and seed. W-score = (G − T)/|G| with
 G the unbounded optimum (unbounded DP for n ≤ 24, else ``cuts``; its bound if ``cuts``
 did not close). Win counts per pair of methods with a two-sided sign test (ties dropped).
 Part ``rate``: orders per second of k-G at k = 4 on a synthetic cache of 1,000 variables
@@ -18,11 +18,11 @@ Run: ``python -m experiments.benchmarks.bench_heuristics [--part tables|rate|war
 from __future__ import annotations
 
 import argparse
-import math
 import random
 from concurrent.futures import ProcessPoolExecutor
 
 from experiments.benchmarks.common import SHARED_DATA, machine, write_result
+from experiments.stats import sign_test, w_score
 
 SETS = ["nursery", "breast", "housing", "adult", "nltcs", "letter", "msnbc", "zoo", "mushroom", "wdbc"]
 KS = [2, 4, 5, 8]
@@ -82,15 +82,6 @@ def warm_cell(args: tuple) -> dict:
             "gap": sol.gap, "valid": ok}
 
 
-def sign_test(wins: int, losses: int) -> float:
-    """Two-sided p-value of the sign test (exact binomial, p = 1/2)."""
-    n = wins + losses
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(0, min(wins, losses) + 1)) / 2**n
-    return min(1.0, 2 * tail)
-
-
 def synthetic_cache(n: int, seed: int):
     from scoring.cache import ScoreCache
 
@@ -140,7 +131,7 @@ def main() -> None:
                     ws = []
                     for m in METHODS:
                         r = res[s, k, m]
-                        ws.append("—" if r["score"] is None else f"{100 * (g - r['score']) / g:.2f}" + ("" if r["valid"] else " INVALID"))
+                        ws.append("—" if r["score"] is None else f"{100 * w_score(g, r['score']):.2f}" + ("" if r["valid"] else " INVALID"))
                     n = res[s, k, METHODS[0]]["n"]
                     lines.append(f"| {s}{'' if exact else ' (bound)'} | {n} | {k} | " + " | ".join(ws) + " |")
             lines += ["", "## Wins of the row method over the column method (Table 5 layout; sign test p in brackets)", "",

@@ -1,0 +1,216 @@
+"""``twbn report STORE -o DIR``: tables and plots from an experiment store.
+
+Writes ``cells.csv`` (every cell), ``summary.csv`` and ``report.md`` with
+- per (data, treewidth, method): cells, statuses, mean score, mean W-score, mean MIP gap,
+  mean held-out log-likelihood per test row, mean time (Tables 1 and II–IV of the papers);
+- wins of each method over each other on the same (data, fold, treewidth, seed) with a
+  two-sided sign test (Table 5 of Scanagatta et al. 2016);
+and PNGs: score and held-out log-likelihood against the treewidth bound (Figs. 7–16 of
+Machado et al.), and gap over time from the trajectories.
+
+The W-score reference of a (data, fold, seed) is the best unbounded cell's score when the
+grid has one (the unbounded optimum when that cell is optimal), else the best score any
+cell of that (data, fold, seed) reached; the report says which. Every file is written to
+a temporary name and renamed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+from experiments.stats import sign_test, w_score
+from experiments.store import Store
+from scoring.jkl import atomic_write_text
+
+CELL_FIELDS = ["key", "data", "fold", "treewidth", "method", "seed", "status", "score", "bound", "gap", "width",
+               "wall_time", "test_loglik", "test_rows", "error"]
+
+
+def _mean(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.fmean(xs) if xs else None
+
+
+def _fmt(x, spec=".2f", pct=False):
+    if x is None:
+        return "—"
+    return f"{100 * x:{spec}}%" if pct else f"{x:{spec}}"
+
+
+def _csv(rows: list[dict], fields: list[str]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def _k(t):
+    return "unbounded" if t is None else str(t)
+
+
+def references(cells: list[dict]) -> dict[tuple, tuple[float, str]]:
+    """(data, fold, seed) → (reference score, where it comes from)."""
+    out = {}
+    groups = defaultdict(list)
+    for c in cells:
+        if c["score"] is not None:
+            groups[c["data"], c["fold"], c["seed"]].append(c)
+    for key, cs in groups.items():
+        unb = [c for c in cs if c["treewidth"] is None]
+        if unb:
+            best = max(unb, key=lambda c: c["score"])
+            out[key] = (best["score"], f"unbounded {best['method']} ({best['status']})")
+        else:
+            best = max(cs, key=lambda c: c["score"])
+            out[key] = (best["score"], "best score in the grid")
+    return out
+
+
+def wins_table(cells: list[dict], methods: list[str]) -> list[list[str]]:
+    by = {(c["data"], c["fold"], c["treewidth"], c["seed"], c["method"]): c["score"] for c in cells}
+    instances = {k[:4] for k in by}
+    rows = []
+    for a in methods:
+        row = [a]
+        for b in methods:
+            if a == b:
+                row.append("—")
+                continue
+            wins = losses = 0
+            for inst in instances:
+                x, y = by.get((*inst, a)), by.get((*inst, b))
+                if x is None or y is None or abs(x - y) <= 1e-9 * max(1.0, abs(y)):
+                    continue
+                wins += x > y
+                losses += x < y
+            p = sign_test(wins, losses)
+            mark = "**" if p < 0.05 and wins > losses else ""
+            row.append(f"{mark}{wins}{mark} (p={p:.3f})")
+        rows.append(row)
+    return rows
+
+
+def _save_png(fig, path: Path) -> None:
+    tmp = path.with_name(path.name + ".tmp.png")
+    fig.savefig(tmp, dpi=110, bbox_inches="tight")
+    os.replace(tmp, path)
+
+
+def _plots(cells: list[dict], methods: list[str], out: Path) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    made = []
+    datas = sorted({c["data"] for c in cells})
+    for what, label, fname in (("score", "score (BIC/BDeu)", "score_by_treewidth.png"),
+                               ("ll", "held-out log-likelihood per row", "loglik_by_treewidth.png")):
+        fig, axes = plt.subplots(1, len(datas), figsize=(4.5 * len(datas), 3.4), squeeze=False)
+        drew = False
+        for ax, d in zip(axes[0], datas):
+            for m in methods:
+                pts = defaultdict(list)
+                for c in cells:
+                    if c["data"] != d or c["method"] != m or c["treewidth"] is None:
+                        continue
+                    v = c["score"] if what == "score" else (
+                        None if c["test_loglik"] is None else c["test_loglik"] / c["test_rows"])
+                    if v is not None:
+                        pts[c["treewidth"]].append(v)
+                if pts:
+                    ks = sorted(pts)
+                    ax.plot(ks, [statistics.fmean(pts[k]) for k in ks], marker="o", label=m)
+                    drew = True
+            ax.set_title(d)
+            ax.set_xlabel("treewidth bound k")
+            ax.set_ylabel(label)
+            ax.legend(fontsize=7)
+        if drew:
+            _save_png(fig, out / fname)
+            made.append(fname)
+        plt.close(fig)
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    drew = False
+    for c in cells:
+        traj = json.loads(c["trajectory"]) if c.get("trajectory") else []
+        pts = [(p["time"], (p["bound"] - p["incumbent"]) / abs(p["incumbent"])) for p in traj
+               if p.get("bound") is not None and p.get("incumbent") not in (None, 0)]
+        if len(pts) >= 1:
+            ax.step([t for t, _ in pts], [100 * g for _, g in pts], where="post",
+                    label=f"{c['data']} k={_k(c['treewidth'])} {c['method']} f{c['fold']} s{c['seed']}")
+            drew = True
+    if drew:
+        ax.set_xlabel("seconds")
+        ax.set_ylabel("gap (%)")
+        ax.set_yscale("symlog", linthresh=0.1)
+        ax.legend(fontsize=6)
+        _save_png(fig, out / "gap_over_time.png")
+        made.append("gap_over_time.png")
+    plt.close(fig)
+    return made
+
+
+def write_report(store_path: str | Path, out_dir: str | Path) -> list[Path]:
+    store_path, out = Path(store_path), Path(out_dir)
+    if not store_path.exists():
+        raise FileNotFoundError(f"no store {store_path}")
+    out.mkdir(parents=True, exist_ok=True)
+    store = Store(store_path)
+    try:
+        cells = store.cells()
+    finally:
+        store.close()
+    if not cells:
+        raise ValueError(f"{store_path} holds no cells")
+    refs = references(cells)
+    methods = sorted({c["method"] for c in cells})
+    groups = defaultdict(list)
+    for c in cells:
+        groups[c["data"], c["treewidth"] if c["treewidth"] is not None else 10**9, c["method"]].append(c)
+    summary = []
+    for (d, k, m), cs in sorted(groups.items()):
+        ws = [w_score(refs[c["data"], c["fold"], c["seed"]][0], c["score"]) for c in cs if c["score"] is not None]
+        lls = [c["test_loglik"] / c["test_rows"] for c in cs if c["test_loglik"] is not None and c["test_rows"]]
+        status = defaultdict(int)
+        for c in cs:
+            status[c["status"]] += 1
+        summary.append({"data": d, "treewidth": _k(None if k == 10**9 else k), "method": m, "cells": len(cs),
+                        "statuses": " ".join(f"{s}:{n}" for s, n in sorted(status.items())),
+                        "mean_score": _mean([c["score"] for c in cs]), "mean_w_score": _mean(ws),
+                        "mean_gap": _mean([c["gap"] for c in cs]), "mean_test_loglik_per_row": _mean(lls),
+                        "mean_time": _mean([c["wall_time"] for c in cs])})
+    written = []
+    atomic_write_text(out / "cells.csv", _csv(cells, CELL_FIELDS))
+    written.append(out / "cells.csv")
+    sfields = list(summary[0])
+    atomic_write_text(out / "summary.csv", _csv(summary, sfields))
+    written.append(out / "summary.csv")
+    pngs = _plots(cells, methods, out)
+    written += [out / p for p in pngs]
+    lines = [f"# Report of {store_path.name}", "", f"{len(cells)} cells; methods {', '.join(methods)}.", "",
+             "W-score references: " + "; ".join(sorted({f'{d} fold {f} seed {s}: {src}'
+                                                         for (d, f, s), (_, src) in refs.items()})), "",
+             "## By data, treewidth bound and method", "",
+             "| data | k | method | cells | statuses | mean score | mean W-score | mean gap | held-out LL/row | mean time (s) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in summary:
+        lines.append(f"| {r['data']} | {r['treewidth']} | {r['method']} | {r['cells']} | {r['statuses']} | "
+                     f"{_fmt(r['mean_score'])} | {_fmt(r['mean_w_score'], '.3f', pct=True)} | "
+                     f"{_fmt(r['mean_gap'], '.2f', pct=True)} | {_fmt(r['mean_test_loglik_per_row'], '.4f')} | "
+                     f"{_fmt(r['mean_time'], '.1f')} |")
+    lines += ["", "## Wins of the row method over the column method (sign test; bold: p < 0.05)", "",
+              "| | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
+    lines += ["| " + " | ".join(r) + " |" for r in wins_table(cells, methods)]
+    if pngs:
+        lines += ["", "## Figures", ""] + [f"![{p}]({p})" for p in pngs]
+    atomic_write_text(out / "report.md", "\n".join(lines) + "\n")
+    written.append(out / "report.md")
+    return written
