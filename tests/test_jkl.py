@@ -105,3 +105,17 @@ def test_without_dominated_matches_definition():
     kept = cache.without_dominated()
     # (2,) < ∅; (1,2) ties (1,); (1,2,3) < (2,3)... but (2,3) > every subset: kept.
     assert kept.parent_sets[0] == [(2, 3), (1,), ()]
+
+
+def test_atomic_writes_get_ordinary_permissions(tmp_path):
+    import os
+    import stat
+
+    from scoring.jkl import atomic_write_text
+
+    old = os.umask(0o022)
+    try:
+        atomic_write_text(tmp_path / "x.txt", "hi\n")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "x.txt").stat().st_mode) == 0o644
