@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import heapq
 import random
-import statistics
 import time
 
 from formulations.problem import Problem
 from formulations.solution import Solution, make_solution
+from solvers.anytime import Anytime
 from solvers.exact_unbounded import unbounded_optimum
 from solvers.kg import _KG
 
@@ -141,30 +141,13 @@ def solve_kastar(
         parents, score = unbounded_optimum(problem.candidates)
         return make_solution(problem, parents, bound=None, status="feasible", wall_time=round(time.monotonic() - t0, 4),
                              stats={"iterations": 1, "median_score": score, "max_score": score}, **info)
-    best = None
-    scores: list[float] = []
-    trajectory: list[dict] = []
+    run = Anytime(limit, max_iterations, t0)
     truncated = 0
     order = list(range(n))
-    tries = 0
-    while True:
-        tries += 1
+    while run.next_try():
         rng.shuffle(order)
-        got = search.network_astar(list(order), max_expansions, None if limit is None else t0 + limit)
+        got = search.network_astar(list(order), max_expansions, run.deadline)
         if got is not None:
             truncated += got[3]
-            scores.append(got[1])
-            if best is None or got[1] > best[1]:
-                best = got
-                trajectory.append({"time": round(time.monotonic() - t0, 4), "incumbent": got[1], "bound": None})
-        if (limit is not None and time.monotonic() - t0 >= limit) or (max_iterations is not None and tries >= max_iterations):
-            break
-    wall = round(time.monotonic() - t0, 4)
-    stats = {"iterations": len(scores), "median_score": statistics.median(scores) if scores else None,
-             "max_score": max(scores) if scores else None, "truncated_orders": truncated,
-             "max_expansions": max_expansions}
-    if best is None:
-        return Solution(None, None, None, "unknown", wall_time=wall, trajectory=trajectory, stats=stats, **info)
-    parents, _, insertion, _ = best
-    return make_solution(problem, parents, bound=None, status="feasible", order_hint=insertion[::-1],
-                         wall_time=wall, trajectory=trajectory, stats=stats, **info)
+            run.offer(got[1], got[0], got[2][::-1])
+    return run.solution(problem, {"truncated_orders": truncated, "max_expansions": max_expansions}, **info)

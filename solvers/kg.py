@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import itertools
 import random
-import statistics
 import time
 
 from formulations.problem import Problem
 from formulations.solution import Solution, make_solution
 from scoring.cache import ParentSet, ScoreCache
+from solvers.anytime import Anytime
 from solvers.exact_unbounded import unbounded_optimum
 
 DEFAULT_TIME_LIMIT = 10.0
@@ -125,28 +125,12 @@ def solve_kg(
         return make_solution(problem, parents, bound=None, status="feasible", method="kg", seed=seed,
                              time_limit=time_limit, wall_time=round(time.monotonic() - t0, 4),
                              stats={"iterations": 1, "median_score": score, "max_score": score})
-    best = None
-    scores: list[float] = []
-    trajectory: list[dict] = []
+    run = Anytime(limit, max_iterations, t0)
     order = list(range(n))
-    tries = 0
-    while True:
-        tries += 1
+    while run.next_try():
         rng.shuffle(order)
         got = kg.network(list(order))
         if got is not None:
-            scores.append(got[1])
-            if best is None or got[1] > best[1]:
-                best = got
-                trajectory.append({"time": round(time.monotonic() - t0, 4), "incumbent": got[1], "bound": None})
-        if (limit is not None and time.monotonic() - t0 >= limit) or (max_iterations is not None and tries >= max_iterations):
-            break
-    wall = round(time.monotonic() - t0, 4)
-    stats = {"iterations": len(scores), "median_score": statistics.median(scores) if scores else None,
-             "max_score": max(scores) if scores else None, "distinct_first_cliques": len(kg.first_memo)}
-    if best is None:
-        return Solution(None, None, None, "unknown", method="kg", seed=seed, time_limit=time_limit,
-                        wall_time=wall, trajectory=trajectory, stats=stats)
-    parents, _, insertion = best
-    return make_solution(problem, parents, bound=None, status="feasible", method="kg", order_hint=insertion[::-1],
-                         seed=seed, time_limit=time_limit, wall_time=wall, trajectory=trajectory, stats=stats)
+            run.offer(got[1], got[0], got[2][::-1])
+    return run.solution(problem, {"distinct_first_cliques": len(kg.first_memo)}, method="kg", seed=seed,
+                        time_limit=time_limit)

@@ -28,7 +28,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-import statistics
 import time
 
 import numpy as np
@@ -38,6 +37,7 @@ from formulations.ktree_codes import random_k_tree
 from formulations.problem import Problem
 from formulations.solution import Solution, make_solution
 from scoring.cache import ScoreCache
+from solvers.anytime import Anytime
 from solvers.superstructure_dp import best_dag_in_graph
 
 DEFAULT_TIME_LIMIT = 10.0
@@ -209,23 +209,18 @@ def solve_s2(
         return make_solution(problem, got[0], bound=None, status="feasible", order_hint=got[2],
                              wall_time=round(time.monotonic() - t0, 4),
                              stats={"iterations": 1, "median_score": got[1], "max_score": got[1]}, **info)
-    best = None
-    scores: list[float] = []
-    trajectory: list[dict] = []
+    run = Anytime(limit, max_iterations, t0)
     sampled = 0
     proven = 0
     best_is = None
     strength = w.sum(axis=1)
-    tries = 0
-    while True:
-        tries += 1
+    while run.next_try():
         if plus:
-            if tries == 1:
+            if run.tries == 1:
                 first = tuple(sorted(np.argsort(-strength, kind="stable")[: k + 1].tolist()))
             else:
                 first = tuple(sorted(rng.sample(range(n), k + 1)))
-            deadline = None if limit is None else t0 + limit
-            adj, exact = _best_k_tree(w, k, first, max_expansions, deadline)
+            adj, exact = _best_k_tree(w, k, first, max_expansions, run.deadline)
             proven += exact
             sampled += 1
             accepted = True
@@ -239,18 +234,8 @@ def solve_s2(
         if accepted:
             got = _phase2(problem, adj, phase2)
             if got is not None:
-                scores.append(got[1])
-                if best is None or got[1] > best[1]:
-                    best = got
-                    trajectory.append({"time": round(time.monotonic() - t0, 4), "incumbent": got[1], "bound": None})
-        if (limit is not None and time.monotonic() - t0 >= limit) or (max_iterations is not None and tries >= max_iterations):
-            break
-    wall = round(time.monotonic() - t0, 4)
-    stats = {"iterations": len(scores), "median_score": statistics.median(scores) if scores else None,
-             "max_score": max(scores) if scores else None, "sampled_k_trees": sampled, "phase2": phase2}
+                run.offer(got[1], got[0], got[2])
+    extra = {"sampled_k_trees": sampled, "phase2": phase2}
     if plus:
-        stats["k_trees_proven_best"] = proven
-    if best is None:
-        return Solution(None, None, None, "unknown", wall_time=wall, trajectory=trajectory, stats=stats, **info)
-    return make_solution(problem, best[0], bound=None, status="feasible", order_hint=best[2], wall_time=wall,
-                         trajectory=trajectory, stats=stats, **info)
+        extra["k_trees_proven_best"] = proven
+    return run.solution(problem, extra, **info)

@@ -1,0 +1,51 @@
+"""Book-keeping shared by the anytime heuristics (k-G, k-A*, S2, S2+): the best candidate
+so far, every candidate's score for the statistics of Tables 2, 3 and 7 of Scanagatta et
+al. (2016), the trajectory, and the stopping rule."""
+
+from __future__ import annotations
+
+import statistics
+import time
+
+from formulations.problem import Problem
+from formulations.solution import Solution, make_solution
+
+
+class Anytime:
+    def __init__(self, limit: float | None, max_iterations: int | None, t0: float | None = None):
+        self.t0 = time.monotonic() if t0 is None else t0
+        self.limit = limit
+        self.max_iterations = max_iterations
+        self.tries = 0
+        self.best = None  # (score, parents, order hint)
+        self.scores: list[float] = []
+        self.trajectory: list[dict] = []
+
+    @property
+    def deadline(self) -> float | None:
+        return None if self.limit is None else self.t0 + self.limit
+
+    def offer(self, score: float, parents, order_hint) -> None:
+        """Record one candidate solution (a network and an elimination-order hint)."""
+        self.scores.append(score)
+        if self.best is None or score > self.best[0]:
+            self.best = (score, parents, order_hint)
+            self.trajectory.append({"time": round(time.monotonic() - self.t0, 4), "incumbent": score, "bound": None})
+
+    def next_try(self) -> bool:
+        """Count a try; False once the time limit or the iteration limit is reached."""
+        if self.tries and ((self.limit is not None and time.monotonic() - self.t0 >= self.limit)
+                           or (self.max_iterations is not None and self.tries >= self.max_iterations)):
+            return False
+        self.tries += 1
+        return True
+
+    def solution(self, problem: Problem, extra_stats: dict, **info) -> Solution:
+        stats = {"iterations": len(self.scores), "median_score": statistics.median(self.scores) if self.scores else None,
+                 "max_score": max(self.scores) if self.scores else None, **extra_stats}
+        wall = round(time.monotonic() - self.t0, 4)
+        if self.best is None:
+            return Solution(None, None, None, "unknown", wall_time=wall, trajectory=self.trajectory, stats=stats, **info)
+        _, parents, hint = self.best
+        return make_solution(problem, parents, bound=None, status="feasible", order_hint=hint, wall_time=wall,
+                             trajectory=self.trajectory, stats=stats, **info)
