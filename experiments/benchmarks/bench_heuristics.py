@@ -121,8 +121,12 @@ def main() -> None:
     with ProcessPoolExecutor(2) as pool:
         if args.part in ("tables", "all"):
             refs = {name: (g, exact) for name, g, exact in pool.map(reference, args.sets)}
+            print("references:", refs, flush=True)
             cells = [(s, k, m, args.budget) for s in args.sets for k in KS for m in METHODS]
-            res = {(r["name"], r["k"], r["method"]): r for r in pool.map(heuristic_cell, cells)}
+            res = {}
+            for r in pool.map(heuristic_cell, cells):  # in order, as they finish: a log that survives a kill
+                res[r["name"], r["k"], r["method"]] = r
+                print(f"cell {r['name']} k={r['k']} {r['method']}: {r['score']} ({r['iterations']} iterations)", flush=True)
             lines += [f"## W-scores, % (Table 1 layout; {args.budget:.0f} s per method and cell)", "",
                       "| data | n | k | " + " | ".join(METHODS) + " |", "|---|---|---|" + "---|" * len(METHODS)]
             for s in args.sets:
