@@ -21,6 +21,10 @@ which cells are done.
     [[methods]]
     name = "kg"                # label; defaults to the method
     [[methods]]
+    name = "reference"         # a method may have its own treewidths, e.g. the unbounded
+    method = "cuts"            # W-score reference
+    treewidths = ["unbounded"]
+    [[methods]]
     name = "milp-warm"
     method = "milp"
     solver = "highs"
@@ -105,14 +109,20 @@ def load_config(path: str | Path) -> Config:
     pruning = get("pruning", "all", str)
     if pruning not in PRUNING_MODES:
         raise ConfigError(f"{path}: pruning must be one of {', '.join(PRUNING_MODES)}")
-    tws = []
-    for t in get("treewidths", kind=list):
-        if t == "unbounded":
-            tws.append(None)
-        elif isinstance(t, int) and t >= 1:
-            tws.append(t)
-        else:
-            raise ConfigError(f"{path}: treewidths are integers >= 1 or \"unbounded\", got {t!r}")
+    def bounds(values, where):
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"{path}: {where} must be a non-empty list")
+        out = []
+        for t in values:
+            if t == "unbounded":
+                out.append(None)
+            elif isinstance(t, int) and not isinstance(t, bool) and t >= 1:
+                out.append(t)
+            else:
+                raise ConfigError(f"{path}: treewidths are integers >= 1 or \"unbounded\", got {t!r}")
+        return tuple(out)
+
+    tws = bounds(get("treewidths", kind=list), "treewidths")
     methods = {}
     for m in get("methods", kind=list):
         if not isinstance(m, dict) or "name" not in m:
@@ -122,7 +132,9 @@ def load_config(path: str | Path) -> Config:
             raise ConfigError(f"{path}: unknown method {method!r} (one of {', '.join(METHOD_NAMES)})")
         if m["name"] in methods:
             raise ConfigError(f"{path}: method label {m['name']!r} is used twice")
-        methods[m["name"]] = {"method": method, "solver": m.get("solver"), "warm_start": m.get("warm_start")}
+        own = bounds(m["treewidths"], f"treewidths of method {m['name']!r}") if "treewidths" in m else None
+        methods[m["name"]] = {"method": method, "solver": m.get("solver"), "warm_start": m.get("warm_start"),
+                              "treewidths": own}
     folds = get("folds", 1, int)
     if folds < 1:
         raise ConfigError(f"{path}: folds must be >= 1")
@@ -138,5 +150,5 @@ def load_config(path: str | Path) -> Config:
 
 def expand(config: Config) -> list[Cell]:
     """Every cell of the grid, in a fixed order."""
-    return [Cell(d, f, k, m, s) for d in config.data for f in range(config.folds) for k in config.treewidths
-            for m in config.methods for s in config.seeds]
+    return [Cell(d, f, k, m, s) for d in config.data for f in range(config.folds) for m, spec in config.methods.items()
+            for k in (spec["treewidths"] or config.treewidths) for s in config.seeds]

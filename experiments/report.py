@@ -132,7 +132,8 @@ def _plots(cells: list[dict], methods: list[str], out: Path) -> list[str]:
             ax.set_title(d)
             ax.set_xlabel("treewidth bound k")
             ax.set_ylabel(label)
-            ax.legend(fontsize=7)
+            if ax.get_lines():
+                ax.legend(fontsize=7)
         if drew:
             _save_png(fig, out / fname)
             made.append(fname)

@@ -14,6 +14,7 @@ import pytest
 
 from experiments.cli import main
 from experiments.config import ConfigError, expand, load_config
+from tests.conftest import shared_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -118,3 +119,38 @@ def test_bad_configs_are_clear_errors(tmp_path, capsys):
     assert "unknown method" in capsys.readouterr().err
     assert main(["experiment", str(_config(tmp_path)), "--executor", "dask"]) == 1
     assert "dask" in capsys.readouterr().err
+
+
+CONFIGS = ROOT / "experiments" / "configs"
+
+
+@pytest.mark.parametrize("name,cells", [("quick", 6), ("scanagatta2016-table1", 8 * (4 * 4 + 1)),
+                                        ("scanagatta2016-table1-quick", 2 * (4 * 2 + 1)),
+                                        ("machado-tables2-4", 2 * (2 * 4 + 1)), ("machado-heldout", 2 * 5 * (5 + 1))])
+def test_shipped_configs_load_and_expand(name, cells):
+    from tests.conftest import SHARED
+
+    path = CONFIGS / f"{name}.toml"
+    if "../../../shared" in path.read_text() and not SHARED.exists():
+        pytest.skip("../shared/data not available")
+    cfg = load_config(path)
+    grid = expand(cfg)
+    assert len(grid) == cells and len({c.key for c in grid}) == cells
+
+
+def test_per_method_treewidths(tmp_path):
+    cfg = load_config(_config(tmp_path, methods=('name = "kg"', 'name = "ref"\nmethod = "cuts"\ntreewidths = ["unbounded"]')))
+    keys = {c.key.split("|", 2)[2] for c in expand(cfg)}
+    assert {k.rsplit("|", 1)[0] for k in keys} == {"k=1|kg", "k=unbounded|ref"}
+
+
+@pytest.mark.slow
+def test_quick_table1_config_runs_and_reports(tmp_path):
+    shared_or_skip("uci/nursery.csv.gz")
+    store = tmp_path / "t1.sqlite"
+    assert main(["experiment", str(CONFIGS / "scanagatta2016-table1-quick.toml"), "--store", str(store), "--jobs", "2",
+                 "-q"]) == 0
+    rows = _rows(store)
+    assert len(rows) == 18 and all(r[1] in ("optimal", "feasible") for r in rows)
+    assert main(["report", str(store), "-o", str(tmp_path / "rep")]) == 0
+    assert "unbounded unbounded (optimal)" in (tmp_path / "rep" / "report.md").read_text()
