@@ -41,7 +41,7 @@ from typing import Sequence
 import networkx as nx
 import numpy as np
 
-from formulations.graphs import Adjacency, fill_in, moral_graph, perfect_elimination_order
+from formulations.graphs import Adjacency, fill_in, fits_in_graph, moral_graph, perfect_elimination_order
 from formulations.problem import InfeasibleError, Problem
 from scoring.cache import ParentSet, ScoreCache
 
@@ -122,7 +122,7 @@ def restrict_to_graph(problem: Problem, adj: Adjacency) -> tuple[Problem, list[i
     for v in range(n):
         fam = {}
         for ps, s in zip(cand.parent_sets[v], cand.scores[v].tolist()):
-            if all(u in adj[v] for u in ps) and all(b in adj[a] for a, b in itertools.combinations(ps, 2)):
+            if fits_in_graph(adj, v, ps):
                 fam[ps] = s
         if not fam:
             raise InfeasibleError(f"no cached parent set of {problem.names[v]!r} fits in the given graph")

@@ -32,6 +32,13 @@ def moral_graph(parents: Sequence[Iterable[int]]) -> Adjacency:
     return adj
 
 
+def fits_in_graph(adj: Adjacency, v: int, parents: Iterable[int]) -> bool:
+    """Whether the family {v} ∪ parents is a clique of the graph, i.e. whether its moral
+    edges all lie in it."""
+    parents = tuple(parents)
+    return all(u in adj[v] for u in parents) and all(b in adj[a] for a, b in itertools.combinations(parents, 2))
+
+
 def copy_adjacency(adj: Adjacency) -> Adjacency:
     return {v: set(nb) for v, nb in adj.items()}
 

@@ -29,9 +29,8 @@ import random
 import time
 
 from formulations.problem import Problem
-from formulations.solution import Solution, make_solution
-from solvers.anytime import Anytime
-from solvers.exact_unbounded import unbounded_optimum
+from formulations.solution import Solution
+from solvers.anytime import Anytime, whole_clique_solution
 from solvers.kg import _KG
 
 DEFAULT_TIME_LIMIT = 10.0
@@ -138,9 +137,7 @@ def solve_kastar(
     n = problem.n
     info = dict(method="kastar", seed=seed, time_limit=time_limit)
     if n <= problem.treewidth + 1:
-        parents, score = unbounded_optimum(problem.candidates)
-        return make_solution(problem, parents, bound=None, status="feasible", wall_time=round(time.monotonic() - t0, 4),
-                             stats={"iterations": 1, "median_score": score, "max_score": score}, **info)
+        return whole_clique_solution(problem, t0, **info)
     run = Anytime(limit, max_iterations, t0)
     truncated = 0
     order = list(range(n))

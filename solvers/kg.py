@@ -23,9 +23,9 @@ import random
 import time
 
 from formulations.problem import Problem
-from formulations.solution import Solution, make_solution
+from formulations.solution import Solution
 from scoring.cache import ParentSet, ScoreCache
-from solvers.anytime import Anytime
+from solvers.anytime import Anytime, whole_clique_solution
 from solvers.exact_unbounded import unbounded_optimum
 
 DEFAULT_TIME_LIMIT = 10.0
@@ -121,10 +121,7 @@ def solve_kg(
     kg = _KG(problem)
     n = problem.n
     if n <= problem.treewidth + 1:
-        parents, score = unbounded_optimum(problem.candidates)
-        return make_solution(problem, parents, bound=None, status="feasible", method="kg", seed=seed,
-                             time_limit=time_limit, wall_time=round(time.monotonic() - t0, 4),
-                             stats={"iterations": 1, "median_score": score, "max_score": score})
+        return whole_clique_solution(problem, t0, method="kg", seed=seed, time_limit=time_limit)
     run = Anytime(limit, max_iterations, t0)
     order = list(range(n))
     while run.next_try():

@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 
-from formulations.graphs import Adjacency
+from formulations.graphs import Adjacency, fits_in_graph
 from formulations.ktree_codes import random_k_tree
 from formulations.problem import Problem
 from formulations.solution import Solution, make_solution
@@ -67,17 +67,13 @@ def pair_weights(cache: ScoreCache) -> np.ndarray:
     return np.maximum(w, 0.0)
 
 
-def _fits(adj: Adjacency, v: int, ps) -> bool:
-    return all(u in adj[v] for u in ps) and all(b in adj[a] for a, b in itertools.combinations(ps, 2))
-
-
 def informative_score(adj: Adjacency, w: np.ndarray, cache: ScoreCache) -> float:
     """IS(T) = S_mi(T) / |S_l(T)|; 0 when some variable has no cached set inside T."""
     s_mi = sum(w[a, b] for a in adj for b in adj[a] if a < b)
     s_l = 0.0
     for v in range(cache.n_variables):
         for ps, s in zip(cache.parent_sets[v], cache.scores[v].tolist()):  # best first
-            if _fits(adj, v, ps):
+            if fits_in_graph(adj, v, ps):
                 s_l += s
                 break
         else:

@@ -21,7 +21,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Sequence
 
-from formulations.graphs import Adjacency, elimination_width, min_fill_order, tree_decomposition
+from formulations.graphs import Adjacency, elimination_width, fits_in_graph, min_fill_order, tree_decomposition
 from scoring.cache import ParentSet, ScoreCache
 
 NEG = float("-inf")
@@ -100,7 +100,7 @@ def _compatible(cache: ScoreCache, adj: Adjacency) -> list[list[tuple[int, float
     for v in range(cache.n_variables):
         keep = []
         for ps, s in zip(cache.parent_sets[v], cache.scores[v].tolist()):
-            if all(p in adj[v] for p in ps) and all(b in adj[a] for a, b in itertools.combinations(ps, 2)):
+            if fits_in_graph(adj, v, ps):
                 mask = 0
                 for p in ps:
                     mask |= 1 << p

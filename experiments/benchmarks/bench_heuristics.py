@@ -21,22 +21,13 @@ import argparse
 import random
 from concurrent.futures import ProcessPoolExecutor
 
-from experiments.benchmarks.common import SHARED_DATA, machine, write_result
+from experiments.benchmarks.common import machine, shared_bic_cache, write_result
 from experiments.stats import sign_test, w_score
 
 SETS = ["nursery", "breast", "housing", "adult", "nltcs", "letter", "msnbc", "zoo", "mushroom", "wdbc"]
 KS = [2, 4, 5, 8]
 METHODS = ["kg", "kastar", "s2", "s2plus"]
-DEBD = {"nltcs", "msnbc"}
 WARM_CELLS = [("zoo", 4), ("wdbc", 4), ("letter", 4)]
-
-
-def _cache(name: str):
-    from scoring.data import read_csv
-    from scoring.parent_sets import build_cache
-
-    path = SHARED_DATA / "debd" / f"{name}_train.csv.gz" if name in DEBD else SHARED_DATA / "uci" / f"{name}.csv.gz"
-    return build_cache(read_csv(path), score="bic", max_parents=3, pruning="all", progress=False)[0]
 
 
 def reference(name: str) -> tuple[str, float, bool]:
@@ -44,7 +35,7 @@ def reference(name: str) -> tuple[str, float, bool]:
     from solvers.cuts import solve_cuts
     from solvers.exact_unbounded import unbounded_optimum
 
-    cache = _cache(name)
+    cache = shared_bic_cache(name)
     if cache.n_variables <= 24:
         return name, unbounded_optimum(cache)[1], True
     sol = solve_cuts(Problem(cache), time_limit=600, seed=0)
@@ -57,7 +48,7 @@ def heuristic_cell(args: tuple) -> dict:
     from formulations.verify import verify_result
     from solvers.registry import solve
 
-    cache = _cache(name)
+    cache = shared_bic_cache(name)
     problem = Problem(cache, k)
     sol = solve(problem, method, time_limit=budget, seed=0)
     ok = sol.parents is not None and verify_result(cache, sol.to_json(problem), k) == []
@@ -71,7 +62,7 @@ def warm_cell(args: tuple) -> dict:
     from formulations.verify import verify_result
     from solvers.registry import solve, warm_start_solution
 
-    cache = _cache(name)
+    cache = shared_bic_cache(name)
     problem = Problem(cache, k)
     start, used = (None, 0.0)
     if warm:
@@ -82,7 +73,7 @@ def warm_cell(args: tuple) -> dict:
             "gap": sol.gap, "valid": ok}
 
 
-def synthetic_cache(n: int, seed: int):
+def syntheticshared_bic_cache(n: int, seed: int):
     from scoring.cache import ScoreCache
 
     rng = random.Random(seed)
@@ -102,7 +93,7 @@ def rate(budget: float) -> list[str]:
     from formulations.problem import Problem
     from solvers.kg import solve_kg
 
-    cache = synthetic_cache(1000, 0)
+    cache = syntheticshared_bic_cache(1000, 0)
     sol = solve_kg(Problem(cache, 4), time_limit=budget, seed=0)
     per_s = sol.stats["iterations"] / sol.wall_time
     return ["## k-G order rate (n = 1,000, k = 4, synthetic cache of 61 sets per variable)", "",

@@ -37,6 +37,19 @@ def sample_network(name: str, rows: int, seed: int) -> tuple[Dataset, "object"]:
     return ds, df
 
 
+#: Sets of ../shared/data/debd (their training split is used); the rest are in uci/.
+DEBD = {"nltcs", "msnbc", "plants", "baudio", "jester"}
+
+
+def shared_bic_cache(name: str):
+    """The BIC cache (at most 3 parents, all pruning rules) of a set of ../shared/data."""
+    from scoring.data import read_csv
+    from scoring.parent_sets import build_cache
+
+    path = SHARED_DATA / "debd" / f"{name}_train.csv.gz" if name in DEBD else SHARED_DATA / "uci" / f"{name}.csv.gz"
+    return build_cache(read_csv(path), score="bic", max_parents=3, pruning="all", progress=False)[0]
+
+
 def machine() -> str:
     import os
 
