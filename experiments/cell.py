@@ -8,6 +8,7 @@ held-out log-likelihood. A crash leaves no OUT; the harness records the cell as 
 from __future__ import annotations
 
 import json
+import resource
 import sys
 import time
 
@@ -31,7 +32,7 @@ def run(spec: dict) -> dict:
     if errors:  # never store an uncertified network as a result
         raise RuntimeError("result failed verification: " + "; ".join(errors))
     out = {"result": result, "wall_time": round(time.monotonic() - t0, 4), "test_loglik": None, "test_rows": None}
-    if sol.parents is not None and spec.get("test_rows"):
+    if sol.parents is not None and (spec.get("test_rows") or spec.get("inference")):
         import numpy as np
 
         from scoring.data import read_csv
@@ -39,18 +40,30 @@ def run(spec: dict) -> dict:
 
         ds = read_csv(spec["data"])
         train = ds.subset_rows(np.asarray(spec["train_rows"], dtype=np.int64))
-        test = ds.subset_rows(np.asarray(spec["test_rows"], dtype=np.int64))
-        ll, rows = held_out_log_likelihood(train, test, list(problem.names), sol.parents, ess=spec.get("ess", 1.0))
-        out["test_loglik"], out["test_rows"] = ll, rows
+        if spec.get("test_rows"):
+            test = ds.subset_rows(np.asarray(spec["test_rows"], dtype=np.int64))
+            ll, rows = held_out_log_likelihood(train, test, list(problem.names), sol.parents,
+                                               ess=spec.get("ess", 1.0))
+            out["test_loglik"], out["test_rows"] = ll, rows
+        if spec.get("inference"):
+            from experiments.inference import inference_time, learned_model
+
+            model = learned_model(train, list(problem.names), sol.parents, ess=spec.get("ess", 1.0))
+            out["inference"] = inference_time(model, result["elimination_order"], seed=spec["seed"])
     return out
 
 
 def main(argv: list[str]) -> int:
-    from scoring.jkl import atomic_write_text
-
     spec_path, out_path = argv
     with open(spec_path, encoding="utf-8") as fh:
         spec = json.load(fh)
+    if spec.get("memory_limit_mb"):
+        # set here, before the heavy imports, rather than in a preexec_fn of the harness,
+        # which is unsafe in a threaded parent (the local pool, a Dask worker)
+        limit = int(spec["memory_limit_mb"]) * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    from scoring.jkl import atomic_write_text
+
     out = run(spec)
     atomic_write_text(out_path, json.dumps(out, allow_nan=False))
     return 0

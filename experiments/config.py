@@ -15,6 +15,7 @@ which cells are done.
     time_limit = 10            # seconds per cell (the method's budget)
     memory_limit_mb = 4000     # per cell process
     kill_margin = 60           # seconds beyond time_limit before a cell is killed
+    inference = false          # time exact inference (pgmpy) on each learned network
     [[data]]
     name = "housing"
     path = "experiments/data/housing.csv.gz"   # relative to the config file
@@ -78,6 +79,7 @@ class Config:
     memory_limit_mb: int
     kill_margin: float
     raw: dict
+    inference: bool = False
 
 
 def load_config(path: str | Path) -> Config:
@@ -145,7 +147,8 @@ def load_config(path: str | Path) -> Config:
         name=str(get("name", path.stem)), path=path, data=data, score=score, max_parents=get("max_parents", 3, int),
         pruning=pruning, ess=float(get("ess", 1.0)), folds=folds, seeds=tuple(get("seeds", [0], list)),
         treewidths=tuple(tws), methods=methods, time_limit=time_limit,
-        memory_limit_mb=get("memory_limit_mb", 4000, int), kill_margin=float(get("kill_margin", 60.0)), raw=raw)
+        memory_limit_mb=get("memory_limit_mb", 4000, int), kill_margin=float(get("kill_margin", 60.0)), raw=raw,
+        inference=get("inference", False, bool))
 
 
 def expand(config: Config) -> list[Cell]:

@@ -6,7 +6,8 @@ Writes ``cells.csv`` (every cell), ``summary.csv`` and ``report.md`` with
 - wins of each method over each other on the same (data, fold, treewidth, seed) with a
   two-sided sign test (Table 5 of Scanagatta et al. 2016);
 and PNGs: score and held-out log-likelihood against the treewidth bound (Figs. 7–16 of
-Machado et al.), and gap over time from the trajectories.
+Machado et al.), and gap over time from the trajectories. When the config asked for
+``inference``, a table and a plot of exact-inference time against the treewidth bound.
 
 The W-score reference of a (data, fold, seed) is the best unbounded cell's score when the
 grid has one (the unbounded optimum when that cell is optimal), else the best score any
@@ -24,17 +25,23 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from experiments.inference import MAX_TABLE_ENTRIES
 from experiments.stats import sign_test, w_score
 from experiments.store import Store
 from scoring.jkl import atomic_write_text
 
 CELL_FIELDS = ["key", "data", "fold", "treewidth", "method", "seed", "status", "score", "bound", "gap", "width",
-               "wall_time", "test_loglik", "test_rows", "error"]
+               "wall_time", "test_loglik", "test_rows", "junction_tree_s", "max_clique", "ve_query_s", "table_entries", "error"]
 
 
 def _mean(xs):
     xs = [x for x in xs if x is not None]
     return statistics.fmean(xs) if xs else None
+
+
+def _ms(xs):
+    m = _mean(xs)
+    return None if m is None else 1000 * m
 
 
 def _fmt(x, spec=".2f", pct=False):
@@ -138,6 +145,24 @@ def _plots(cells: list[dict], methods: list[str], out: Path) -> list[str]:
             _save_png(fig, out / fname)
             made.append(fname)
         plt.close(fig)
+    inf = [c for c in cells if c.get("junction_tree_s") is not None]
+    if inf:
+        fig, ax = plt.subplots(figsize=(6, 3.6))
+        for d in datas:
+            pts = defaultdict(list)
+            for c in inf:
+                if c["data"] == d:
+                    pts[c["treewidth"] if c["treewidth"] is not None else max(
+                        (x["treewidth"] or 0 for x in inf), default=0) + 1].append(c["junction_tree_s"])
+            ks = sorted(pts)
+            ax.plot(ks, [1000 * statistics.fmean(pts[k]) for k in ks], marker="o", label=d)
+        ax.set_xlabel("treewidth bound k (rightmost: unbounded, if run)")
+        ax.set_ylabel("junction tree: build + calibrate (ms)")
+        ax.set_yscale("log")
+        ax.legend(fontsize=7)
+        _save_png(fig, out / "inference_by_treewidth.png")
+        made.append("inference_by_treewidth.png")
+        plt.close(fig)
     fig, ax = plt.subplots(figsize=(6, 3.6))
     drew = False
     for c in cells:
@@ -210,6 +235,19 @@ def write_report(store_path: str | Path, out_dir: str | Path) -> list[Path]:
     lines += ["", "## Wins of the row method over the column method (sign test; bold: p < 0.05)", "",
               "| | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
     lines += ["| " + " | ".join(r) + " |" for r in wins_table(cells, methods)]
+    inf = defaultdict(list)
+    for c in cells:
+        if c.get("max_clique") is not None:
+            inf[c["data"], c["treewidth"] if c["treewidth"] is not None else 10**9].append(c)
+    if inf:
+        lines += ["", "## Exact inference on the learned networks (pgmpy; junction tree from the certificate)", "",
+                  f"Junction trees above {MAX_TABLE_ENTRIES:,} potential entries are not built (time —).", "",
+                  "| data | k | networks | mean width | largest clique | potential entries | junction tree (ms) "
+                  "| VE query (ms) |", "|---|---|---|---|---|---|---|---|"]
+        for (d, k), cs in sorted(inf.items()):
+            lines.append(f"| {d} | {_k(None if k == 10**9 else k)} | {len(cs)} | {_fmt(_mean([c['width'] for c in cs]), '.1f')} | "
+                         f"{max(c['max_clique'] for c in cs)} | {_fmt(_mean([c['table_entries'] for c in cs]), ',.0f')} | {_fmt(_ms([c['junction_tree_s'] for c in cs]), '.1f')} | "
+                         f"{_fmt(_ms([c['ve_query_s'] for c in cs]), '.2f')} |")
     if pngs:
         lines += ["", "## Figures", ""] + [f"![{p}]({p})" for p in pngs]
     atomic_write_text(out / "report.md", "\n".join(lines) + "\n")

@@ -3,7 +3,7 @@
 Tables: ``runs`` (each invocation: config text, environment, start time) and ``cells``
 (one row per finished cell, keyed by the cell's key, so a cell can never be stored
 twice). A cell's row — status, score, bound, gap, width, time, held-out log-likelihood,
-the result JSON and its trajectory — is written in one transaction when the cell ends,
+exact-inference times when asked for, the result JSON and its trajectory — is written in one transaction when the cell ends,
 so a kill at any moment loses at most the cells in flight. Only the harness's main
 process writes.
 """
@@ -44,9 +44,16 @@ CREATE TABLE IF NOT EXISTS cells (
     error TEXT,
     result TEXT,
     trajectory TEXT,
-    finished REAL NOT NULL
+    finished REAL NOT NULL,
+    junction_tree_s REAL,
+    max_clique INTEGER,
+    ve_query_s REAL,
+    table_entries INTEGER
 );
 """
+#: Columns added after the first stores were written: (name, type), added on open.
+LATER_COLUMNS = (("junction_tree_s", "REAL"), ("max_clique", "INTEGER"), ("ve_query_s", "REAL"),
+                 ("table_entries", "INTEGER"))
 
 PACKAGES = ("numpy", "numba", "pyomo", "highspy", "PySCIPOpt", "ortools", "networkx")
 
@@ -68,6 +75,10 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
+        have = {r[1] for r in self.db.execute("PRAGMA table_info(cells)")}
+        for name, kind in LATER_COLUMNS:
+            if name not in have:
+                self.db.execute(f"ALTER TABLE cells ADD COLUMN {name} {kind}")
         self.db.commit()
 
     def start_run(self, config_name: str, config_text: str) -> int:
@@ -84,13 +95,15 @@ class Store:
         with self.db:
             self.db.execute(
                 "INSERT INTO cells (key, run_id, data, fold, treewidth, method, seed, status, score, bound, gap, width, "
-                "wall_time, test_loglik, test_rows, error, result, trajectory, finished) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "wall_time, test_loglik, test_rows, error, result, trajectory, finished, junction_tree_s, max_clique, "
+                "ve_query_s, table_entries) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (cell.key, run_id, cell.data, cell.fold, cell.treewidth, cell.method, cell.seed, row["status"],
                  row.get("score"), row.get("bound"), row.get("gap"), row.get("width"), row.get("wall_time"),
                  row.get("test_loglik"), row.get("test_rows"), row.get("error"),
                  None if row.get("result") is None else json.dumps(row["result"]),
-                 None if row.get("trajectory") is None else json.dumps(row["trajectory"]), time.time()))
+                 None if row.get("trajectory") is None else json.dumps(row["trajectory"]), time.time(),
+                 row.get("junction_tree_s"), row.get("max_clique"), row.get("ve_query_s"),
+                 row.get("table_entries")))
 
     def cells(self) -> list[dict]:
         cur = self.db.execute("SELECT * FROM cells ORDER BY data, fold, treewidth, method, seed")

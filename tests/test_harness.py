@@ -71,6 +71,31 @@ def test_quick_grid_end_to_end(tmp_path, capsys):
     assert len(_rows(store)) == 8
 
 
+def test_quick_grid_through_dask_local_cluster(tmp_path):
+    pytest.importorskip("distributed")
+    cfg = _config(tmp_path, methods=('name = "kg"', 'name = "dp"'))
+    local, dask = tmp_path / "local.sqlite", tmp_path / "dask.sqlite"
+    assert main(["experiment", str(cfg), "--store", str(local), "--jobs", "2", "-q"]) == 0
+    assert main(["experiment", str(cfg), "--store", str(dask), "--executor", "dask", "--jobs", "2", "-q"]) == 0
+    rows = {r[0]: r for r in _rows(dask)}
+    assert len(rows) == len(expand(load_config(cfg))) == 8
+    # the same cells, the same folds: the exact DP's scores and held-out likelihoods agree
+    # with the local executor's; k-G is seeded, so its scores agree too
+    for key, status, score, ll, n_test, _ in _rows(local):
+        assert rows[key][1] == status and rows[key][2] == pytest.approx(score)
+        assert rows[key][3] == pytest.approx(ll) and rows[key][4] == n_test
+    # resuming through a running cluster's scheduler after the local run lost one cell
+    # runs just that one
+    from distributed import LocalCluster
+
+    with sqlite3.connect(local) as db:
+        db.execute("DELETE FROM cells WHERE key = ?", ("chain|fold=1|k=1|dp|seed=0",))
+    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None) as cluster:
+        assert main(["experiment", str(cfg), "--store", str(local), "--executor", "dask", "--scheduler",
+                     cluster.scheduler_address, "--resume", "-q"]) == 0
+    assert sorted(r[0] for r in _rows(local)) == sorted(rows)
+
+
 def test_crash_and_overrun_cost_one_cell(tmp_path):
     # the memory limit leaves the cell no room to import numpy; the kill margin is shorter
     # than the start-up of a cell, so kg overruns; the DP cells still complete
@@ -111,14 +136,21 @@ def test_sigkill_mid_grid_then_resume_gives_every_cell_once(tmp_path):
     assert len(rows) == 6 and len({r[0] for r in rows}) == 6
 
 
-def test_bad_configs_are_clear_errors(tmp_path, capsys):
+def test_bad_configs_are_clear_errors(tmp_path, capsys, monkeypatch):
+    import experiments.harness
+
+    monkeypatch.setattr(experiments.harness, "DASK_CONNECT_TIMEOUT_S", 1)
     bad = _config(tmp_path, "bad", methods=('name = "nope"',))
     with pytest.raises(ConfigError, match="unknown method 'nope'"):
         load_config(bad)
     assert main(["experiment", str(bad)]) == 1
     assert "unknown method" in capsys.readouterr().err
-    assert main(["experiment", str(_config(tmp_path)), "--executor", "dask"]) == 1
-    assert "dask" in capsys.readouterr().err
+    assert main(["experiment", str(_config(tmp_path)), "--store", str(tmp_path / "x.sqlite"),
+                 "--scheduler", "tcp://127.0.0.1:1"]) == 1
+    assert "--executor dask" in capsys.readouterr().err
+    assert main(["experiment", str(_config(tmp_path)), "--store", str(tmp_path / "y.sqlite"), "--executor", "dask",
+                 "--scheduler", "tcp://127.0.0.1:1"]) == 1  # nothing listens on port 1
+    assert "cannot reach the dask scheduler" in capsys.readouterr().err
 
 
 CONFIGS = ROOT / "experiments" / "configs"
@@ -126,7 +158,8 @@ CONFIGS = ROOT / "experiments" / "configs"
 
 @pytest.mark.parametrize("name,cells", [("quick", 6), ("scanagatta2016-table1", 8 * (4 * 4 + 1)),
                                         ("scanagatta2016-table1-quick", 2 * (4 * 2 + 1)),
-                                        ("machado-tables2-4", 2 * (2 * 4 + 1)), ("machado-heldout", 2 * 5 * (5 + 1))])
+                                        ("machado-tables2-4", 2 * (2 * 4 + 1)), ("machado-heldout", 2 * 5 * (5 + 1)),
+                                        ("machado-tables2-4-quick", 2 * 2 + 1), ("machado-heldout-quick", 2 * (3 + 1))])
 def test_shipped_configs_load_and_expand(name, cells):
     from tests.conftest import SHARED
 
@@ -154,3 +187,21 @@ def test_quick_table1_config_runs_and_reports(tmp_path):
     assert len(rows) == 18 and all(r[1] in ("optimal", "feasible") for r in rows)
     assert main(["report", str(store), "-o", str(tmp_path / "rep")]) == 0
     assert "unbounded unbounded (optimal)" in (tmp_path / "rep" / "report.md").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,cells", [("machado-tables2-4-quick", 5), ("machado-heldout-quick", 8)])
+def test_quick_machado_configs_run_and_report(tmp_path, name, cells):
+    path = CONFIGS / f"{name}.toml"
+    if "../../../shared" in path.read_text():
+        shared_or_skip("uci/wdbc.csv.gz")
+    store = tmp_path / "m.sqlite"
+    assert main(["experiment", str(path), "--store", str(store), "--jobs", "2", "-q"]) == 0
+    rows = _rows(store)
+    assert len(rows) == cells and all(r[1] in ("optimal", "feasible") for r in rows)
+    assert main(["report", str(store), "-o", str(tmp_path / "rep")]) == 0
+    text = (tmp_path / "rep" / "report.md").read_text()
+    assert "mean gap" in text
+    if "heldout" in name:  # 2 folds: held-out likelihood and inference timing on every network
+        assert all(r[3] is not None and r[3] < 0 for r in rows)
+        assert "## Exact inference" in text
