@@ -19,9 +19,10 @@ from scoring.cache import CacheError
 from scoring.data import DEFAULT_MAX_STATES, DataError
 from scoring.jkl import JklError, atomic_write_text
 from scoring.local_scores import SCORES
+from scoring.networks import NetworkError
 from scoring.parent_sets import DEFAULT_MAX_PARENTS, PRUNING_MODES
 
-USER_ERRORS = (DataError, JklError, CacheError, InfeasibleError, ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
+USER_ERRORS = (NetworkError, DataError, JklError, CacheError, InfeasibleError, ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
 
 
 class UserError(Exception):
@@ -77,6 +78,36 @@ def cmd_score(args: argparse.Namespace) -> int:
     dataset = read_csv(data_path, max_states=args.max_states)
     if args.ess is not None and args.score != "bdeu":
         raise UserError("--ess applies to --score bdeu only")
+    if not args.approximate:
+        for flag, given in (("--candidates", args.candidates), ("--time-per-variable", args.time_per_variable),
+                            ("--jobs", args.jobs)):
+            if given is not None:
+                raise UserError(f"{flag} applies to --approximate only")
+    else:
+        if args.time_limit is not None:
+            raise UserError("--approximate bounds time per variable: use --time-per-variable, not --time-limit")
+        from scoring.explore import explore_cache
+
+        cache, stats = explore_cache(dataset, score=args.score, ess=args.ess if args.ess is not None else 1.0,
+                                     max_parents=args.max_parents, pruning=args.pruning != "none",
+                                     candidates=30 if args.candidates is None else args.candidates,
+                                     time_per_variable=0.5 if args.time_per_variable is None else args.time_per_variable,
+                                     jobs=2 if args.jobs is None else max(1, args.jobs),
+                                     progress=None if not args.quiet else False)
+        stats["data"] = str(data_path)
+        write_jkl(cache, out)
+        if args.stats:
+            atomic_write_text(args.stats, json.dumps(stats, indent=2) + "\n")
+        if not args.quiet:
+            print(f"{stats['score'].upper()} cache (approximate exploration): {stats['variables']} variables, "
+                  f"{stats['rows']} rows, in-degree <= {stats['max_parents']}, {stats['candidates']} candidate parents "
+                  f"per variable, {stats['time_per_variable']} s per variable, {stats['jobs']} processes")
+            print(f"  parent sets: {stats['scored']:,} scored, {stats['kept']:,} kept; "
+                  f"{stats['variables_explored_to_the_end']:,} variables explored to the end; "
+                  f"{'complete' if stats['complete'] else 'APPROXIMATE'}")
+            print(f"  time: {stats['seconds']:.2f} s ({stats['mi_seconds']:.2f} s pairwise mutual information)")
+            print(f"  wrote {out} (+ {out.name}.names)" + (f" and {args.stats}" if args.stats else ""))
+        return 0
     cache, stats = build_cache(
         dataset,
         score=args.score,
@@ -95,6 +126,42 @@ def cmd_score(args: argparse.Namespace) -> int:
         print(f"  wrote {out} (+ {out.name}.names)" + (f" and {args.stats}" if args.stats else ""))
     if not stats["complete"]:
         print(f"twbn: warning: time limit of {args.time_limit} s reached; cache is partial", file=sys.stderr)
+    return 0
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from scoring.networks import random_network, sample, write_bif, write_csv
+
+    prefix = Path(args.output)
+    if not prefix.parent.exists():
+        raise UserError(f"output folder {prefix.parent} does not exist")
+    if args.variables < 1:
+        raise UserError("--variables must be at least 1")
+    net = random_network(args.variables, seed=args.seed, max_parents=args.max_parents)
+    bif = prefix.with_name(prefix.name + ".bif.gz")
+    write_bif(net, bif)
+    arcs = sum(len(p) for p in net.parents)
+    print(f"wrote {bif}: {net.n_variables} variables, {arcs} arcs, seed {args.seed}")
+    if args.rows:
+        csv_path = prefix.with_name(prefix.name + ".csv.gz")
+        write_csv(sample(net, args.rows, seed=args.seed), csv_path)
+        print(f"wrote {csv_path}: {args.rows} rows")
+    return 0
+
+
+def cmd_sample(args: argparse.Namespace) -> int:
+    from scoring.networks import read_bif, sample, write_csv
+
+    out = Path(args.output)
+    if not out.parent.exists():
+        raise UserError(f"output folder {out.parent} does not exist")
+    if args.rows < 1:
+        raise UserError("--rows must be at least 1")
+    if not Path(args.network).exists():
+        raise UserError(f"{args.network}: no such file")
+    net = read_bif(args.network)
+    write_csv(sample(net, args.rows, seed=args.seed), out)
+    print(f"wrote {out}: {args.rows} rows of {net.n_variables} variables from {args.network}")
     return 0
 
 
@@ -264,8 +331,30 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"reject columns with more states (default {DEFAULT_MAX_STATES})")
     s.add_argument("-o", "--output", metavar="CACHE.jkl", help="default: DATA name with .jkl, here")
     s.add_argument("--stats", metavar="STATS.json", help="write pruning statistics as JSON")
+    s.add_argument("--approximate", action="store_true",
+                   help="for large n: best-first exploration over mutual-information candidates, per-variable budget")
+    s.add_argument("--candidates", type=_nonneg_int, default=None, metavar="K",
+                   help="with --approximate: candidate parents per variable (default 30)")
+    s.add_argument("--time-per-variable", type=_positive_float, default=None, metavar="S",
+                   help="with --approximate: seconds of exploration per variable (default 0.5)")
+    s.add_argument("--jobs", type=_nonneg_int, default=None, help="with --approximate: processes (default 2)")
     s.add_argument("-q", "--quiet", action="store_true", help="no summary, no progress bar")
     s.set_defaults(func=cmd_score)
+
+    g = sub.add_parser("generate", help="a random network (BNGenerator-style) as BIF, and optionally data from it")
+    g.add_argument("--variables", type=_nonneg_int, required=True, metavar="N")
+    g.add_argument("--seed", type=_nonneg_int, default=0)
+    g.add_argument("--max-parents", type=_nonneg_int, default=6, help="most parents per variable (default 6)")
+    g.add_argument("--rows", type=_nonneg_int, default=0, help="also sample this many rows to PREFIX.csv.gz")
+    g.add_argument("-o", "--output", required=True, metavar="PREFIX", help="writes PREFIX.bif.gz (+ PREFIX.csv.gz)")
+    g.set_defaults(func=cmd_generate)
+
+    sm = sub.add_parser("sample", help="forward-sample rows from a BIF network into a CSV")
+    sm.add_argument("network", metavar="NET.bif", help="BIF, or BIF.gz")
+    sm.add_argument("--rows", type=_nonneg_int, required=True)
+    sm.add_argument("--seed", type=_nonneg_int, default=0)
+    sm.add_argument("-o", "--output", required=True, metavar="DATA.csv", help="CSV (gzip if it ends in .gz)")
+    sm.set_defaults(func=cmd_sample)
 
     d = sub.add_parser("demo", help="the main job on bundled data")
     d.add_argument("--output-dir", default="out/demo", help="where demo files go (default out/demo)")

@@ -38,8 +38,13 @@ DEFAULT_MAX_EXPANSIONS = 20_000
 
 
 class _KAStar(_KG):
+    def __init__(self, problem: Problem):
+        super().__init__(problem)
+        # bitmask form: "inside the predecessors" is a subset test against a large set
+        self.masked = [[(sum(1 << p for p in ps), s, ps) for ps, s in c] for c in self.cands]
+
     def _best_inside(self, v: int, clique_mask: int):
-        for m, s, ps in self.cands[v]:  # best first
+        for m, s, ps in self.masked[v]:  # best first
             if m & ~clique_mask == 0:
                 return s, ps
         return None

@@ -11,9 +11,10 @@ perfect elimination order of the k-tree (the certificate). Orders that differ on
 inside the first k+1 positions give the same first clique, whose DP is memoised (the
 paper's order pruning). Anytime: orders are sampled until the time limit.
 
-Per order O(n·(c + k·2^k)) with c the candidates per variable: the k-cliques' subsets are
-kept in a dictionary bitmask → k-clique, so finding a variable's best parent set inside
-some k-clique is one look-up per candidate, best first.
+Per order O(n·(c + 2^k·k)) with c the candidates per variable: the k-cliques' subsets are
+kept in a dictionary sorted tuple → k-clique, so finding a variable's best parent set
+inside some k-clique is one look-up per candidate, best first, and a new variable adds
+only the 2^k − 1 subsets that contain it.
 """
 
 from __future__ import annotations
@@ -37,15 +38,9 @@ class _KG:
         self.k = problem.treewidth
         cand = problem.candidates
         self.n = problem.n
-        self.cands = []
-        for v in range(self.n):
-            masks = []
-            for ps, s in zip(cand.parent_sets[v], cand.scores[v].tolist()):
-                mask = 0
-                for p in ps:
-                    mask |= 1 << p
-                masks.append((mask, s, ps))
-            self.cands.append(masks)  # best first
+        # (parent set, score) best first; parent sets are sorted tuples, which are also
+        # the keys of the k-cliques' subsets below (no n-bit masks: n can be 10,000)
+        self.cands = [list(zip(cand.parent_sets[v], cand.scores[v].tolist())) for v in range(self.n)]
         self.first_memo: dict[frozenset, tuple[list[ParentSet], float] | None] = {}
 
     def first_clique(self, clique: tuple[int, ...]):
@@ -55,10 +50,9 @@ class _KG:
         if key in self.first_memo:
             return self.first_memo[key]
         local = {v: i for i, v in enumerate(clique)}
-        allowed = sum(1 << v for v in clique)
         fams = []
         for v in clique:
-            fam = {tuple(local[p] for p in ps): s for m, s, ps in self.cands[v] if m & ~allowed == 0}
+            fam = {tuple(local[p] for p in ps): s for ps, s in self.cands[v] if all(p in key for p in ps)}
             fams.append(fam)
         result = None
         if all(fams):
@@ -82,28 +76,28 @@ class _KG:
         score = first[1]
         for v, ps in zip(head, first[0]):
             parents[v] = ps
-        inside: dict[int, tuple[int, ...]] = {}
-
-        def add_clique(c: tuple[int, ...]):
-            for r in range(len(c) + 1):
-                for sub in itertools.combinations(c, r):
-                    m = sum(1 << u for u in sub)
-                    if m not in inside:
-                        inside[m] = c
-
+        # every subset (sorted tuple) of some k-clique → one k-clique holding it
+        inside: dict[tuple[int, ...], tuple[int, ...]] = {}
         for c in itertools.combinations(head, k):
-            add_clique(c)
+            for r in range(k + 1):
+                for sub in itertools.combinations(c, r):
+                    inside.setdefault(sub, c)
         for v in order[k + 1:]:
-            for m, s, ps in self.cands[v]:
-                c = inside.get(m)
+            for ps, s in self.cands[v]:
+                c = inside.get(ps)
                 if c is not None:
                     parents[v] = ps
                     score += s
                     break
             else:
                 return None
-            for u in c:
-                add_clique(tuple(sorted(set(c) - {u} | {v})))
+            # v joins at k-clique c: the new k-cliques are c − {u} + {v}. Subsets without
+            # v are already keys; the new keys are S + {v} for each proper subset S of c,
+            # held by the new clique c − {u} + {v} for any u ∉ S.
+            for r in range(k):
+                for sub in itertools.combinations(c, r):
+                    u = next(w for w in c if w not in sub)
+                    inside[tuple(sorted(sub + (v,)))] = tuple(sorted(c[:c.index(u)] + c[c.index(u) + 1:] + (v,)))
         return parents, score, order
 
 
