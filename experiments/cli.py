@@ -19,6 +19,7 @@ from scoring.cache import CacheError
 from scoring.data import DEFAULT_MAX_STATES, DataError
 from scoring.jkl import JklError, atomic_write_text
 from scoring.local_scores import SCORES
+from scoring.local_structure import LOCAL_STRUCTURE_SCORES
 from scoring.networks import NetworkError
 from scoring.parent_sets import DEFAULT_MAX_PARENTS, PRUNING_MODES
 
@@ -75,6 +76,12 @@ def cmd_score(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else Path(data_path.name.split(".")[0] + ".jkl")
     if not out.parent.exists():
         raise UserError(f"output folder {out.parent} does not exist")
+    if args.score in LOCAL_STRUCTURE_SCORES:
+        return _score_local_structure(args, data_path, out)
+    for flag, given in (("--max-splits", args.max_splits), ("--max-bins", args.max_bins),
+                        ("--continuous", args.continuous), ("--categorical", args.categorical)):
+        if given is not None:
+            raise UserError(f"{flag} applies to --score pcart|pcartp|ft|ftp only")
     dataset = read_csv(data_path, max_states=args.max_states)
     if args.ess is not None and args.score != "bdeu":
         raise UserError("--ess applies to --score bdeu only")
@@ -162,6 +169,36 @@ def cmd_sample(args: argparse.Namespace) -> int:
     net = read_bif(args.network)
     write_csv(sample(net, args.rows, seed=args.seed), out)
     print(f"wrote {out}: {args.rows} rows of {net.n_variables} variables from {args.network}")
+    return 0
+
+
+def _score_local_structure(args: argparse.Namespace, data_path: Path, out: Path) -> int:
+    from scoring.jkl import write_jkl
+    from scoring.local_structure import DEFAULT_MAX_BINS, DEFAULT_MAX_SPLITS, build_local_structure_cache
+    from scoring.mixed_data import read_mixed_csv
+
+    if args.ess is not None or args.approximate or args.candidates is not None or args.time_per_variable is not None:
+        raise UserError(f"--ess and --approximate do not apply to --score {args.score}")
+    data = read_mixed_csv(data_path, continuous=args.continuous or (), categorical=args.categorical or (),
+                          max_states=args.max_states)
+    cache, stats = build_local_structure_cache(
+        data, score=args.score, max_parents=args.max_parents,
+        max_splits=DEFAULT_MAX_SPLITS if args.max_splits is None else args.max_splits,
+        max_bins=DEFAULT_MAX_BINS if args.max_bins is None else args.max_bins, time_limit=args.time_limit,
+        jobs=2 if args.jobs is None else max(1, args.jobs), progress=None if not args.quiet else False)
+    stats["data"] = str(data_path)
+    write_jkl(cache, out)
+    if args.stats:
+        atomic_write_text(args.stats, json.dumps(stats, indent=2) + "\n")
+    if not args.quiet:
+        kinds = list(stats["kinds"].values())
+        print(f"{args.score.upper()} cache: {stats['variables']} variables ({kinds.count('continuous')} continuous), "
+              f"{stats['rows']} rows, in-degree <= {stats['max_parents']}, max splits {stats['max_splits']}, "
+              f"max bins {stats['max_bins']}")
+        print(f"  parent sets: {stats['scored']:,} scored, {stats['kept']:,} kept; time {stats['seconds']:.2f} s")
+        print(f"  wrote {out} (+ {out.name}.names)" + (f" and {args.stats}" if args.stats else ""))
+    if not stats["complete"]:
+        print(f"twbn: warning: time limit of {args.time_limit} s reached; cache is partial", file=sys.stderr)
     return 0
 
 
@@ -320,7 +357,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("score", help="data (CSV) -> pruned local-score cache (jkl)")
     s.add_argument("data", metavar="DATA.csv", help="CSV or CSV.gz with a header of variable names")
-    s.add_argument("--score", choices=SCORES, default="bic")
+    s.add_argument("--score", choices=[*SCORES, *LOCAL_STRUCTURE_SCORES], default="bic",
+                   help="bic, aic, bdeu (discrete data); pcart, pcartp, ft, ftp (decision-tree local structure, "
+                        "categorical and continuous columns)")
     s.add_argument("--ess", type=_positive_float, default=None, help="BDeu equivalent sample size (default 1.0)")
     s.add_argument("--max-parents", type=_nonneg_int, default=DEFAULT_MAX_PARENTS, metavar="D",
                    help=f"maximum in-degree (default {DEFAULT_MAX_PARENTS})")
@@ -337,7 +376,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --approximate: candidate parents per variable (default 30)")
     s.add_argument("--time-per-variable", type=_positive_float, default=None, metavar="S",
                    help="with --approximate: seconds of exploration per variable (default 0.5)")
-    s.add_argument("--jobs", type=_nonneg_int, default=None, help="with --approximate: processes (default 2)")
+    s.add_argument("--jobs", type=_nonneg_int, default=None,
+                   help="with --approximate or a local-structure score: processes (default 2)")
+    s.add_argument("--max-splits", type=_nonneg_int, default=None, metavar="S",
+                   help="pcart: dyadic splits per continuous predictor (default 3)")
+    s.add_argument("--max-bins", type=_nonneg_int, default=None, metavar="M",
+                   help="ft: most quantile bins per continuous predictor (default 7)")
+    s.add_argument("--continuous", nargs="+", metavar="NAME", help="pcart/ft: force these columns continuous")
+    s.add_argument("--categorical", nargs="+", metavar="NAME", help="pcart/ft: force these columns categorical")
     s.add_argument("-q", "--quiet", action="store_true", help="no summary, no progress bar")
     s.set_defaults(func=cmd_score)
 

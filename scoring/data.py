@@ -115,6 +115,13 @@ def read_csv(path: str | Path, *, max_states: int = DEFAULT_MAX_STATES) -> Datas
     values, an empty file, duplicate names, or a column over ``max_states`` states.
     Line numbers are the file's (the header is line 1).
     """
+    header, columns = read_csv_columns(path)
+    return encode_columns(header, columns, max_states=max_states, source=str(path))
+
+
+def read_csv_columns(path: str | Path) -> tuple[list[str], list[np.ndarray]]:
+    """The header and the cell texts (one string array per column) of a complete CSV,
+    with the checks of :func:`read_csv` except the one on states."""
     path = Path(path)
     if not path.exists():
         raise DataError(f"{path}: no such file")
@@ -156,5 +163,4 @@ def read_csv(path: str | Path, *, max_states: int = DEFAULT_MAX_STATES) -> Datas
     if not rows:
         raise DataError(f"{path}: no data rows after the header")
     table = np.array(rows, dtype=object)
-    columns = [table[:, j].astype(str) for j in range(width)]
-    return encode_columns(header, columns, max_states=max_states, source=str(path))
+    return header, [table[:, j].astype(str) for j in range(width)]

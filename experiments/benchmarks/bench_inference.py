@@ -20,7 +20,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from experiments.benchmarks.common import DEBD, RESULTS, SHARED_DATA, machine, shared_bic_cache, write_result
 
-SETS = ["letter", "mushroom", "wdbc", "plants"]
+SETS = ["zoo", "letter", "mushroom", "wdbc"]
 KS = [1, 2, 4, 6, 8, None]
 
 
