@@ -22,3 +22,15 @@ def sign_test(wins: int, losses: int) -> float:
         return 1.0
     tail = sum(math.comb(n, i) for i in range(0, min(wins, losses) + 1)) / 2**n
     return min(1.0, 2 * tail)
+
+
+def structural_hamming_distance(true_parents, learned_parents) -> int:
+    """SHD between two DAGs on the same variables (parents[v] = v's parent indices): the
+    variable pairs whose arc is missing, extra or reversed, each pair counted once."""
+    t = {(p, v) for v, ps in enumerate(true_parents) for p in ps}
+    g = {(p, v) for v, ps in enumerate(learned_parents) for p in ps}
+    d = 0
+    for a, b in {tuple(sorted(e)) for e in t | g}:
+        if ((a, b) in t) != ((a, b) in g) or ((b, a) in t) != ((b, a) in g):
+            d += 1
+    return d

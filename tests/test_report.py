@@ -6,7 +6,7 @@ import pytest
 
 from experiments.cli import main
 from experiments.config import Cell
-from experiments.stats import sign_test, w_score
+from experiments.stats import sign_test, structural_hamming_distance, w_score
 from experiments.store import Store
 
 
@@ -22,6 +22,15 @@ def _row(score, status="feasible", ll=None, traj=None):
     return {"status": status, "score": score, "bound": None if traj is None else traj[-1]["bound"], "gap": None,
             "width": 2, "wall_time": 1.0, "test_loglik": ll, "test_rows": None if ll is None else 10,
             "result": {"score": score}, "trajectory": traj}
+
+
+def test_structural_hamming_distance_by_hand():
+    chain = [(), (0,), (1,)]  # 0 → 1 → 2
+    assert structural_hamming_distance(chain, chain) == 0
+    assert structural_hamming_distance(chain, [(1,), (), (1,)]) == 1  # 0 → 1 reversed
+    assert structural_hamming_distance(chain, [(), (), (0, 1)]) == 2  # 0 → 1 missing, 0 → 2 extra
+    assert structural_hamming_distance(chain, [(), (), ()]) == 2
+    assert structural_hamming_distance([(), ()], [(1,), ()]) == 1
 
 
 def test_report_tables_and_figures(tmp_path):
