@@ -14,13 +14,13 @@ functions raise ``InferenceUnavailable`` with that advice.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from scoring.jkl import atomic_path
 
 
 class InferenceUnavailable(ImportError):
@@ -87,19 +87,9 @@ def write_bif(model, path: str | Path) -> None:
     require_pgmpy()
     from pgmpy.readwrite import BIFWriter
 
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        writer = BIFWriter(model)
+    writer = BIFWriter(model)
+    with atomic_path(path) as tmp:
         (writer.write if hasattr(writer, "write") else writer.write_bif)(tmp)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def elimination_cliques(model, order: Sequence[str]) -> list[frozenset]:

@@ -104,7 +104,8 @@ def wins_table(cells: list[dict], methods: list[str]) -> list[list[str]]:
     return rows
 
 
-def _save_png(fig, path: Path) -> None:
+def save_png(fig, path: Path) -> None:
+    """Save a matplotlib figure atomically (temporary name, rename)."""
     tmp = path.with_name(path.name + ".tmp.png")
     fig.savefig(tmp, dpi=110, bbox_inches="tight")
     os.replace(tmp, path)
@@ -142,7 +143,7 @@ def _plots(cells: list[dict], methods: list[str], out: Path) -> list[str]:
             if ax.get_lines():
                 ax.legend(fontsize=7)
         if drew:
-            _save_png(fig, out / fname)
+            save_png(fig, out / fname)
             made.append(fname)
         plt.close(fig)
     inf = [c for c in cells if c.get("junction_tree_s") is not None]
@@ -160,7 +161,7 @@ def _plots(cells: list[dict], methods: list[str], out: Path) -> list[str]:
         ax.set_ylabel("junction tree: build + calibrate (ms)")
         ax.set_yscale("log")
         ax.legend(fontsize=7)
-        _save_png(fig, out / "inference_by_treewidth.png")
+        save_png(fig, out / "inference_by_treewidth.png")
         made.append("inference_by_treewidth.png")
         plt.close(fig)
     fig, ax = plt.subplots(figsize=(6, 3.6))
@@ -178,7 +179,7 @@ def _plots(cells: list[dict], methods: list[str], out: Path) -> list[str]:
         ax.set_ylabel("gap (%)")
         ax.set_yscale("symlog", linthresh=0.1)
         ax.legend(fontsize=6)
-        _save_png(fig, out / "gap_over_time.png")
+        save_png(fig, out / "gap_over_time.png")
         made.append("gap_over_time.png")
     plt.close(fig)
     return made

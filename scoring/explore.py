@@ -31,8 +31,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-import multiprocessing as mp
-import sys
 import time
 
 import numpy as np
@@ -40,6 +38,7 @@ import numpy as np
 from scoring.cache import ParentSet, ScoreCache
 from scoring.data import Dataset
 from scoring.local_scores import PENALISED_LL_SCORES, Scorer
+from scoring.parallel import fork_map, shared
 from scoring.parent_sets import _fires, parent_cap
 
 #: Variables per block of the pairwise mutual-information product.
@@ -154,12 +153,8 @@ def drop_dominated(scores: dict[ParentSet, float]) -> dict[ParentSet, float]:
     return kept
 
 
-# Worker state for the fork pool (set before the pool starts; read-only in workers).
-_WORK: dict = {}
-
-
 def _explore_chunk(xs: list[int]) -> list[tuple[int, list[tuple[ParentSet, float]], int, bool]]:
-    w = _WORK
+    w = shared()
     scorer = Scorer(w["dataset"], w["score"], w["ess"])
     out = []
     for x in xs:
@@ -197,40 +192,18 @@ def explore_cache(dataset: Dataset, *, score: str = "bic", ess: float = 1.0, max
     del mi
     t_mi = time.monotonic() - t0
     rules = pruning and score in PENALISED_LL_SCORES
-    _WORK.update(dataset=dataset, score=score, ess=ess, cands=cands, max_parents=min(max_parents, n - 1),
+    state = dict(dataset=dataset, score=score, ess=ess, cands=cands, max_parents=min(max_parents, n - 1),
                  time_per_variable=time_per_variable, rules=rules, dominance=pruning)
     chunk = max(1, min(64, n // (8 * jobs) or 1))
     chunks = [list(range(i, min(n, i + chunk))) for i in range(0, n, chunk)]
-    if progress is None:
-        progress = sys.stderr.isatty()
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=n, desc="exploring parent sets", unit="var", file=sys.stderr, leave=False)
     families: list[dict[ParentSet, float]] = [{} for _ in range(n)]
     scored = exhausted = 0
-    try:
-        if jobs == 1:
-            results = map(_explore_chunk, chunks)
-            pool = None
-        else:
-            pool = mp.get_context("fork").Pool(jobs)
-            results = pool.imap_unordered(_explore_chunk, chunks)
-        for part in results:
-            for x, kept, n_scored, complete in part:
-                families[x] = dict(kept)
-                scored += n_scored
-                exhausted += complete
-            if bar is not None:
-                bar.update(len(part))
-        if pool is not None:
-            pool.close()
-            pool.join()
-    finally:
-        _WORK.clear()
-        if bar is not None:
-            bar.close()
+    for part in fork_map(_explore_chunk, chunks, state=state, jobs=jobs, total=n, desc="exploring parent sets",
+                         progress=progress, count=len):
+        for x, kept, n_scored, complete in part:
+            families[x] = dict(kept)
+            scored += n_scored
+            exhausted += complete
     cache = ScoreCache.from_mapping(dataset.names, families, arities=[int(a) for a in dataset.arities],
                                     meta={"score": score, "ess": ess if score == "bdeu" else None,
                                           "rows": dataset.n_rows})

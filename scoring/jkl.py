@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from scoring.cache import CacheError, ScoreCache
@@ -29,24 +30,35 @@ def sidecar_path(path: str | Path) -> Path:
     return Path(str(path) + ".names")
 
 
-def atomic_write_text(path: str | Path, text: str) -> None:
-    """Write via a temporary file in the same folder and rename: never a partial file."""
+@contextmanager
+def atomic_path(path: str | Path):
+    """Yield a temporary path beside ``path`` to write; on success it is renamed onto
+    ``path`` with the permissions open() would give, on failure removed: never a
+    partial file."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    os.close(fd)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        # mkstemp makes the file private (0600); give it the permissions open() would
+        yield tmp
+        # mkstemp makes the file private (0600)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (see ``atomic_path``)."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
+        fh.write(data)
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    """Write UTF-8 text with \\n line ends atomically (see ``atomic_path``)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def format_jkl(cache: ScoreCache) -> str:

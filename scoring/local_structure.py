@@ -37,8 +37,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import multiprocessing as mp
-import sys
 import time
 from functools import lru_cache
 
@@ -46,6 +44,7 @@ import numpy as np
 
 from scoring.cache import ScoreCache
 from scoring.mixed_data import CATEGORICAL, MixedData
+from scoring.parallel import fork_map, shared
 
 LOCAL_STRUCTURE_SCORES = ("pcart", "pcartp", "ft", "ftp")
 ALPHA = 0.5
@@ -249,11 +248,8 @@ def local_structure_score(data: MixedData, v: int, parents: tuple[int, ...], sco
     return g
 
 
-_WORK: dict = {}
-
-
 def _score_variable(v: int) -> tuple[int, dict, int, bool]:
-    w = _WORK
+    w = shared()
     data, n = w["data"], w["data"].n_variables
     others = [u for u in range(n) if u != v]
     scores: dict[tuple[int, ...], float] = {}
@@ -292,37 +288,15 @@ def build_local_structure_cache(data: MixedData, *, score: str = "pcart", max_pa
         raise ValueError("cannot score an empty data set")
     t0 = time.monotonic()
     n = data.n_variables
-    _WORK.update(data=data, score=score, max_parents=max_parents, max_splits=max_splits, max_bins=max_bins,
+    state = dict(data=data, score=score, max_parents=max_parents, max_splits=max_splits, max_bins=max_bins,
                  deadline=None if time_limit is None else t0 + time_limit)
-    if progress is None:
-        progress = sys.stderr.isatty()
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=n, desc=f"{score} local scores", unit="var", file=sys.stderr, leave=False)
     families: list[dict] = [{} for _ in range(n)]
     scored, complete = 0, True
-    pool = None
-    try:
-        if jobs == 1 or n == 1:
-            results = map(_score_variable, range(n))
-        else:
-            pool = mp.get_context("fork").Pool(jobs)
-            results = pool.imap_unordered(_score_variable, range(n))
-        for v, fam, k, done in results:
-            scored += k
-            complete &= done
-            families[v] = _drop_dominated(fam)[0] if done else drop_dominated(fam)
-            if bar is not None:
-                bar.update(1)
-        if pool is not None:
-            pool.close()
-            pool.join()
-    finally:
-        _WORK.clear()
-        if bar is not None:
-            bar.close()
+    for v, fam, k, done in fork_map(_score_variable, range(n), state=state, jobs=jobs, total=n,
+                                    desc=f"{score} local scores", progress=progress):
+        scored += k
+        complete &= done
+        families[v] = _drop_dominated(fam)[0] if done else drop_dominated(fam)
     cache = ScoreCache.from_mapping(data.names, families, arities=[data.arity(u) or None for u in range(n)],
                                     meta={"score": score, "rows": data.n_rows})
     stats = {"score": score, "rows": data.n_rows, "variables": n, "max_parents": max_parents,

@@ -20,16 +20,14 @@ from __future__ import annotations
 
 import gzip
 import math
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
 from scoring.data import DataError, Dataset
+from scoring.jkl import atomic_write_bytes
 
 
 class NetworkError(ValueError):
@@ -229,7 +227,7 @@ def write_bif(network: Network, path: str | Path) -> None:
             out.append(f"  ({', '.join(labels)}) " + ", ".join(repr(float(x)) for x in cpt[code]) + ";")
         out.append("}")
     data = ("\n".join(out) + "\n").encode("utf-8")
-    _atomic_write_bytes(path, gzip.compress(data, compresslevel=6) if path.suffix == ".gz" else data)
+    atomic_write_bytes(path, gzip.compress(data, compresslevel=6) if path.suffix == ".gz" else data)
 
 
 def write_csv(dataset: Dataset, path: str | Path) -> None:
@@ -242,18 +240,4 @@ def write_csv(dataset: Dataset, path: str | Path) -> None:
     cols = [labels[v][dataset.data[v]] for v in range(dataset.n_variables)]
     lines += [",".join(row) for row in zip(*cols)]
     data = ("\n".join(lines) + "\n").encode("utf-8")
-    _atomic_write_bytes(path, gzip.compress(data, compresslevel=1) if path.suffix == ".gz" else data)
-
-
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(path, gzip.compress(data, compresslevel=1) if path.suffix == ".gz" else data)

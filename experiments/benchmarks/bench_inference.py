@@ -18,7 +18,15 @@ from __future__ import annotations
 import argparse
 from concurrent.futures import ProcessPoolExecutor
 
-from experiments.benchmarks.common import DEBD, RESULTS, SHARED_DATA, machine, shared_bic_cache, write_result
+from experiments.benchmarks.common import (
+    DEBD,
+    RESULTS,
+    SHARED_DATA,
+    machine,
+    shared_bic_cache,
+    write_result,
+)
+from experiments.report import save_png
 
 SETS = ["zoo", "letter", "mushroom", "wdbc"]
 KS = [1, 2, 4, 6, 8, None]
@@ -67,9 +75,7 @@ def _plot(rows: list[dict], path) -> None:
         ax.set_xlabel("treewidth of the learned network (certificate)")
         ax.set_yscale("log")
         ax.legend(fontsize=7)
-    tmp = path.with_name(path.name + ".tmp.png")
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
-    tmp.replace(path)
+    save_png(fig, path)
     plt.close(fig)
 
 

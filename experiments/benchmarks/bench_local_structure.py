@@ -20,6 +20,7 @@ import time
 import numpy as np
 
 from experiments.benchmarks.common import RESULTS, SHARED_DATA, machine, write_result
+from experiments.report import save_png
 from experiments.stats import structural_hamming_distance
 
 SCORES = ["ftp", "pcartp"]
@@ -73,9 +74,7 @@ def _plot(rows: list[dict], path) -> None:
             ax.set_xscale("log", base=2)
             ax.set_xlabel("sample size")
             ax.legend(fontsize=7)
-    tmp = path.with_name(path.name + ".tmp.png")
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
-    tmp.replace(path)
+    save_png(fig, path)
     plt.close(fig)
 
 

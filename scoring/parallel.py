@@ -1,0 +1,55 @@
+"""Per-variable work on several processes: a fork pool whose workers read shared,
+read-only state (the data) inherited copy-on-write, with a progress bar and clean-up."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+_STATE: dict = {}
+
+
+def shared() -> dict:
+    """The state given to the running ``fork_map``, as a worker sees it."""
+    return _STATE
+
+
+def fork_map(fn: Callable[[Any], Any], items: Iterable, *, state: dict, jobs: int, total: int, desc: str,
+             progress: bool | None = None, count: Callable[[Any], int] = lambda _r: 1) -> Iterator:
+    """Yield ``fn(item)`` for every item, in completion order, on ``jobs`` forked
+    processes (in this process when ``jobs`` is 1). ``state`` is what ``shared()``
+    returns in the workers; ``count(result)`` advances the progress bar (default: when
+    stderr is a terminal) by that many of ``total``."""
+    items = list(items)
+    _STATE.clear()
+    _STATE.update(state)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=total, desc=desc, unit="var", file=sys.stderr, leave=False)
+    pool = None
+    try:
+        if jobs == 1 or len(items) <= 1:
+            results: Iterable = map(fn, items)
+        else:
+            pool = mp.get_context("fork").Pool(jobs)
+            results = pool.imap_unordered(fn, items)
+        for r in results:
+            yield r
+            if bar is not None:
+                bar.update(count(r))
+        if pool is not None:
+            pool.close()
+            pool.join()
+            pool = None
+    finally:
+        if pool is not None:
+            pool.terminate()
+        _STATE.clear()
+        if bar is not None:
+            bar.close()
