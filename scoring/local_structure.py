@@ -68,7 +68,13 @@ def continuous_leaf(values: np.ndarray) -> float:
     if n == 0:
         return 0.0
     mu = float(values.mean())
-    s = float(((values - mu) ** 2).sum())
+    return continuous_leaf_stats(n, mu, float(((values - mu) ** 2).sum()))
+
+
+def continuous_leaf_stats(n: float, mu: float, s: float) -> float:
+    """The same from the count, mean and sum of squared deviations of the values."""
+    if n == 0:
+        return 0.0
     t = n * A * (mu - MU_BAR) ** 2 / (n + A)
     return (-0.5 * n * math.log(math.pi) + 0.5 * NU * math.log(LAMBDA * NU) + 0.5 * math.log(A)
             - 0.5 * math.log(n + A) + math.lgamma((n + NU) / 2) - _LG_NU2
@@ -76,7 +82,10 @@ def continuous_leaf(values: np.ndarray) -> float:
 
 
 class _Family:
-    """The data of one family, in the forms the DPs need."""
+    """The data of one family, in the forms the DPs need: rows that agree on every
+    predictor (categorical value, finest dyadic cell) are merged into one *atom* holding
+    the response's counts (categorical) or count, mean and squared deviations
+    (continuous), so that a node costs O(atoms), not O(rows)."""
 
     def __init__(self, data: MixedData, v: int, parents: tuple[int, ...], max_splits: int):
         self.v = v
@@ -98,14 +107,30 @@ class _Family:
                     ((x - lo) / width * (1 << max_splits)).astype(np.int64), (1 << max_splits) - 1)
                 self.cols.append(cell)
         self.sizes = [data.arity(u) if c else 0 for u, c in zip(parents, self.cat)]
+        coords = np.array(self.cols, dtype=np.int64).reshape(len(parents), data.n_rows)
+        atoms, inverse = np.unique(coords, axis=1, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        self.n_atoms = atoms.shape[1]
+        self.cols = [atoms[i] for i in range(len(parents))]
+        if self.response_cat:
+            self.counts = np.bincount(inverse * self.r + self.y, minlength=self.n_atoms * self.r).reshape(
+                self.n_atoms, self.r)
+        else:
+            self.n_a = np.bincount(inverse, minlength=self.n_atoms).astype(np.float64)
+            self.mean_a = np.bincount(inverse, self.y, minlength=self.n_atoms) / self.n_a
+            self.m2_a = np.bincount(inverse, (self.y - self.mean_a[inverse]) ** 2, minlength=self.n_atoms)
         n_splits = sum((1 << (k - 1)) - 1 for k, c in zip(self.sizes, self.cat) if c) + sum(
             1 for c in self.cat if not c)
         self.log_gamma = -math.log(4 * max(1, n_splits))
 
-    def leaf(self, rows: np.ndarray) -> float:
+    def leaf(self, atoms: np.ndarray) -> float:
         if self.response_cat:
-            return categorical_leaf(np.bincount(self.y[rows], minlength=self.r))
-        return continuous_leaf(self.y[rows])
+            return categorical_leaf(self.counts[atoms].sum(axis=0))
+        n_a, mean_a = self.n_a[atoms], self.mean_a[atoms]
+        n = float(n_a.sum())
+        mu = float((n_a * mean_a).sum() / n)
+        # pooled squared deviations (Chan et al.): within atoms plus between them
+        return continuous_leaf_stats(n, mu, float(self.m2_a[atoms].sum() + (n_a * (mean_a - mu) ** 2).sum()))
 
 
 def _submask_partitions(mask: int):
@@ -131,6 +156,7 @@ def pcart_fit(data: MixedData, v: int, parents: tuple[int, ...], max_splits: int
     s = max_splits
 
     def best(node: tuple, rows: np.ndarray) -> tuple[float, int]:
+        """rows: the atoms in the node."""
         if rows.shape[0] == 0:  # an empty node is a leaf: prior only
             return fam.log_gamma, 1
         # drop categorical values that no data point of the node takes
@@ -165,7 +191,7 @@ def pcart_fit(data: MixedData, v: int, parents: tuple[int, ...], max_splits: int
         return result
 
     root = tuple((1 << k) - 1 if c else 0 for k, c in zip(fam.sizes, fam.cat))
-    return best(root, np.arange(data.n_rows))
+    return best(root, np.arange(fam.n_atoms))
 
 
 def log_tree_normaliser(sizes: tuple[int, ...], categorical: tuple[bool, ...], max_splits: int) -> float:
