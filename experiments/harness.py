@@ -61,7 +61,7 @@ def fold_rows(n_rows: int, folds: int, fold: int) -> tuple[np.ndarray, np.ndarra
 def prepare_caches(config: Config, work: Path, log) -> dict[tuple[str, int], dict]:
     """Score every (data, fold)'s training rows once; reuse caches already written."""
     from scoring.data import read_csv
-    from scoring.jkl import write_jkl
+    from scoring.jkl import atomic_write_text, write_jkl
     from scoring.parent_sets import build_cache
 
     out = {}
@@ -69,15 +69,16 @@ def prepare_caches(config: Config, work: Path, log) -> dict[tuple[str, int], dic
         ds = read_csv(path)
         for f in range(config.folds):
             cache_path = work / f"{name}.fold{f}.{config.score}.jkl"
+            stats_path = cache_path.with_name(cache_path.name + ".stats.json")
             train, test = fold_rows(ds.n_rows, config.folds, f)
-            if not cache_path.exists():
-                t0 = time.monotonic()
-                cache = build_cache(ds.subset_rows(train), score=config.score, max_parents=config.max_parents,
-                                    pruning=config.pruning, ess=config.ess, progress=False)[0]
+            if not cache_path.exists() or not stats_path.exists():
+                cache, stats = build_cache(ds.subset_rows(train), score=config.score, max_parents=config.max_parents,
+                                           pruning=config.pruning, ess=config.ess, progress=False)
                 write_jkl(cache, str(cache_path))
-                log(f"scored {name} fold {f}: {cache.n_parent_sets():,} parent sets in {time.monotonic() - t0:.1f} s")
+                atomic_write_text(stats_path, json.dumps(stats))  # after the cache: its presence means both
+                log(f"scored {name} fold {f}: {cache.n_parent_sets():,} parent sets in {stats['seconds']:.1f} s")
             out[name, f] = {"cache": str(cache_path), "data": str(path), "train_rows": train.tolist(),
-                            "test_rows": test.tolist()}
+                            "test_rows": test.tolist(), "stats": json.loads(stats_path.read_text(encoding="utf-8"))}
     return out
 
 
@@ -88,7 +89,7 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path) -> dict:
                if not Path(p).exists()]
     if missing:  # a remote worker without the shared file system
         return {"status": "failed", "wall_time": 0.0, "error": f"not visible on this worker: {', '.join(missing)}"}
-    spec = {**prepared[cell.data, cell.fold], "treewidth": cell.treewidth, "method": m["method"],
+    spec = {**{k: v for k, v in prepared[cell.data, cell.fold].items() if k != "stats"}, "treewidth": cell.treewidth, "method": m["method"],
             "solver": m["solver"], "warm_start": m["warm_start"], "time_limit": config.time_limit, "seed": cell.seed,
             "ess": config.ess, "memory_limit_mb": config.memory_limit_mb,
             "inference": config.inference}
@@ -195,6 +196,8 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
         work = store_path.parent / (store_path.stem + ".work")
         work.mkdir(exist_ok=True)
         prepared = prepare_caches(config, work, log)
+        for (name, fold), p in prepared.items():
+            store.record_cache(name, fold, p["stats"])
         run_id = store.start_run(config.name, config.path.read_text(encoding="utf-8"))
         where = f"{jobs} at a time" if client is None else f"on dask ({scheduler or f'local cluster, {jobs} workers'})"
         log(f"{len(cells)} cells to run ({len(done)} already in {store_path}), {where}")

@@ -185,6 +185,45 @@ def _plots(cells: list[dict], methods: list[str], out: Path) -> list[str]:
     return made
 
 
+def candidate_lines(cells: list[dict]) -> list[str]:
+    """Candidate-solution statistics of the anytime heuristics (Tables 2, 3 and 7 of
+    Scanagatta et al. 2016): networks tried, their median and best score."""
+    groups = defaultdict(list)
+    for c in cells:
+        st = (json.loads(c["result"]) if c.get("result") else {}).get("stats") or {}
+        if st.get("iterations") is not None and st.get("median_score") is not None:
+            groups[c["data"], c["treewidth"] if c["treewidth"] is not None else 10**9, c["method"]].append(st)
+    if not groups:
+        return []
+    out = ["", "## Candidate solutions of the anytime methods (Tables 2, 3, 7 layout)", "",
+           "| data | k | method | cells | mean candidates | mean median score | mean best score |",
+           "|---|---|---|---|---|---|---|"]
+    for (d, k, m), sts in sorted(groups.items()):
+        out.append(f"| {d} | {_k(None if k == 10**9 else k)} | {m} | {len(sts)} | "
+                   f"{_fmt(_mean([s['iterations'] for s in sts]), ',.0f')} | "
+                   f"{_fmt(_mean([s['median_score'] for s in sts]))} | {_fmt(_mean([s['max_score'] for s in sts]))} |")
+    return out
+
+
+def pruning_lines(caches: list[dict]) -> list[str]:
+    """What scoring kept and what each rule skipped, per (data, fold) (the layout of
+    Tables 2–4 of the entropy-pruning paper)."""
+    if not caches:
+        return []
+    out = ["", "## Scoring and pruning of each cache", "",
+           "| data | fold | score | n | rows | in-degree | possible | scored | kept | rule 2 | rule 3 | rule 4 | rule 5 "
+           "| rule 6 | supersets of pruned | dominated removed | seconds |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for c in caches:
+        pr = c.get("pruned_unscored") or {}
+        out.append(f"| {c['data']} | {c['fold']} | {c.get('score', '—')} | {c.get('variables', '—')} | {c.get('rows', '—')} | "
+                   f"{c.get('max_parents', '—')} | {c.get('space', 0):,} | {c.get('scored', 0):,} | {c.get('kept', 0):,} | "
+                   + " | ".join(f"{pr.get(k, 0):,}" for k in ("rule2", "rule3", "rule4", "rule5", "rule6",
+                                                             "superset_of_pruned"))
+                   + f" | {c.get('dominated_removed', 0):,} | {_fmt(c.get('seconds'), '.2f')} |")
+    return out
+
+
 def write_report(store_path: str | Path, out_dir: str | Path) -> list[Path]:
     store_path, out = Path(store_path), Path(out_dir)
     if not store_path.exists():
@@ -193,6 +232,7 @@ def write_report(store_path: str | Path, out_dir: str | Path) -> list[Path]:
     store = Store(store_path)
     try:
         cells = store.cells()
+        caches = store.caches()
     finally:
         store.close()
     if not cells:
@@ -236,6 +276,7 @@ def write_report(store_path: str | Path, out_dir: str | Path) -> list[Path]:
     lines += ["", "## Wins of the row method over the column method (sign test; bold: p < 0.05)", "",
               "| | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
     lines += ["| " + " | ".join(r) + " |" for r in wins_table(cells, methods)]
+    lines += candidate_lines(cells) + pruning_lines(caches)
     inf = defaultdict(list)
     for c in cells:
         if c.get("max_clique") is not None:

@@ -1,6 +1,7 @@
 """The experiment store: one SQLite file in WAL mode.
 
-Tables: ``runs`` (each invocation: config text, environment, start time) and ``cells``
+Tables: ``runs`` (each invocation: config text, environment, start time), ``caches``
+(the scoring and pruning statistics of each (data, fold)'s cache) and ``cells``
 (one row per finished cell, keyed by the cell's key, so a cell can never be stored
 twice). A cell's row — status, score, bound, gap, width, time, held-out log-likelihood,
 exact-inference times when asked for, the result JSON and its trajectory — is written in one transaction when the cell ends,
@@ -24,6 +25,12 @@ CREATE TABLE IF NOT EXISTS runs (
     config TEXT NOT NULL,
     environment TEXT NOT NULL,
     started REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS caches (
+    data TEXT NOT NULL,
+    fold INTEGER NOT NULL,
+    stats TEXT NOT NULL,
+    PRIMARY KEY (data, fold)
 );
 CREATE TABLE IF NOT EXISTS cells (
     key TEXT PRIMARY KEY,
@@ -104,6 +111,16 @@ class Store:
                  None if row.get("trajectory") is None else json.dumps(row["trajectory"]), time.time(),
                  row.get("junction_tree_s"), row.get("max_clique"), row.get("ve_query_s"),
                  row.get("table_entries")))
+
+    def record_cache(self, data: str, fold: int, stats: dict) -> None:
+        """The scoring and pruning statistics of one (data, fold)'s cache."""
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO caches (data, fold, stats) VALUES (?, ?, ?)",
+                            (data, fold, json.dumps(stats)))
+
+    def caches(self) -> list[dict]:
+        return [{"data": d, "fold": f, **json.loads(s)}
+                for d, f, s in self.db.execute("SELECT data, fold, stats FROM caches ORDER BY data, fold")]
 
     def cells(self) -> list[dict]:
         cur = self.db.execute("SELECT * FROM cells ORDER BY data, fold, treewidth, method, seed")

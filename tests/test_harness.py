@@ -64,6 +64,17 @@ def test_quick_grid_end_to_end(tmp_path, capsys):
     with sqlite3.connect(store) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+    # each fold's scoring statistics are stored, and match the cache the cells used
+    from experiments.store import Store
+    from scoring.jkl import read_jkl
+
+    st = Store(store)
+    caches = st.caches()
+    st.close()
+    assert [(c["data"], c["fold"]) for c in caches] == [("chain", 0), ("chain", 1)]
+    for c in caches:
+        jkl = read_jkl(tmp_path / "s.work" / f"chain.fold{c['fold']}.bic.jkl")
+        assert c["kept"] == jkl.n_parent_sets() <= c["scored"] and c["rows"] in (50, 51)
     # a second run without --resume refuses; with it there is nothing left to do
     assert main(["experiment", str(cfg), "--store", str(store)]) == 1
     assert "--resume" in capsys.readouterr().err

@@ -42,6 +42,15 @@ def test_report_tables_and_figures(tmp_path):
         store.record(run, Cell("d", 0, 2, "A", seed), _row(a, ll=-30.0,
                                                             traj=[{"time": 0.5, "incumbent": a, "bound": a + 5}]))
         store.record(run, Cell("d", 0, 2, "B", seed), _row(b, ll=-40.0))
+    # A is an anytime heuristic: 10 and 30 candidates, medians −130 and −250
+    store.db.execute("UPDATE cells SET result = ? WHERE method = 'A' AND seed = 0",
+                     ('{"stats": {"iterations": 10, "median_score": -130.0, "max_score": -110.0}}',))
+    store.db.execute("UPDATE cells SET result = ? WHERE method = 'A' AND seed = 1",
+                     ('{"stats": {"iterations": 30, "median_score": -250.0, "max_score": -210.0}}',))
+    store.db.commit()
+    store.record_cache("d", 0, {"score": "bic", "variables": 5, "rows": 50, "max_parents": 2, "space": 55,
+                                "scored": 40, "kept": 12, "pruned_unscored": {"rule2": 7, "rule4": 3, "rule5": 5},
+                                "dominated_removed": 28, "seconds": 0.25})
     store.close()
     out = tmp_path / "rep"
     assert main(["report", str(tmp_path / "s.sqlite"), "-o", str(out)]) == 0
@@ -56,6 +65,8 @@ def test_report_tables_and_figures(tmp_path):
     # A beats B on seed 0 and loses on seed 1; the unbounded cells are other instances
     assert "| A | — | 1 (p=1.000) | 0 (p=1.000) |" in md
     assert "| B | 1 (p=1.000) | — | 0 (p=1.000) |" in md
+    assert "| d | 2 | A | 2 | 20 | -190.00 | -160.00 |" in md  # means of the two cells' statistics
+    assert "| d | 0 | bic | 5 | 50 | 2 | 55 | 40 | 12 | 7 | 0 | 3 | 5 | 0 | 0 | 28 | 0.25 |" in md
     for png in ("score_by_treewidth.png", "loglik_by_treewidth.png", "gap_over_time.png"):
         assert (out / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with open(out / "cells.csv") as fh:
