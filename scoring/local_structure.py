@@ -107,11 +107,19 @@ class _Family:
                     ((x - lo) / width * (1 << max_splits)).astype(np.int64), (1 << max_splits) - 1)
                 self.cols.append(cell)
         self.sizes = [data.arity(u) if c else 0 for u, c in zip(parents, self.cat)]
-        coords = np.array(self.cols, dtype=np.int64).reshape(len(parents), data.n_rows)
-        atoms, inverse = np.unique(coords, axis=1, return_inverse=True)
+        # one mixed-radix code per row (1-D unique is far cheaper than unique over columns)
+        radix = [k if c else 1 << max_splits for k, c in zip(self.sizes, self.cat)]
+        code = np.zeros(data.n_rows, dtype=np.int64)
+        for col, k in zip(self.cols, radix):
+            code = code * k + col
+        uniq, inverse = np.unique(code, return_inverse=True)
         inverse = inverse.reshape(-1)
-        self.n_atoms = atoms.shape[1]
-        self.cols = [atoms[i] for i in range(len(parents))]
+        self.n_atoms = uniq.shape[0]
+        self.cols = []
+        for k in reversed(radix):
+            self.cols.append(uniq % k)
+            uniq = uniq // k
+        self.cols.reverse()
         if self.response_cat:
             self.counts = np.bincount(inverse * self.r + self.y, minlength=self.n_atoms * self.r).reshape(
                 self.n_atoms, self.r)
@@ -147,11 +155,31 @@ def _submask_partitions(mask: int):
         sub = (sub - 1) & rest
 
 
-def pcart_fit(data: MixedData, v: int, parents: tuple[int, ...], max_splits: int = DEFAULT_MAX_SPLITS
-              ) -> tuple[float, int]:
+def pcart_fit(data: MixedData, v: int, parents: tuple[int, ...], max_splits: int = DEFAULT_MAX_SPLITS,
+              *, compiled: bool | None = None) -> tuple[float, int]:
     """max_T [l(T)·ln γ + ln ℓ(T)] over PCART trees of X_v on ``parents`` (the DP of
-    Sec. 4.1), and the number of leaves of an optimal tree."""
+    Sec. 4.1), and the number of leaves of an optimal tree. ``compiled``: the numba
+    kernel (``scoring.pcart_kernel``; default where its dense memo fits) or the Python
+    recursion (any size)."""
+    from scoring import pcart_kernel as kern
+
     fam = _Family(data, v, parents, max_splits)
+    if compiled is None:
+        compiled = kern.fits(fam.sizes, fam.cat, max_splits)
+    if compiled:
+        widths = kern.field_widths(fam.sizes, fam.cat, max_splits)
+        offsets = np.concatenate([[0], np.cumsum(widths)[:-1]]).astype(np.int64)
+        root = sum(((1 << k) - 1 if c else 0) << int(o) for k, c, o in zip(fam.sizes, fam.cat, offsets))
+        p = len(parents)
+        atoms = np.array(fam.cols, dtype=np.int64).reshape(p, fam.n_atoms)
+        max_children = sum((1 << (k - 1)) - 1 if c else 1 for k, c in zip(fam.sizes, fam.cat)) + 1
+        z1, z2 = np.zeros((1, 1), dtype=np.int64), np.zeros(1)
+        best, leaves = kern.pcart_dp(
+            atoms, np.array(fam.cat, dtype=np.bool_), offsets, np.array(widths, dtype=np.int64), max_splits, root,
+            fam.counts if fam.response_cat else z1, z2 if fam.response_cat else fam.n_a,
+            z2 if fam.response_cat else fam.mean_a, z2 if fam.response_cat else fam.m2_a, fam.response_cat,
+            fam.log_gamma, ALPHA, np.array([NU, LAMBDA, MU_BAR, A]), max_children)
+        return float(best), int(leaves)
     memo: dict[tuple, tuple[float, int]] = {}
     s = max_splits
 

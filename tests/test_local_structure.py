@@ -108,8 +108,9 @@ def test_dp_equals_brute_force_over_all_trees(rows, seed, k, s, response, which)
     parents = {"cat": (1,), "cont": (2,), "both": (1, 2)}[which]
     best, log_z, count = _brute(data, 0, parents, s)
     assert count > 1
-    fit, _ = pcart_fit(data, 0, parents, s)
-    assert fit == pytest.approx(best, rel=1e-10, abs=1e-9)
+    for compiled in (True, False):  # the numba kernel and the Python recursion
+        fit, _ = pcart_fit(data, 0, parents, s, compiled=compiled)
+        assert fit == pytest.approx(best, rel=1e-10, abs=1e-9)
     sizes = tuple(data.arity(u) for u in parents)
     cats = tuple(data.kinds[u] == "categorical" for u in parents)
     assert log_tree_normaliser(sizes, cats, s) == pytest.approx(log_z, rel=1e-12)

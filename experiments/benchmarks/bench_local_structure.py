@@ -8,7 +8,7 @@ for n ≤ 20, else the cluster-cut ILP), and measure the structural Hamming dist
 the true DAG (missing + extra + reversed arcs, each pair counted once). All variables of
 these networks are categorical, so PCART's splits here are partitions of value sets.
 
-Run: ``python -m experiments.benchmarks.bench_local_structure [--networks sachs child insurance] [--max-i 5]``
+Run: ``python -m experiments.benchmarks.bench_local_structure [--networks sachs alarm] [--max-i 5]``
 Writes ``results/local-structure.md`` and ``results/local-structure.png``.
 """
 
@@ -80,7 +80,7 @@ def _plot(rows: list[dict], path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--networks", nargs="*", default=["sachs", "child", "insurance"])
+    ap.add_argument("--networks", nargs="*", default=["sachs", "child", "insurance", "alarm", "water"])
     ap.add_argument("--max-i", type=int, default=5, help="sample sizes 50·2^i for i = 0..max-i (default 5)")
     ap.add_argument("--max-parents", type=int, default=2)
     args = ap.parse_args()
