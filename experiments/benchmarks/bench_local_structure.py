@@ -9,7 +9,7 @@ the true DAG (missing + extra + reversed arcs, each pair counted once). All vari
 these networks are categorical, so PCART's splits here are partitions of value sets.
 
 Run: ``python -m experiments.benchmarks.bench_local_structure [--networks sachs alarm] [--max-i 5]``
-Writes ``results/local-structure.md`` and ``results/local-structure.png``.
+Writes ``results/local-structure-dD.md`` and ``.png`` (D = ``--max-parents``).
 """
 
 from __future__ import annotations
@@ -100,10 +100,11 @@ def main() -> None:
         lines.append(f"| {r['network']} | {r['n']} | {r['true_arcs']} | {r['rows']} | {r['score'].upper()} | {r['shd']} | "
                      f"{r['arcs']} | {r['phase1_s']:.1f} | {r['phase2_s']:.1f} | {r['status']} | "
                      f"{'yes' if r['valid'] else 'NO'} |")
-    text = "\n".join(lines) + "\n\n![local-structure](local-structure.png)\n"
+    stem = f"local-structure-d{args.max_parents}"
+    text = "\n".join(lines) + f"\n\n![{stem}]({stem}.png)\n"
     print(text)
-    print("wrote", write_result("local-structure.md", text))
-    _plot(rows, RESULTS / "local-structure.png")
+    print("wrote", write_result(f"{stem}.md", text))
+    _plot(rows, RESULTS / f"{stem}.png")
 
 
 if __name__ == "__main__":
