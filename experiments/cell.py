@@ -32,7 +32,8 @@ def run(spec: dict) -> dict:
     if errors:  # never store an uncertified network as a result
         raise RuntimeError("result failed verification: " + "; ".join(errors))
     out = {"result": result, "wall_time": round(time.monotonic() - t0, 4), "test_loglik": None, "test_rows": None}
-    if sol.parents is not None and (spec.get("test_rows") or spec.get("inference")):
+    # held-out likelihood and inference need discrete CPTs; local-structure caches skip them
+    if sol.parents is not None and spec.get("discrete", True) and (spec.get("test_rows") or spec.get("inference")):
         import numpy as np
 
         from scoring.data import read_csv

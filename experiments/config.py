@@ -6,7 +6,13 @@ folds, seeds and budgets; ``expand`` turns it into cells, one per
 which cells are done.
 
     name = "quick"
-    score = "bic"              # bic | bdeu | aic
+    score = "bic"              # bic | bdeu | aic; pcart | pcartp | ft | ftp (local structure,
+                               # continuous columns allowed; no held-out likelihood or inference)
+    max_splits = 3             # pcart: dyadic splits per continuous predictor
+    max_bins = 7               # ft: most quantile bins per continuous predictor
+    approximate = false        # bic/aic/bdeu: approximate exploration for large n, with
+    candidates = 30            #   these candidate parents per variable
+    time_per_variable = 0.5    #   and this many seconds per variable
     max_parents = 2
     pruning = "all"
     folds = 1                  # 1: learn on all rows; k ≥ 2: k-fold cross-validation
@@ -39,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from scoring.local_scores import SCORES
+from scoring.local_structure import LOCAL_STRUCTURE_SCORES
 from scoring.parent_sets import PRUNING_MODES
 
 METHOD_NAMES = ("dp", "milp", "cuts", "cp", "kg", "kastar", "s2", "s2plus")
@@ -80,6 +87,11 @@ class Config:
     kill_margin: float
     raw: dict
     inference: bool = False
+    max_splits: int = 3
+    max_bins: int = 7
+    approximate: bool = False
+    candidates: int = 30
+    time_per_variable: float = 0.5
 
 
 def load_config(path: str | Path) -> Config:
@@ -106,8 +118,19 @@ def load_config(path: str | Path) -> Config:
             raise ConfigError(f"{path}: data file {p} does not exist")
         data[str(d["name"])] = p
     score = get("score", "bic", str)
-    if score not in SCORES:
-        raise ConfigError(f"{path}: score must be one of {', '.join(SCORES)}")
+    if score not in (*SCORES, *LOCAL_STRUCTURE_SCORES):
+        raise ConfigError(f"{path}: score must be one of {', '.join((*SCORES, *LOCAL_STRUCTURE_SCORES))}")
+    local = score in LOCAL_STRUCTURE_SCORES
+    approximate = get("approximate", False, bool)
+    if local and approximate:
+        raise ConfigError(f"{path}: approximate exploration is for bic, aic and bdeu")
+    if local and get("inference", False, bool):
+        raise ConfigError(f"{path}: inference timing needs discrete CPTs; not with score {score!r}")
+    extra = {"max_splits": get("max_splits", 3, int), "max_bins": get("max_bins", 7, int),
+             "approximate": approximate, "candidates": get("candidates", 30, int),
+             "time_per_variable": float(get("time_per_variable", 0.5))}
+    if extra["max_splits"] < 1 or extra["max_bins"] < 2 or extra["candidates"] < 1 or not extra["time_per_variable"] > 0:
+        raise ConfigError(f"{path}: need max_splits >= 1, max_bins >= 2, candidates >= 1, time_per_variable > 0")
     pruning = get("pruning", "all", str)
     if pruning not in PRUNING_MODES:
         raise ConfigError(f"{path}: pruning must be one of {', '.join(PRUNING_MODES)}")
@@ -148,7 +171,7 @@ def load_config(path: str | Path) -> Config:
         pruning=pruning, ess=float(get("ess", 1.0)), folds=folds, seeds=tuple(get("seeds", [0], list)),
         treewidths=tuple(tws), methods=methods, time_limit=time_limit,
         memory_limit_mb=get("memory_limit_mb", 4000, int), kill_margin=float(get("kill_margin", 60.0)), raw=raw,
-        inference=get("inference", False, bool))
+        inference=get("inference", False, bool), **extra)
 
 
 def expand(config: Config) -> list[Cell]:

@@ -33,6 +33,7 @@ import numpy as np
 
 from experiments.config import Cell, Config, expand
 from experiments.store import Store
+from scoring.local_structure import LOCAL_STRUCTURE_SCORES
 
 EXECUTORS = ("local", "dask")
 #: How long to keep trying to reach a Dask scheduler before giving up.
@@ -58,22 +59,39 @@ def fold_rows(n_rows: int, folds: int, fold: int) -> tuple[np.ndarray, np.ndarra
     return train, test
 
 
+def _score(config: Config, train):
+    """The cache of one fold's training rows, by the config's score and exploration."""
+    from scoring.explore import explore_cache
+    from scoring.local_structure import LOCAL_STRUCTURE_SCORES, build_local_structure_cache
+    from scoring.parent_sets import build_cache
+
+    if config.score in LOCAL_STRUCTURE_SCORES:
+        return build_local_structure_cache(train, score=config.score, max_parents=config.max_parents,
+                                           max_splits=config.max_splits, max_bins=config.max_bins, progress=False)
+    if config.approximate:
+        return explore_cache(train, score=config.score, ess=config.ess, max_parents=config.max_parents,
+                             candidates=config.candidates, time_per_variable=config.time_per_variable,
+                             pruning=config.pruning != "none", progress=False)
+    return build_cache(train, score=config.score, max_parents=config.max_parents, pruning=config.pruning,
+                       ess=config.ess, progress=False)
+
+
 def prepare_caches(config: Config, work: Path, log) -> dict[tuple[str, int], dict]:
     """Score every (data, fold)'s training rows once; reuse caches already written."""
     from scoring.data import read_csv
     from scoring.jkl import atomic_write_text, write_jkl
-    from scoring.parent_sets import build_cache
+    from scoring.local_structure import LOCAL_STRUCTURE_SCORES
+    from scoring.mixed_data import read_mixed_csv
 
     out = {}
     for name, path in config.data.items():
-        ds = read_csv(path)
+        ds = read_mixed_csv(path) if config.score in LOCAL_STRUCTURE_SCORES else read_csv(path)
         for f in range(config.folds):
             cache_path = work / f"{name}.fold{f}.{config.score}.jkl"
             stats_path = cache_path.with_name(cache_path.name + ".stats.json")
             train, test = fold_rows(ds.n_rows, config.folds, f)
             if not cache_path.exists() or not stats_path.exists():
-                cache, stats = build_cache(ds.subset_rows(train), score=config.score, max_parents=config.max_parents,
-                                           pruning=config.pruning, ess=config.ess, progress=False)
+                cache, stats = _score(config, ds.subset_rows(train))
                 write_jkl(cache, str(cache_path))
                 atomic_write_text(stats_path, json.dumps(stats))  # after the cache: its presence means both
                 log(f"scored {name} fold {f}: {cache.n_parent_sets():,} parent sets in {stats['seconds']:.1f} s")
@@ -89,7 +107,8 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path) -> dict:
                if not Path(p).exists()]
     if missing:  # a remote worker without the shared file system
         return {"status": "failed", "wall_time": 0.0, "error": f"not visible on this worker: {', '.join(missing)}"}
-    spec = {**{k: v for k, v in prepared[cell.data, cell.fold].items() if k != "stats"}, "treewidth": cell.treewidth, "method": m["method"],
+    spec = {**{k: v for k, v in prepared[cell.data, cell.fold].items() if k != "stats"},
+            "discrete": config.score not in LOCAL_STRUCTURE_SCORES, "treewidth": cell.treewidth, "method": m["method"],
             "solver": m["solver"], "warm_start": m["warm_start"], "time_limit": config.time_limit, "seed": cell.seed,
             "ess": config.ess, "memory_limit_mb": config.memory_limit_mb,
             "inference": config.inference}

@@ -216,3 +216,38 @@ def test_quick_machado_configs_run_and_report(tmp_path, name, cells):
     if "heldout" in name:  # 2 folds: held-out likelihood and inference timing on every network
         assert all(r[3] is not None and r[3] < 0 for r in rows)
         assert "## Exact inference" in text
+
+
+def test_local_structure_and_approximate_scores_in_a_grid(tmp_path):
+    """A config may score with PCARTp on mixed data (no held-out likelihood then) or
+    explore parent sets approximately; every cell learns a verified network either way."""
+    rng = np.random.default_rng(8)
+    z = rng.integers(0, 3, 120)
+    x = np.round(rng.normal(size=120) + z, 3)
+    w = np.where(x > 1, rng.integers(0, 2, 120), 1)
+    p = tmp_path / "mixed.csv"
+    p.write_text("X,Z,W\n" + "".join(f"{a},{b},{c}\n" for a, b, c in zip(x, z, w)))
+    for name, extra in (("ls", 'score = "pcartp"\nmax_splits = 2\n'), ("ap", 'approximate = true\ncandidates = 2\n')):
+        data = p if name == "ls" else _data(tmp_path)
+        cfg = tmp_path / f"{name}.toml"
+        cfg.write_text(f'name = "{name}"\n{extra}max_parents = 2\nfolds = 2\nseeds = [0]\ntreewidths = [1, 2]\n'
+                       f'time_limit = 3\n[[data]]\nname = "d"\npath = "{data}"\n[[methods]]\nname = "dp"\n'
+                       '[[methods]]\nname = "kg"\n')
+        store = tmp_path / f"{name}.sqlite"
+        assert main(["experiment", str(cfg), "--store", str(store), "-q"]) == 0
+        rows = _rows(store)
+        assert len(rows) == 2 * 2 * 2 and all(r[1] in ("optimal", "feasible") for r in rows)
+        if name == "ls":
+            assert all(r[3] is None for r in rows)  # held-out likelihood needs discrete CPTs
+        else:
+            assert all(r[3] < 0 for r in rows)
+            from experiments.store import Store
+
+            st = Store(store)
+            assert all(c["approximate"] and c["candidates"] == 2 for c in st.caches())
+            st.close()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(f'score = "ftp"\ninference = true\ntreewidths = [1]\n[[data]]\nname = "d"\npath = "{p}"\n'
+                   '[[methods]]\nname = "kg"\n')
+    with pytest.raises(ConfigError, match="inference"):
+        load_config(bad)
