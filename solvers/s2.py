@@ -153,8 +153,10 @@ def _build(first, moves) -> Adjacency:
     return adj
 
 
-def _phase2(problem: Problem, adj: Adjacency, phase2: str):
-    """(parents, score, certificate order) of the best DAG inside the k-tree, or None."""
+def _phase2(problem: Problem, adj: Adjacency, phase2: str, deadline: float | None = None):
+    """(parents, score, certificate order, proven) of the best DAG inside the k-tree, or
+    None. With a ``deadline`` the cluster-cut ILP stops there and its incumbent (a valid
+    network inside the k-tree, not proven best) is returned with proven = False."""
     if phase2 == "auto":
         phase2 = "dp" if problem.treewidth <= AUTO_DP_MAX_K else "cuts"
     if phase2 == "dp":
@@ -162,13 +164,14 @@ def _phase2(problem: Problem, adj: Adjacency, phase2: str):
             parents, score, order = best_dag_in_graph(problem.candidates, adj)
         except ValueError:
             return None
-        return parents, score, order
+        return parents, score, order, True
     from solvers.cuts import solve_cuts
 
-    sol = solve_cuts(problem, within=adj)
-    if sol.parents is None or sol.status != "optimal":
+    limit = None if deadline is None else max(0.5, deadline - time.monotonic())
+    sol = solve_cuts(problem, within=adj, time_limit=limit)
+    if sol.parents is None:
         return None
-    return sol.parents, sol.score, sol.elimination_order
+    return sol.parents, sol.score, sol.elimination_order, sol.status == "optimal"
 
 
 def solve_s2(
@@ -208,6 +211,7 @@ def solve_s2(
     run = Anytime(limit, max_iterations, t0)
     sampled = 0
     proven = 0
+    unproven = 0  # phase 2 stopped by the deadline before proving its network best
     best_is = None
     strength = w.sum(axis=1)
     while run.next_try():
@@ -228,10 +232,11 @@ def solve_s2(
             if best_is is None or score_is > best_is:
                 best_is = score_is
         if accepted:
-            got = _phase2(problem, adj, phase2)
+            got = _phase2(problem, adj, phase2, run.deadline)
             if got is not None:
                 run.offer(got[1], got[0], got[2])
-    extra = {"sampled_k_trees": sampled, "phase2": phase2}
+                unproven += not got[3]
+    extra = {"sampled_k_trees": sampled, "phase2": phase2, "phase2_unproven": unproven}
     if plus:
         extra["k_trees_proven_best"] = proven
     return run.solution(problem, extra, **info)

@@ -91,3 +91,22 @@ def test_phase2_engines_agree():
         assert (a is None) == (b is None)
         if a is not None:
             assert a[1] == pytest.approx(b[1], abs=1e-6)
+
+
+def test_s2_keeps_its_time_limit_when_phase2_is_the_ilp():
+    """Phase 2 by the cluster-cut ILP gets the time left, so a short budget is kept
+    (within start-up and the last ILP's wind-down), and its networks still verify."""
+    import time
+
+    from formulations.verify import verify_result
+    from scoring.networks import random_network, sample
+    from scoring.parent_sets import build_cache
+
+    ds = sample(random_network(40, seed=3), 400, seed=4)
+    cache, _ = build_cache(ds, score="bic", max_parents=3, progress=False)
+    problem = Problem(cache, 5)
+    t0 = time.monotonic()
+    sol = solve_s2(problem, time_limit=1.0, seed=0, phase2="cuts")
+    assert time.monotonic() - t0 < 6.0
+    assert sol.parents is not None and verify_result(cache, sol.to_json(problem), 5) == []
+    assert sol.stats["phase2_unproven"] <= sol.stats["iterations"]
