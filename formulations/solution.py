@@ -90,8 +90,11 @@ def certificate_order(n: int, parents: Sequence[ParentSet], k: int | None, hint:
     """
     adj = moral_graph(parents)
     best = None
-    tries = ([list(hint)] if hint is not None else []) + [min_fill_order(adj), min_degree_order(adj)]
-    for order in tries:
+    # lazily: the greedy orders cost O(n²) and more, and a solver's hint usually suffices
+    tries = ([lambda: list(hint)] if hint is not None else []) + [lambda: min_fill_order(adj),
+                                                                  lambda: min_degree_order(adj)]
+    for make in tries:
+        order = make()
         w = elimination_width(adj, order)
         if best is None or w < best[1]:
             best = (order, w)

@@ -112,3 +112,22 @@ def test_check_command_exit_codes(tmp_path, capsys):
     out = capsys.readouterr().out.strip().splitlines()
     assert out[0].endswith("valid (optimal, score %r, width %d)" % (GOOD["score"], GOOD["width"]))
     assert all(line.startswith(str(bad)) for line in out[1:]) and len(out) >= 2
+
+
+def test_certificate_tries_the_hint_before_the_greedy_orders(monkeypatch):
+    """A valid hint is used without computing min-fill or min-degree, which are O(n²) and
+    took minutes at n = 10,000; without a hint they are still the fallback."""
+    import formulations.solution as solution
+
+    def boom(_adj):
+        raise AssertionError("greedy order computed although the hint suffices")
+
+    parents = [()] + [(v - 1,) for v in range(1, 50)]  # a chain: treewidth 1
+    hint = list(range(49, -1, -1))
+    monkeypatch.setattr(solution, "min_fill_order", boom)
+    monkeypatch.setattr(solution, "min_degree_order", boom)
+    order, width = solution.certificate_order(50, parents, 1, hint)
+    assert order == hint and width == 1
+    monkeypatch.undo()
+    order, width = solution.certificate_order(50, parents, 1, None)
+    assert width == 1 and sorted(order) == list(range(50))

@@ -65,9 +65,11 @@ def score_one(name: str, tpv: float, out: str) -> None:
                                  progress=False)
     write_jkl(cache, out)
     best = sum(float(cache.scores[v][0]) for v in range(cache.n_variables))
-    print(json.dumps({"n": ds.n_variables, "data_s": t_data, "score_s": stats["seconds"], "mi_s": stats["mi_seconds"],
+    line = json.dumps({"n": ds.n_variables, "data_s": t_data, "score_s": stats["seconds"], "mi_s": stats["mi_seconds"],
                       "scored": stats["scored"], "kept": stats["kept"], "peak_gb": _peak_gb(), "reference": best,
-                      "explored_to_end": stats["variables_explored_to_the_end"]}))
+                      "explored_to_end": stats["variables_explored_to_the_end"]})
+    Path(out + ".bench.json").write_text(line + "\n", encoding="utf-8")
+    print(line)
 
 
 def solve_cell(args: tuple) -> dict:
@@ -95,6 +97,7 @@ def main() -> None:
                     help="seconds per k-G / S2 run, one per set or one for all (default 600)")
     ap.add_argument("--tpv", type=float, nargs="*", default=None,
                     help="seconds per variable of exploration, one per set (default 0.25, or 0.1 for n ≥ 5,000)")
+    ap.add_argument("--reuse", action="store_true", help="reuse a cache scored by an earlier run (and its figures)")
     ap.add_argument("--score-only", nargs=3, metavar=("NAME", "TPV", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.score_only:
@@ -118,13 +121,18 @@ def main() -> None:
             tpv = 0.1 if name.startswith("syn") and int(name[3:]) >= 5000 else 0.25
         out = WORK / f"{name}.jkl"
         t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", __spec__.name, "--score-only", name, str(tpv), str(out)],
-                              capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            print(f"{name}: scoring failed:\n{proc.stderr[-2000:]}", flush=True)
-            continue
-        sc = json.loads(proc.stdout.strip().splitlines()[-1])
-        wall_score = time.monotonic() - t0
+        saved = Path(str(out) + ".bench.json")
+        if args.reuse and out.exists() and saved.exists():
+            sc = json.loads(saved.read_text(encoding="utf-8"))
+            wall_score = sc["data_s"] + sc["score_s"]
+        else:
+            proc = subprocess.run([sys.executable, "-m", __spec__.name, "--score-only", name, str(tpv), str(out)],
+                                  capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                print(f"{name}: scoring failed:\n{proc.stderr[-2000:]}", flush=True)
+                continue
+            sc = json.loads(proc.stdout.strip().splitlines()[-1])
+            wall_score = time.monotonic() - t0
         print(f"{name}: scored in {wall_score:.0f} s: {sc}", flush=True)
         budget = args.budget[i] if i < len(args.budget) else args.budget[-1]
         cells = [(str(out), k, m, budget) for k in KS for m in METHODS]
