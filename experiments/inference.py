@@ -114,7 +114,7 @@ def table_entries(model, cliques: Sequence[frozenset]) -> int:
     return sum(math.prod(int(model.get_cardinality(v)) for v in c) for c in cliques)
 
 
-def junction_trees(model, order: Sequence[str]) -> list:
+def junction_trees(model, order: Sequence[str], cliques: list[frozenset] | None = None) -> list:
     """pgmpy ``JunctionTree`` s of ``model``, one per connected component, built from an
     elimination order (e.g. a result's certificate) instead of pgmpy's triangulation
     heuristic, so that the largest clique is the order's width + 1.
@@ -129,7 +129,7 @@ def junction_trees(model, order: Sequence[str]) -> list:
     from pgmpy.factors.discrete import DiscreteFactor
     from pgmpy.models import JunctionTree
 
-    maximal = elimination_cliques(model, order)
+    maximal = elimination_cliques(model, order) if cliques is None else cliques  # callers may have them
     moral = model.moralize()
     pos = {v: i for i, v in enumerate(order)}
     cards = {v: model.get_cardinality(v) for v in order}
@@ -182,7 +182,7 @@ def inference_time(model, order: Sequence[str] | None = None, *, queries: int = 
     from pgmpy.models import DiscreteBayesianNetwork
 
     rng = np.random.default_rng(seed)
-    entries = None
+    entries = cliques = None
     if order is not None:
         cliques = elimination_cliques(model, order)
         entries = table_entries(model, cliques)
@@ -193,7 +193,7 @@ def inference_time(model, order: Sequence[str] | None = None, *, queries: int = 
     for _ in range(max(1, repeats)):
         t0 = time.perf_counter()
         if order is not None:
-            trees = junction_trees(model, order)
+            trees = junction_trees(model, order, cliques)
         else:  # pgmpy cannot join the cliques of disconnected components: one tree each
             trees = []
             for comp in nx.weakly_connected_components(model):

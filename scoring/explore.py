@@ -112,7 +112,6 @@ def explore_variable(scorer: Scorer, x: int, cands: np.ndarray, max_parents: int
         return _fires(N * min(hx, h0[z]), cost) or _fires(N * cond_h[p], cost)
 
     heap: list[tuple[float, ParentSet]] = [(-scores[()], ())]
-    complete = True
     while heap:
         _, p = heapq.heappop(heap)
         if len(p) >= max_parents:
@@ -132,7 +131,7 @@ def explore_variable(scorer: Scorer, x: int, cands: np.ndarray, max_parents: int
             cond_h[s] = -float(ll[0]) / N
             heapq.heappush(heap, (-scores[s], s))
         scorer.forget_codes(keep_size=0)
-    return scores, complete
+    return scores, True
 
 
 def drop_dominated(scores: dict[ParentSet, float]) -> dict[ParentSet, float]:
