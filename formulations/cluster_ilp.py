@@ -142,11 +142,18 @@ class ClusterIlp:
     treewidth: int | None
     y: dict = field(default_factory=dict)
     z: dict = field(default_factory=dict)
+    edges: dict = field(default_factory=dict)
     size: dict = field(default_factory=dict)
 
+    def variables(self) -> list:
+        return [*self.fam_vars, *self.edges.values(), *self.y.values(), *self.z.values()]
 
-def build_cluster_ilp(problem: Problem, model) -> ClusterIlp:
-    """Add the variables and the static rows to an empty ``pyscipopt.Model``."""
+
+def build_cluster_ilp(problem: Problem, model, *, edges: bool = False) -> ClusterIlp:
+    """Add the variables and the static rows to an empty ``pyscipopt.Model``. With
+    ``edges``, one binary e_{uv} per pair that some family joins, defined by
+    e_{uv} = Σ_{W∋u} I(W→v) + Σ_{W∋v} I(W→u) (the pair row of (3) makes it ≤ 1): the
+    skeleton's edges, for branching (solvers/cuts.py says why)."""
     from pyscipopt import quicksum
 
     cand = problem.candidates
@@ -171,6 +178,13 @@ def build_cluster_ilp(problem: Problem, model) -> ClusterIlp:
         model.addCons(quicksum(fam_vars[f] for f in with_j[a, b] + with_j[b, a]) <= 1, name=f"pair[{a},{b}]")
     counts = {"conv": n, "pair": len(pairs)}
     ilp = ClusterIlp(model, table, fam_vars, k)
+    if edges:
+        joined = sorted({(min(i, j), max(i, j)) for (i, j) in with_j})
+        for a, b in joined:
+            e = model.addVar(name=f"e[{a},{b}]", vtype="B")
+            model.addCons(e == quicksum(fam_vars[f] for f in with_j[a, b] + with_j[b, a]), name=f"edge[{a},{b}]")
+            ilp.edges[a, b] = e
+        counts["edge"] = len(joined)
     if k is not None:
         arcs = [(i, j) for i in range(n) for j in range(n) if i != j]
         ilp.y = {a: model.addVar(name=f"y[{a[0]},{a[1]}]", vtype="B") for a in arcs}
@@ -194,7 +208,7 @@ def build_cluster_ilp(problem: Problem, model) -> ClusterIlp:
                 model.addCons(y[i, j] + y[j, i] <= 1, name=f"ypair[{i},{j}]")
         counts.update({"c8b": n, "c8c": len(arcs), "c8d": n8d, "c8g": len(with_j), "c8h": len(with_jk),
                        "ypair": len(arcs) // 2})
-    ilp.size = {"family_variables": table.size, "variables": table.size + len(ilp.y) + len(ilp.z),
+    ilp.size = {"family_variables": table.size, "variables": table.size + len(ilp.edges) + len(ilp.y) + len(ilp.z),
                 "constraint_families": counts, "constraints": sum(counts.values())}
     return ilp
 
@@ -208,6 +222,8 @@ def start_values(ilp: ClusterIlp, parents: Sequence[ParentSet], elimination_orde
     chosen = {(v, tuple(sorted(ps))) for v, ps in enumerate(parents)}
     for f, var in enumerate(ilp.fam_vars):
         vals[var.name] = 1.0 if (int(table.child[f]), table.parents[f]) in chosen else 0.0
+    for (a, b), var in ilp.edges.items():
+        vals[var.name] = 1.0 if (a in parents[b] or b in parents[a]) else 0.0
     if ilp.treewidth is not None:
         pos = {v: p for p, v in enumerate(elimination_order)}
         tri = fill_in(moral_graph(parents), elimination_order)

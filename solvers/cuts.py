@@ -16,6 +16,14 @@ The handler (``_ClusterHandler``):
 - check (``conscheck``): a solution from any heuristic is feasible iff acyclic;
 - locks (``conslock``): raising a family variable with parents can create a cycle, so each
   gets an up-lock; without them SCIP's dual presolving could fix variables to 1.
+- heuristic (``_SinkHeuristic``, every LP node): the LP point rounded to a DAG, within the
+  treewidth bound when there is one (``sink_heuristic``).
+Branching: with ``edges`` (the default) the skeleton's edge variables e_{uv} of
+formulations/cluster_ilp.py are branched on before the family variables. Fixing one
+family says little (hundreds of others remain), while e_{uv} = 0 removes both
+orientations at once, the natural split for score-equivalent scores such as BIC; SCIP's
+clique and zero-half separators also find cuts on them (letter's root bound: gap to the
+optimum 0.47% → 0.31%).
 The root bound (SCIP's dual bound after the root's cutting loop) goes into ``stats``.
 """
 
@@ -36,31 +44,68 @@ from solvers.mip_backends import _finite, record_scip_trajectory, root_bound
 EXACT_MODES = ("always", "root", "never")
 #: Seconds one exact separation may take; beyond it the round returns what it has.
 EXACT_CALL_LIMIT = 10.0
+_DIVING = ("farkasdiving", "conflictdiving", "adaptivediving", "guideddiving", "distributiondiving", "fracdiving",
+           "linesearchdiving", "pscostdiving", "veclendiving", "coefdiving", "actconsdiving", "objpscostdiving",
+           "rootsoldiving")
+#: SCIP settings measured on letter, nltcs and msnbc (unbounded, BIC, 3 parents): the
+#: cluster rows are dense (thousands of families each), so LP iterations are dear.
+#: Steepest-edge pricing doubled the root's cutting rounds per second on nltcs; the diving
+#: heuristics spent 30% of the LP time and found nothing the sink heuristic had not; full
+#: strong branching took 44 of letter's first 60 s. With them nltcs is solved in 159 s and
+#: letter in 272 s (both > 600 s before); see experiments/benchmarks/results/cuts-*.md.
+TUNED_PARAMS = {"lp/pricing": "s", "branching/relpscost/sbiterquot": 0.05, "branching/relpscost/sbiterofs": 1000,
+                **{f"heuristics/{h}/freq": -1 for h in _DIVING}}
 
 
-def sink_heuristic(table: FamilyTable, x: np.ndarray) -> list[int]:
+def sink_heuristic(table: FamilyTable, x: np.ndarray, k: int | None = None) -> tuple[list[int], list[int]]:
     """A DAG rounded from a fractional point, after the sink-finding heuristic of Bartlett
-    & Cussens (2017, Sec. 6): repeatedly make the remaining variable whose best still
-    allowed family carries the most LP weight a sink, and give it its best-scoring family
-    whose parents are all still unplaced (so every later sink precedes it: acyclic).
-    Returns one family index per variable; O(n·F)."""
+    & Cussens (2017, Sec. 6): repeatedly make a sink of the remaining variable whose best
+    still allowed family carries the most LP weight, less the weight of the families that
+    its placing blocks, and give it its best-scoring allowed family, whose parents are all
+    still unplaced (so every later sink precedes it: acyclic).
+
+    With a treewidth bound k the order of the sinks doubles as an elimination order: a
+    sink v is eliminated while its parents W and its fill neighbours N(v) (edges left by
+    earlier sinks) remain, so a family is allowed only if |W ∪ N(v)| ≤ k, and placing v
+    joins W ∪ N(v) into a clique. Every moral edge of v's family lies in that clique, so
+    the order has width ≤ k. Returns (one family index per variable, the sink order), or
+    two empty lists when some step finds no allowed family; O(n·F·n)."""
     n = table.n
     blocked = np.zeros(table.size, dtype=bool)  # a parent is already a sink
     placed = np.zeros(n, dtype=bool)
+    fill = np.zeros((n, n), dtype=bool)  # edges among unplaced variables left by placed ones
+    n_parents = table.member.sum(axis=1)
     chosen = [0] * n
+    order = []
     for _ in range(n):
-        weight = np.maximum.reduceat(np.where(blocked, -1.0, x), table.start[:-1])
-        weight[placed] = -np.inf
+        allowed = ~blocked
+        if k is not None:
+            neighbours = fill[table.child]  # (F, n): the child's fill neighbours
+            width = neighbours.sum(axis=1) + n_parents - (table.member & neighbours).sum(axis=1)
+            allowed &= width <= k
+        weight = np.maximum.reduceat(np.where(allowed, x, -1.0), table.start[:-1])
+        # the LP mass that making u a sink would block: families of other unplaced
+        # variables with u as a parent (without it, the roots of an integral DAG could be
+        # taken first and leave their children parentless)
+        live = np.where(allowed & ~placed[table.child], x, 0.0)
+        weight -= live @ table.member
+        has = np.logical_or.reduceat(allowed, table.start[:-1])
+        weight[placed | ~has] = -np.inf
         v = int(np.argmax(weight))
-        # families are stored best first, and ∅ or some set is always allowed for the
-        # last remaining variables because the candidates always include a feasible DAG
-        free = np.flatnonzero(~blocked[table.start[v]:table.start[v + 1]])
-        if free.size == 0:
-            return []
-        chosen[v] = int(table.start[v] + free[0])
+        if not np.isfinite(weight[v]):
+            return [], []
+        # families are stored best first
+        f = int(table.start[v] + np.flatnonzero(allowed[table.start[v]:table.start[v + 1]])[0])
+        chosen[v] = f
+        order.append(v)
         placed[v] = True
         blocked |= table.member[:, v]
-    return chosen
+        if k is not None:
+            clique = table.member[f] | fill[v]
+            fill |= np.outer(clique, clique)
+            fill[np.arange(n), np.arange(n)] = False
+            fill[v, :] = fill[:, v] = False
+    return chosen, order
 
 
 def _handler_classes():
@@ -143,19 +188,29 @@ def _handler_classes():
                 m.addVarLocksType(var, locktype, nlocksneg, nlockspos)
 
     class _SinkHeuristic(pyscipopt.Heur):
+        """Rounds the LP point to a DAG and, when bounded, an elimination order of width
+        ≤ k for y and z (``sink_heuristic``)."""
+
         def __init__(self, ilp: ClusterIlp, handler):
             self.ilp = ilp
             self.handler = handler
             self.found = 0
+            self.stuck = 0
+            self.by_name = None
 
         def heurexec(self, heurtiming, nodeinfeasible):
             m = self.model
-            chosen = sink_heuristic(self.ilp.table, self.handler._values())
+            chosen, order = sink_heuristic(self.ilp.table, self.handler._values(), self.ilp.treewidth)
             if not chosen:
+                self.stuck += 1
                 return {"result": SCIP_RESULT.DIDNOTFIND}
+            parents = [self.ilp.table.parents[f] for f in chosen]
+            if self.by_name is None:
+                self.by_name = {v.name: v for v in self.ilp.variables()}
             sol = m.createOrigSol(self)  # original space: presolving may have aggregated variables
-            for f in chosen:
-                m.setSolVal(sol, self.ilp.fam_vars[f], 1.0)
+            for name, value in start_values(self.ilp, parents, order).items():
+                if value:
+                    m.setSolVal(sol, self.by_name[name], value)
             if m.trySol(sol, printreason=False):
                 self.found += 1
                 return {"result": SCIP_RESULT.FOUNDSOL}
@@ -172,6 +227,7 @@ def solve_cuts(
     warm_start: Solution | None = None,
     within: Adjacency | None = None,
     exact: str = "always",
+    edges: bool = True,
     scip_params: dict | None = None,
 ) -> Solution:
     """Solve ``problem`` with the cluster-cut ILP: unbounded when ``problem.treewidth`` is
@@ -192,7 +248,9 @@ def solve_cuts(
                         stats={"reason": str(exc)}, **info)
     m = pyscipopt.Model()
     m.hideOutput()
-    ilp = build_cluster_ilp(model_problem, m)
+    ilp = build_cluster_ilp(model_problem, m, edges=edges)
+    for var in ilp.edges.values():
+        m.chgVarBranchPriority(var, 10)
     build_s = time.monotonic() - t0
     if time_limit is not None:
         m.setParam("limits/time", max(0.1, time_limit - build_s))
@@ -205,6 +263,8 @@ def solve_cuts(
     # SCIP's aggregation separator (c-MIR, flow cover, knapsack cover) found no cut on
     # letter and mushroom but took a third of the root's time
     m.setParam("separating/aggregation/freq", -1)
+    for name, value in TUNED_PARAMS.items():
+        m.setParam(name, value)
     for name, value in (scip_params or {}).items():
         m.setParam(name, value)
     deadline = None if time_limit is None else t0 + time_limit
@@ -212,11 +272,9 @@ def solve_cuts(
     handler = handler_cls(ilp, exact, deadline)
     m.includeConshdlr(handler, "twbn_cluster", "cluster constraints: the chosen families form a DAG",
                       sepapriority=100, enfopriority=-100, chckpriority=-100, sepafreq=1, needscons=False)
-    heur = None
-    if ilp.treewidth is None:  # bounded models also need an elimination order: not rounded here
-        heur = heur_cls(ilp, handler)
-        m.includeHeur(heur, "twbn_sink", "sink-finding rounding of the LP point", "S", priority=100000, freq=1,
-                      timingmask=pyscipopt.SCIP_HEURTIMING.AFTERLPNODE)
+    heur = heur_cls(ilp, handler)
+    m.includeHeur(heur, "twbn_sink", "sink-finding rounding of the LP point", "S", priority=100000, freq=1,
+                  timingmask=pyscipopt.SCIP_HEURTIMING.AFTERLPNODE)
     traj = record_scip_trajectory(m)
     start_score = None
     if warm_start is not None and warm_start.parents is not None:
@@ -244,8 +302,8 @@ def solve_cuts(
     stats = {"mode": mode, "model": ilp.size, "build_seconds": round(build_s, 4), "nodes": int(m.getNNodes()),
              "engine_status": status, "root_bound": root_bound(m), "exact_separation": exact,
              "min_violation": MIN_VIOLATION, **handler.counts}
-    if heur is not None:
-        stats["sink_heuristic_solutions"] = heur.found
+    stats["sink_heuristic_solutions"] = heur.found
+    stats["sink_heuristic_stuck"] = heur.stuck
     if start_score is not None:
         stats["warm_start_score"] = start_score
     info.update(wall_time=wall, trajectory=trajectory, stats=stats)

@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from formulations.cluster_ilp import FamilyTable, cycle_clusters, restrict_to_graph
-from formulations.graphs import k_tree_from_construction
+from formulations.graphs import elimination_width, k_tree_from_construction, moral_graph
 from formulations.problem import InfeasibleError, Problem
 from formulations.verify import verify_result
 from scoring.cache import ScoreCache
 from solvers.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters
-from solvers.cuts import solve_cuts
+from solvers.cuts import sink_heuristic, solve_cuts
 from solvers.registry import solve
 from solvers.superstructure_dp import best_dag_in_graph
 from tests.helpers import random_cache
@@ -72,6 +72,44 @@ def test_exact_separation_finds_the_most_violated_cluster(n, seed):
         assert found == []
     for c in found + greedy_clusters(table, x):  # every reported cluster is violated
         assert table.cluster_violation(x, c) > MIN_VIOLATION
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 8), seed=st.integers(0, 10**6), k=st.sampled_from([None, 1, 2, 3]))
+def test_sink_rounding_gives_a_dag_and_an_order_within_the_bound(n, seed, k):
+    table = FamilyTable.from_cache(random_cache(n, seed, max_size=3, density=0.5))
+    chosen, order = sink_heuristic(table, _random_point(table, random.Random(seed)), k)
+    if not chosen:  # allowed to give up, but only under a bound
+        assert k is not None
+        return
+    assert [int(table.child[f]) for f in chosen] == list(range(n))
+    parents = [table.parents[f] for f in chosen]
+    assert cycle_clusters(parents) == []
+    pos = {v: i for i, v in enumerate(order)}
+    assert sorted(order) == list(range(n))
+    assert all(pos[p] > pos[v] for v in range(n) for p in parents[v])  # sinks first
+    if k is not None:
+        assert elimination_width(moral_graph(parents), order) <= k
+
+
+def test_sink_rounding_by_hand():
+    # x is the integral triangle a → b, {a, b} → c (families f0 a←∅, f1 b←{a}, f3 c←{a,b}).
+    cache = ScoreCache.from_mapping(["a", "b", "c"], [{(): -1.0}, {(0,): -1.0, (): -2.0},
+                                                       {(0, 1): -1.0, (0,): -2.0, (): -3.0}], [2, 2, 2], {})
+    table = FamilyTable.from_cache(cache)
+    x = np.zeros(table.size)
+    x[[0, 1, 3]] = 1.0
+    # Unbounded: weight − blocked mass is a 1 − 2, b 1 − 1, c 1 − 0, so c is the first
+    # sink and keeps {a, b}; then b (1 − 0) beats a (1 − 1): the triangle comes back.
+    chosen, order = sink_heuristic(table, x, None)
+    assert [table.parents[f] for f in chosen] == [(), (0,), (0, 1)]
+    assert order == [2, 1, 0]
+    # k = 1: c ← {a, b} has |W ∪ N| = 2 and is not allowed, so c's best weight is 0 and
+    # b (1 − 0) goes first, keeping {a}; then a (1 − 0, c ← {a} has x = 0) beats c (0),
+    # takes ∅ and blocks c ← {a}: c ← ∅.
+    chosen, order = sink_heuristic(table, x, 1)
+    assert [table.parents[f] for f in chosen] == [(), (0,), ()]
+    assert order == [1, 0, 2]
 
 
 def test_greedy_separation_finds_a_fractional_three_cycle():
