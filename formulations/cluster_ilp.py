@@ -9,6 +9,13 @@ One binary I(W→v) per variable v and cached parent set W ("family variable"):
          I ∈ {0, 1}
 
 Given (2), constraint (3) says that some member of C takes a parent set disjoint from C.
+Its generalisation, the k-cluster inequalities of Cussens, Järvisalo, Korhonen & Bartlett
+(2017, JAIR 58, Sec. 5), are valid for every 1 ≤ k < |C|:
+
+         Σ_{v∈C} Σ_{W: |W∩C| ≥ k} I(W→v) ≤ |C| − k                            (4)
+
+(the first k members of C in a topological order have fewer than k parents in C); (3) is
+(4) at k = 1. They enter as cuts only (solvers/cluster_separation.py).
 The integer points of (2)–(3) are exactly the DAGs with cached parent sets: the vertex set
 of a directed cycle violates (3) (each member has a parent in the cycle), and if the graph
 is acyclic every C has a member that is a source of the induced subgraph. There are
@@ -78,15 +85,17 @@ class FamilyTable:
     def size(self) -> int:
         return len(self.parents)
 
-    def cluster_families(self, cluster: Sequence[int]) -> np.ndarray:
-        """Indices of the families on the left of (3) for C: child in C, a parent in C."""
+    def cluster_families(self, cluster: Sequence[int], k: int = 1) -> np.ndarray:
+        """Indices of the families on the left of (3) for C — child in C, a parent in C —
+        or of (4) for k > 1: child in C, at least k parents in C."""
         inc = np.zeros(self.n, dtype=bool)
         inc[list(cluster)] = True
-        return np.flatnonzero(inc[self.child] & (self.member[:, inc].any(axis=1)))
+        return np.flatnonzero(inc[self.child] & (self.member[:, inc].sum(axis=1) >= k))
 
-    def cluster_violation(self, x: np.ndarray, cluster: Sequence[int]) -> float:
-        """LHS − RHS of (3) at the point x (positive: violated)."""
-        return float(x[self.cluster_families(cluster)].sum()) - (len(cluster) - 1)
+    def cluster_violation(self, x: np.ndarray, cluster: Sequence[int], k: int = 1) -> float:
+        """LHS − RHS of (3) (k = 1) or of the k-cluster row (4) at the point x (positive:
+        violated)."""
+        return float(x[self.cluster_families(cluster, k)].sum()) - (len(cluster) - k)
 
     def network(self, x: np.ndarray) -> list[ParentSet]:
         """The parent sets chosen by an integral point (the largest value per variable)."""

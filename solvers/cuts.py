@@ -8,8 +8,12 @@ with CBC lazy callbacks 6.8% gap at 150 s. The benchmark in experiments/benchmar
 bench_cuts.py gives our own figures.
 
 The handler (``_ClusterHandler``):
-- separation (``conssepalp``, every node): the greedy heuristic first; if it finds nothing,
-  the exact sub-IP of Bartlett & Cussens (``exact=`` "always" | "root" | "never");
+- separation (``conssepalp``, every node): the greedy heuristic for (3) and local search for
+  the k-cluster rows (4), k = 2 … ``cluster_k``, first; if they find nothing, the exact
+  sub-IPs of Bartlett & Cussens for (3), then (4) (``exact=`` "always" | "root" | "never").
+  The k-cluster rows moved mushroom's root bound from −88,379 to −88,583 (optimum
+  −91,074); the rest came from letting SCIP's root cutting loop run past 10 stalled
+  rounds (``separating/maxstallroundsroot``; −89,381);
 - enforcement (``consenfolp`` / ``consenfops``, called only at integral points since its
   priority is below the integrality handler's): the strongly connected components of the
   chosen network are violated clusters; their rows are added, or the point is rejected;
@@ -38,7 +42,7 @@ from formulations.cluster_ilp import ClusterIlp, FamilyTable, build_cluster_ilp,
 from formulations.graphs import Adjacency
 from formulations.problem import InfeasibleError, Problem
 from formulations.solution import Solution, certificate_order, make_solution
-from solvers.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters
+from solvers.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters
 from solvers.mip_backends import _finite, record_scip_trajectory, root_bound
 
 EXACT_MODES = ("always", "root", "never")
@@ -53,8 +57,11 @@ _DIVING = ("farkasdiving", "conflictdiving", "adaptivediving", "guideddiving", "
 #: heuristics spent 30% of the LP time and found nothing the sink heuristic had not; full
 #: strong branching took 44 of letter's first 60 s. With them nltcs is solved in 159 s and
 #: letter in 272 s (both > 600 s before); see experiments/benchmarks/results/cuts-*.md.
-TUNED_PARAMS = {"lp/pricing": "s", "branching/relpscost/sbiterquot": 0.05, "branching/relpscost/sbiterofs": 1000,
-                **{f"heuristics/{h}/freq": -1 for h in _DIVING}}
+#: SCIP ends the root's cutting loop after 10 rounds without progress: on mushroom it quit
+#: at a root bound of −88,583 while violated cluster rows remained; with 50 the root
+#: reaches −89,381 (optimum −91,074), and msnbc is solved in 224 s (> 600 s before).
+TUNED_PARAMS = {"lp/pricing": "s", "separating/maxstallroundsroot": 50, "branching/relpscost/sbiterquot": 0.05,
+                "branching/relpscost/sbiterofs": 1000, **{f"heuristics/{h}/freq": -1 for h in _DIVING}}
 
 
 def sink_heuristic(table: FamilyTable, x: np.ndarray, k: int | None = None) -> tuple[list[int], list[int]]:
@@ -113,13 +120,14 @@ def _handler_classes():
     from pyscipopt import SCIP_RESULT
 
     class _ClusterHandler(pyscipopt.Conshdlr):
-        def __init__(self, ilp: ClusterIlp, exact: str, deadline: float | None):
+        def __init__(self, ilp: ClusterIlp, exact: str, deadline: float | None, cluster_k: int):
             self.ilp = ilp
             self.exact = exact
             self.deadline = deadline
             self.with_parents = [v for f, v in enumerate(ilp.fam_vars) if ilp.table.parents[f]]
             self.tvars = None
-            self.counts = {"greedy_cuts": 0, "exact_cuts": 0, "cycle_cuts": 0, "exact_calls": 0, "separation_rounds": 0}
+            self.cluster_k = cluster_k
+            self.counts = {"greedy_cuts": 0, "kcluster_cuts": 0, "exact_cuts": 0, "cycle_cuts": 0, "exact_calls": 0, "separation_rounds": 0}
 
         def _tvars(self):
             if self.tvars is None:
@@ -130,16 +138,17 @@ def _handler_classes():
             m = self.model
             return np.fromiter((m.getSolVal(sol, v) for v in self._tvars()), dtype=float, count=len(self.ilp.fam_vars))
 
-        def _add_rows(self, clusters) -> bool:
-            """Add one row (3) per cluster; True if one proves the node infeasible."""
+        def _add_rows(self, clusters, k: int = 1) -> bool:
+            """Add one row (3), or (4) for k > 1, per cluster; True if one proves the node
+            infeasible."""
             m = self.model
             tv = self._tvars()
             cutoff = False
             for c in clusters:
-                row = m.createEmptyRowUnspec(name=f"cluster{len(c)}", lhs=None, rhs=len(c) - 1, local=False,
+                row = m.createEmptyRowUnspec(name=f"cluster{len(c)}k{k}", lhs=None, rhs=len(c) - k, local=False,
                                              modifiable=False, removable=True)
                 m.cacheRowExtensions(row)
-                for f in self.ilp.table.cluster_families(c).tolist():
+                for f in self.ilp.table.cluster_families(c, k).tolist():
                     m.addVarToRow(row, tv[f], 1.0)
                 m.flushRowExtensions(row)
                 cutoff |= bool(m.addCut(row, forcecut=True))
@@ -147,22 +156,38 @@ def _handler_classes():
                 m.releaseRow(row)
             return cutoff
 
+        def _time_left(self) -> float:
+            return EXACT_CALL_LIMIT if self.deadline is None else min(EXACT_CALL_LIMIT, self.deadline - time.monotonic())
+
         def conssepalp(self, constraints, nusefulconss):
+            """Cheap routines first, exact sub-IPs only when they find nothing: greedy (3),
+            local search for (4) from its clusters, exact (3), exact (4)."""
             self.counts["separation_rounds"] += 1
             x = self._values()
-            clusters = greedy_clusters(self.ilp.table, x)
-            kind = "greedy_cuts"
-            at_root = self.model.getDepth() == 0
-            if not clusters and (self.exact == "always" or (self.exact == "root" and at_root)):
-                limit = EXACT_CALL_LIMIT if self.deadline is None else min(EXACT_CALL_LIMIT, self.deadline - time.monotonic())
-                if limit > 0:
+            table = self.ilp.table
+            exact = self.exact == "always" or (self.exact == "root" and self.model.getDepth() == 0)
+            cuts = {1: greedy_clusters(table, x)}
+            self.counts["greedy_cuts"] += len(cuts[1])
+            for k in range(2, self.cluster_k + 1):
+                cuts[k] = local_kclusters(table, x, k, cuts[1] or [[int(v)] for v in range(table.n)])
+                self.counts["kcluster_cuts"] += len(cuts[k])
+            if not any(cuts.values()) and exact and self._time_left() > 0:
+                self.counts["exact_calls"] += 1
+                cuts[1], _ = exact_clusters(table, x, time_limit=self._time_left())
+                self.counts["exact_cuts"] += len(cuts[1])
+                for k in range(2, self.cluster_k + 1):
+                    if cuts[1] or self._time_left() <= 0:
+                        break
                     self.counts["exact_calls"] += 1
-                    clusters, _ = exact_clusters(self.ilp.table, x, time_limit=limit)
-                    kind = "exact_cuts"
-            if not clusters:
+                    cuts[k], _ = exact_clusters(table, x, k=k, time_limit=self._time_left())
+                    self.counts["exact_cuts"] += len(cuts[k])
+                    if cuts[k]:
+                        break
+            if not any(cuts.values()):
                 return {"result": SCIP_RESULT.DIDNOTFIND}
-            self.counts[kind] += len(clusters)
-            return {"result": SCIP_RESULT.CUTOFF if self._add_rows(clusters) else SCIP_RESULT.SEPARATED}
+            # a list, not a generator: every family of rows is added, not just up to the first cutoff
+            cutoff = any([self._add_rows(c, k) for k, c in cuts.items() if c])
+            return {"result": SCIP_RESULT.CUTOFF if cutoff else SCIP_RESULT.SEPARATED}
 
         def _cycles(self, sol=None):
             return cycle_clusters(self.ilp.table.network(self._values(sol)))
@@ -228,16 +253,20 @@ def solve_cuts(
     within: Adjacency | None = None,
     exact: str = "always",
     edges: bool = True,
+    cluster_k: int = 3,
     scip_params: dict | None = None,
 ) -> Solution:
     """Solve ``problem`` with the cluster-cut ILP: unbounded when ``problem.treewidth`` is
     None, bounded otherwise, or — with ``within``, a chordal graph no wider than the bound —
-    over the DAGs whose moral graph lies inside that graph. ``scip_params``: SCIP
+    over the DAGs whose moral graph lies inside that graph. ``cluster_k``: the largest k of
+    the k-cluster rows (4) separated (1: cluster rows (3) only). ``scip_params``: SCIP
     parameters by name, set after twbn's own (e.g. ``{"separating/maxrounds": 5}``)."""
     import pyscipopt
 
     if exact not in EXACT_MODES:
         raise ValueError(f"exact separation must be one of {', '.join(EXACT_MODES)}, got {exact!r}")
+    if not isinstance(cluster_k, int) or cluster_k < 1:
+        raise ValueError(f"cluster_k must be an integer ≥ 1, got {cluster_k!r}")
     t0 = time.monotonic()
     info = dict(method="cuts", solver="scip", seed=seed, time_limit=time_limit)
     try:
@@ -269,7 +298,7 @@ def solve_cuts(
         m.setParam(name, value)
     deadline = None if time_limit is None else t0 + time_limit
     handler_cls, heur_cls = _handler_classes()
-    handler = handler_cls(ilp, exact, deadline)
+    handler = handler_cls(ilp, exact, deadline, cluster_k)
     m.includeConshdlr(handler, "twbn_cluster", "cluster constraints: the chosen families form a DAG",
                       sepapriority=100, enfopriority=-100, chckpriority=-100, sepafreq=1, needscons=False)
     heur = heur_cls(ilp, handler)
@@ -300,7 +329,7 @@ def solve_cuts(
     trajectory = [{"time": round(p["time"] + build_s, 4), "incumbent": p["incumbent"], "bound": p["bound"]} for p in traj]
     mode = "unbounded" if problem.treewidth is None else ("within graph" if within is not None else "bounded")
     stats = {"mode": mode, "model": ilp.size, "build_seconds": round(build_s, 4), "nodes": int(m.getNNodes()),
-             "engine_status": status, "root_bound": root_bound(m), "exact_separation": exact,
+             "engine_status": status, "root_bound": root_bound(m), "exact_separation": exact, "cluster_k": cluster_k,
              "min_violation": MIN_VIOLATION, **handler.counts}
     stats["sink_heuristic_solutions"] = heur.found
     stats["sink_heuristic_stuck"] = heur.stuck

@@ -14,7 +14,7 @@ from formulations.graphs import elimination_width, k_tree_from_construction, mor
 from formulations.problem import InfeasibleError, Problem
 from formulations.verify import verify_result
 from scoring.cache import ScoreCache
-from solvers.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters
+from solvers.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters
 from solvers.cuts import sink_heuristic, solve_cuts
 from solvers.registry import solve
 from solvers.superstructure_dp import best_dag_in_graph
@@ -32,9 +32,22 @@ def _random_point(table: FamilyTable, rng: random.Random) -> np.ndarray:
     return x
 
 
-def _max_violation(table: FamilyTable, x: np.ndarray) -> float:
-    return max(table.cluster_violation(x, c) for r in range(2, table.n + 1)
-               for c in itertools.combinations(range(table.n), r))
+def _max_violation(table: FamilyTable, x: np.ndarray, k: int = 1) -> float:
+    return max((table.cluster_violation(x, c, k) for r in range(k + 1, table.n + 1)
+                for c in itertools.combinations(range(table.n), r)), default=-np.inf)
+
+
+def _dag_point(table: FamilyTable, rng: random.Random) -> np.ndarray:
+    """The 0/1 point of a random DAG of cached families: a random order, each variable
+    taking a random family whose parents all precede it (∅ is always cached)."""
+    order = list(range(table.n))
+    rng.shuffle(order)
+    pos = {v: i for i, v in enumerate(order)}
+    x = np.zeros(table.size)
+    for v in range(table.n):
+        fits = [f for f in range(table.start[v], table.start[v + 1]) if all(pos[u] < pos[v] for u in table.parents[f])]
+        x[rng.choice(fits)] = 1.0
+    return x
 
 
 def test_cluster_row_by_hand():
@@ -112,6 +125,50 @@ def test_sink_rounding_by_hand():
     assert order == [1, 0, 2]
 
 
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(3, 7), seed=st.integers(0, 10**6))
+def test_k_cluster_rows_hold_on_every_dag(n, seed):
+    # (4) must be valid: no cluster and no k cuts off a DAG
+    table = FamilyTable.from_cache(random_cache(n, seed, max_size=3, density=0.6))
+    x = _dag_point(table, random.Random(seed))
+    assert cycle_clusters(table.network(x)) == []
+    for k in (1, 2, 3):
+        assert _max_violation(table, x, k) <= 1e-9
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(3, 6), seed=st.integers(0, 10**6), k=st.sampled_from([2, 3]))
+def test_k_cluster_separation_against_brute_force(n, seed, k):
+    table = FamilyTable.from_cache(random_cache(n, seed, max_size=3, density=0.6))
+    x = _random_point(table, random.Random(seed))
+    best = _max_violation(table, x, k)
+    found, complete = exact_clusters(table, x, k=k)
+    assert complete
+    if best > MIN_VIOLATION + 1e-9:
+        assert found and table.cluster_violation(x, found[0], k) == pytest.approx(best, abs=1e-9)
+    elif best < MIN_VIOLATION - 1e-9:
+        assert found == []
+    local = local_kclusters(table, x, k, greedy_clusters(table, x))
+    for c in found + local:  # every reported cluster is violated, and has more than k members
+        assert len(c) > k and table.cluster_violation(x, c, k) > MIN_VIOLATION
+
+
+def test_two_cluster_row_cuts_a_point_no_cluster_row_does():
+    # each of a, b, c takes the other two as parents at 1/2, else ∅: (3) holds for every
+    # cluster ({a,b,c}: 1.5 ≤ 2; a pair: 1/2 + 1/2 ≤ 1), but (4) with k = 2 for {a,b,c}
+    # counts the three two-parent families: 1.5 > 3 − 2
+    fams = [{(1, 2): -1.0, (): -2.0}, {(0, 2): -1.0, (): -2.0}, {(0, 1): -1.0, (): -2.0}]
+    table = FamilyTable.from_cache(ScoreCache.from_mapping(["a", "b", "c"], fams))
+    x = np.full(table.size, 0.5)
+    assert _max_violation(table, x, 1) <= 0
+    assert greedy_clusters(table, x) == [] and exact_clusters(table, x)[0] == []
+    assert table.cluster_violation(x, [0, 1, 2], 2) == pytest.approx(0.5)
+    assert exact_clusters(table, x, k=2)[0] == [[0, 1, 2]]
+    assert local_kclusters(table, x, 2, []) == [[0, 1, 2]]
+    with pytest.raises(ValueError, match="k ≥ 1"):
+        exact_clusters(table, x, k=0)
+
+
 def test_greedy_separation_finds_a_fractional_three_cycle():
     # 0 ← 2, 1 ← 0, 2 ← 1 each at 0.7, else ∅: C = {0,1,2} has 2.1 > 2, no pair is violated
     fams = [{(2,): -1.0, (): -2.0}, {(0,): -1.0, (): -2.0}, {(1,): -1.0, (): -2.0}]  # noqa: E501
@@ -133,6 +190,20 @@ def test_unbounded_cuts_equals_unbounded_dp(n, seed):
     assert sol.bound == pytest.approx(exact.score, abs=1e-6)
     assert sol.stats["root_bound"] >= exact.score - 1e-6
     assert verify_result(cache, sol.to_json(problem), None) == []
+
+
+@pytest.mark.parametrize("cluster_k", [1, 4])
+def test_unbounded_cuts_with_and_without_k_cluster_rows(cluster_k):
+    # the k-cluster rows only cut fractional points: either way the DP's optimum
+    cache = random_cache(12, 7, max_size=3, density=0.4)
+    problem = Problem(cache)
+    sol = solve_cuts(problem, cluster_k=cluster_k)
+    assert sol.status == "optimal" and sol.stats["cluster_k"] == cluster_k
+    assert sol.score == pytest.approx(solve(problem, "dp").score, abs=1e-6)
+    if cluster_k == 1:
+        assert sol.stats["kcluster_cuts"] == 0
+    with pytest.raises(ValueError, match="cluster_k"):
+        solve_cuts(problem, cluster_k=0)
 
 
 @pytest.mark.parametrize("name", ["housing", "zoo"])
