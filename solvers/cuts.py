@@ -11,9 +11,8 @@ The handler (``_ClusterHandler``):
 - separation (``conssepalp``, every node): the greedy heuristic for (3) and local search for
   the k-cluster rows (4), k = 2 … ``cluster_k``, first; if they find nothing, the exact
   sub-IPs of Bartlett & Cussens for (3), then (4) (``exact=`` "always" | "root" | "never").
-  The k-cluster rows moved mushroom's root bound from −88,379 to −88,583 (optimum
-  −91,074); the rest came from letting SCIP's root cutting loop run past 10 stalled
-  rounds (``separating/maxstallroundsroot``; −89,381);
+  The k-cluster rows close letter's and nltcs's gaps at the root (letter: root gap 0.19%
+  without them) and move mushroom's root bound from −88,379 to −88,583 (optimum −91,074);
 - enforcement (``consenfolp`` / ``consenfops``, called only at integral points since its
   priority is below the integrality handler's): the strongly connected components of the
   chosen network are violated clusters; their rows are added, or the point is rejected;
@@ -57,11 +56,12 @@ _DIVING = ("farkasdiving", "conflictdiving", "adaptivediving", "guideddiving", "
 #: heuristics spent 30% of the LP time and found nothing the sink heuristic had not; full
 #: strong branching took 44 of letter's first 60 s. With them nltcs is solved in 159 s and
 #: letter in 272 s (both > 600 s before); see experiments/benchmarks/results/cuts-*.md.
-#: SCIP ends the root's cutting loop after 10 rounds without progress: on mushroom it quit
-#: at a root bound of −88,583 while violated cluster rows remained; with 50 the root
-#: reaches −89,381 (optimum −91,074), and msnbc is solved in 224 s (> 600 s before).
-TUNED_PARAMS = {"lp/pricing": "s", "separating/maxstallroundsroot": 50, "branching/relpscost/sbiterquot": 0.05,
-                "branching/relpscost/sbiterofs": 1000, **{f"heuristics/{h}/freq": -1 for h in _DIVING}}
+#: SCIP's root cutting loop is left at its default of 10 stalled rounds: with 50, mushroom's
+#: root bound improved (−88,583 → −89,381; optimum −91,074) and msnbc was solved in 206 s
+#: instead of 342 s, but letter's root then spent 450–500 s closing its gap in hundreds of
+#: exact separations (179 s with 10); pass ``{"separating/maxstallroundsroot": 50}`` to try.
+TUNED_PARAMS = {"lp/pricing": "s", "branching/relpscost/sbiterquot": 0.05, "branching/relpscost/sbiterofs": 1000,
+                **{f"heuristics/{h}/freq": -1 for h in _DIVING}}
 
 
 def sink_heuristic(table: FamilyTable, x: np.ndarray, k: int | None = None) -> tuple[list[int], list[int]]:
