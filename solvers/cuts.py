@@ -52,7 +52,8 @@ _DIVING = ("farkasdiving", "conflictdiving", "adaptivediving", "guideddiving", "
            "rootsoldiving")
 #: SCIP settings measured on letter, nltcs and msnbc (unbounded, BIC, 3 parents): the
 #: cluster rows are dense (thousands of families each), so LP iterations are dear.
-#: Steepest-edge pricing doubled the root's cutting rounds per second on nltcs; the diving
+#: Steepest-edge pricing doubled the root's cutting rounds per second on nltcs (bounded
+#: models keep SCIP's default, see ``solve_cuts``); the diving
 #: heuristics spent 30% of the LP time and found nothing the sink heuristic had not; full
 #: strong branching took 44 of letter's first 60 s. With them nltcs is solved in 159 s and
 #: letter in 272 s (both > 600 s before); see experiments/benchmarks/results/cuts-*.md.
@@ -294,6 +295,10 @@ def solve_cuts(
     m.setParam("separating/aggregation/freq", -1)
     for name, value in TUNED_PARAMS.items():
         m.setParam(name, value)
+    if ilp.treewidth is not None:
+        # the elimination-order rows make other LPs: wdbc k = 2's root took 74 s with SCIP's
+        # default pricing and 128 s with steepest edge, for the same bound
+        m.setParam("lp/pricing", "l")
     for name, value in (scip_params or {}).items():
         m.setParam(name, value)
     deadline = None if time_limit is None else t0 + time_limit
