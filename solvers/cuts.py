@@ -55,8 +55,8 @@ _DIVING = ("farkasdiving", "conflictdiving", "adaptivediving", "guideddiving", "
 #: Steepest-edge pricing doubled the root's cutting rounds per second on nltcs (bounded
 #: models keep SCIP's default, see ``solve_cuts``); the diving
 #: heuristics spent 30% of the LP time and found nothing the sink heuristic had not; full
-#: strong branching took 44 of letter's first 60 s. With them (before the k-cluster rows) nltcs was solved in 159 s and
-#: letter in 272 s (both > 600 s before); see experiments/benchmarks/results/cuts-*.md.
+#: strong branching took 44 of letter's first 60 s. With them (before the k-cluster rows)
+#: nltcs was solved in 159 s and letter in 272 s (both > 600 s before).
 #: SCIP's root cutting loop is left at its default of 10 stalled rounds: with 50, mushroom's
 #: root bound improved (−88,583 → −89,381; optimum −91,074) and msnbc was solved in 206 s
 #: instead of 342 s, but letter's root then spent 450–500 s closing its gap in hundreds of
