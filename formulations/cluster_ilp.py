@@ -40,6 +40,7 @@ Modes:
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -84,6 +85,11 @@ class FamilyTable:
     @property
     def size(self) -> int:
         return len(self.parents)
+
+    @functools.cached_property
+    def n_parents(self) -> np.ndarray:
+        """(F,) |W| per family; read by separation and rounding at every node."""
+        return self.member.sum(axis=1)
 
     def cluster_families(self, cluster: Sequence[int], k: int = 1) -> np.ndarray:
         """Indices of the families on the left of (3) for C — child in C, a parent in C —
@@ -217,7 +223,7 @@ def build_cluster_ilp(problem: Problem, model, *, edges: bool = False) -> Cluste
                 model.addCons(y[i, j] + y[j, i] <= 1, name=f"ypair[{i},{j}]")
         counts.update({"c8b": n, "c8c": len(arcs), "c8d": n8d, "c8g": len(with_j), "c8h": len(with_jk),
                        "ypair": len(arcs) // 2})
-    ilp.size = {"family_variables": table.size, "variables": table.size + len(ilp.edges) + len(ilp.y) + len(ilp.z),
+    ilp.size = {"family_variables": table.size, "variables": len(ilp.variables()),
                 "constraint_families": counts, "constraints": sum(counts.values())}
     return ilp
 

@@ -35,8 +35,9 @@ MIN_VIOLATION = 1e-4
 _SUPPORT = 1e-6
 
 
-def _support(table: FamilyTable, x: np.ndarray) -> np.ndarray:
-    return np.flatnonzero((x > _SUPPORT) & table.member.any(axis=1))
+def _support(table: FamilyTable, x: np.ndarray, k: int = 1) -> np.ndarray:
+    """The families with x_f > 0 and at least k parents: the only ones a row (3)/(4) counts."""
+    return np.flatnonzero((x > _SUPPORT) & (table.n_parents >= k))
 
 
 def greedy_clusters(table: FamilyTable, x: np.ndarray, *, max_cuts: int = 50) -> list[list[int]]:
@@ -92,8 +93,7 @@ def exact_clusters(table: FamilyTable, x: np.ndarray, *, k: int = 1, time_limit:
 
     if k < 1:
         raise ValueError(f"k-cluster rows need k ≥ 1, got {k}")
-    supp = _support(table, x)
-    supp = supp[table.member[supp].sum(axis=1) >= k]
+    supp = _support(table, x, k)
     if supp.size == 0:
         return [], True
     involved = sorted(set(table.child[supp].tolist()) | set(np.flatnonzero(table.member[supp].any(axis=0)).tolist()))
@@ -127,8 +127,7 @@ def local_kclusters(table: FamilyTable, x: np.ndarray, k: int, seeds: list[list[
     V), repeatedly add or drop the one vertex that raises LHS − (|C| − k) the most, until
     no move does. Each step evaluates all n moves at once, O(S·n²) for S families in the
     support. Returns distinct violated clusters, most violated first; may miss some."""
-    supp = _support(table, x)
-    supp = supp[table.member[supp].sum(axis=1) >= k]
+    supp = _support(table, x, k)
     if supp.size == 0:
         return []
     n = table.n

@@ -82,14 +82,13 @@ def sink_heuristic(table: FamilyTable, x: np.ndarray, k: int | None = None) -> t
     blocked = np.zeros(table.size, dtype=bool)  # a parent is already a sink
     placed = np.zeros(n, dtype=bool)
     fill = np.zeros((n, n), dtype=bool)  # edges among unplaced variables left by placed ones
-    n_parents = table.member.sum(axis=1)
     chosen = [0] * n
     order = []
     for _ in range(n):
         allowed = ~blocked
         if k is not None:
             neighbours = fill[table.child]  # (F, n): the child's fill neighbours
-            width = neighbours.sum(axis=1) + n_parents - (table.member & neighbours).sum(axis=1)
+            width = neighbours.sum(axis=1) + table.n_parents - (table.member & neighbours).sum(axis=1)
             allowed &= width <= k
         weight = np.maximum.reduceat(np.where(allowed, x, -1.0), table.start[:-1])
         # the LP mass that making u a sink would block: families of other unplaced
@@ -176,14 +175,12 @@ def _handler_classes():
                 self.counts["exact_calls"] += 1
                 cuts[1], _ = exact_clusters(table, x, time_limit=self._time_left())
                 self.counts["exact_cuts"] += len(cuts[1])
-                for k in range(2, self.cluster_k + 1):
-                    if cuts[1] or self._time_left() <= 0:
-                        break
+                k = 2
+                while not any(cuts.values()) and k <= self.cluster_k and self._time_left() > 0:
                     self.counts["exact_calls"] += 1
                     cuts[k], _ = exact_clusters(table, x, k=k, time_limit=self._time_left())
                     self.counts["exact_cuts"] += len(cuts[k])
-                    if cuts[k]:
-                        break
+                    k += 1
             if not any(cuts.values()):
                 return {"result": SCIP_RESULT.DIDNOTFIND}
             # a list, not a generator: every family of rows is added, not just up to the first cutoff
