@@ -15,7 +15,19 @@ Its generalisation, the k-cluster inequalities of Cussens, Järvisalo, Korhonen 
          Σ_{v∈C} Σ_{W: |W∩C| ≥ k} I(W→v) ≤ |C| − k                            (4)
 
 (the first k members of C in a topological order have fewer than k parents in C); (3) is
-(4) at k = 1. They enter as cuts only (solvers/cluster_separation.py).
+(4) at k = 1. Both are cases of the matroid rows of Studený (2015, "How matroids occur in
+the context of learning Bayesian network structure", UAI): for a matroid M on C with rank
+r_M and closure cl_M,
+
+         Σ_{v∈C} Σ_{W: v ∈ cl_M(W∩C)} I(W→v) ≤ |C| − r_M(C)                   (5)
+
+valid because g(S) = |S| − r_M(S) is supermodular: along a topological order of C with
+predecessors P_v ⊇ W∩C, [v ∈ cl_M(W∩C)] = g(W∩C+v) − g(W∩C) ≤ g(P_v+v) − g(P_v), and the
+right-hand terms sum to g(C) − g(∅). (4) is M = U_{k,|C|}. twbn uses the matroids made
+from U_{r,m} by replacing its elements with parallel classes: C split into m ≥ r + 1
+classes, v ∈ cl(P) iff P meets v's class or meets ≥ r classes, r_M(C) = r. On mushroom's
+converged root LP (no violated (3) or (4) left) such rows are violated by up to 0.74.
+All enter as cuts only (solvers/cluster_separation.py).
 The integer points of (2)–(3) are exactly the DAGs with cached parent sets: the vertex set
 of a directed cycle violates (3) (each member has a parent in the cycle), and if the graph
 is acyclic every C has a member that is a source of the induced subgraph. There are
@@ -102,6 +114,21 @@ class FamilyTable:
         """LHS − RHS of (3) (k = 1) or of the k-cluster row (4) at the point x (positive:
         violated)."""
         return float(x[self.cluster_families(cluster, k)].sum()) - (len(cluster) - k)
+
+    def matroid_families(self, classes: np.ndarray, r: int) -> tuple[np.ndarray, int]:
+        """The families on the left of the matroid row (5) for C = {u : classes[u] ≥ 0}
+        split into parallel classes, and its right-hand side: family W → v (v ∈ C) counts
+        iff W meets v's class or meets at least r classes; rhs |C| − min(m, r) for m classes."""
+        inc = classes >= 0
+        m = int(classes.max()) + 1
+        onehot = np.zeros((self.n, m), dtype=np.int32)
+        onehot[np.flatnonzero(inc), classes[inc]] = 1
+        hits = (self.member.astype(np.int32) @ onehot) > 0  # (F, m): classes W meets
+        of_c = np.flatnonzero(inc[self.child])
+        own = np.zeros(self.size, dtype=bool)
+        own[of_c] = hits[of_c, classes[self.child[of_c]]]
+        counted = inc[self.child] & (own | (hits.sum(axis=1) >= r))
+        return np.flatnonzero(counted), int(inc.sum()) - min(m, r)
 
     def network(self, x: np.ndarray) -> list[ParentSet]:
         """The parent sets chosen by an integral point (the largest value per variable)."""

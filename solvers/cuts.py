@@ -41,7 +41,7 @@ from formulations.cluster_ilp import ClusterIlp, FamilyTable, build_cluster_ilp,
 from formulations.graphs import Adjacency
 from formulations.problem import InfeasibleError, Problem
 from formulations.solution import Solution, certificate_order, make_solution
-from solvers.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters
+from solvers.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters, local_matroid_rows
 from solvers.mip_backends import _finite, record_scip_trajectory, root_bound
 
 EXACT_MODES = ("always", "root", "never")
@@ -127,7 +127,7 @@ def _handler_classes():
             self.with_parents = [v for f, v in enumerate(ilp.fam_vars) if ilp.table.parents[f]]
             self.tvars = None
             self.cluster_k = cluster_k
-            self.counts = {"greedy_cuts": 0, "kcluster_cuts": 0, "exact_cuts": 0, "cycle_cuts": 0, "exact_calls": 0, "separation_rounds": 0}
+            self.counts = {"greedy_cuts": 0, "kcluster_cuts": 0, "exact_cuts": 0, "matroid_cuts": 0, "cycle_cuts": 0, "exact_calls": 0, "separation_rounds": 0}
 
         def _tvars(self):
             if self.tvars is None:
@@ -141,19 +141,23 @@ def _handler_classes():
         def _add_rows(self, clusters, k: int = 1) -> bool:
             """Add one row (3), or (4) for k > 1, per cluster; True if one proves the node
             infeasible."""
-            m = self.model
-            tv = self._tvars()
             cutoff = False
             for c in clusters:
-                row = m.createEmptyRowUnspec(name=f"cluster{len(c)}k{k}", lhs=None, rhs=len(c) - k, local=False,
-                                             modifiable=False, removable=True)
-                m.cacheRowExtensions(row)
-                for f in self.ilp.table.cluster_families(c, k).tolist():
-                    m.addVarToRow(row, tv[f], 1.0)
-                m.flushRowExtensions(row)
-                cutoff |= bool(m.addCut(row, forcecut=True))
-                m.addPoolCut(row)
-                m.releaseRow(row)
+                cutoff |= self._add_row(self.ilp.table.cluster_families(c, k), len(c) - k, f"cluster{len(c)}k{k}")
+            return cutoff
+
+        def _add_row(self, families: np.ndarray, rhs: float, name: str) -> bool:
+            """Σ_{f ∈ families} I_f ≤ rhs as a global cut; True if it proves the node infeasible."""
+            m = self.model
+            tv = self._tvars()
+            row = m.createEmptyRowUnspec(name=name, lhs=None, rhs=rhs, local=False, modifiable=False, removable=True)
+            m.cacheRowExtensions(row)
+            for f in families.tolist():
+                m.addVarToRow(row, tv[f], 1.0)
+            m.flushRowExtensions(row)
+            cutoff = bool(m.addCut(row, forcecut=True))
+            m.addPoolCut(row)
+            m.releaseRow(row)
             return cutoff
 
         def _time_left(self) -> float:
@@ -171,7 +175,13 @@ def _handler_classes():
             for k in range(2, self.cluster_k + 1):
                 cuts[k] = local_kclusters(table, x, k, cuts[1] or [[int(v)] for v in range(table.n)])
                 self.counts["kcluster_cuts"] += len(cuts[k])
-            if not any(cuts.values()) and exact and self._time_left() > 0:
+            matroid_rows = []
+            if not any(cuts.values()) and self.cluster_k >= 2:
+                frac = np.unique(table.child[(x > 1e-6) & (x < 1 - 1e-6)]).tolist()
+                for r in range(2, self.cluster_k + 1):
+                    matroid_rows += [(c, r) for c in local_matroid_rows(table, x, r, [frac])]
+                self.counts["matroid_cuts"] += len(matroid_rows)
+            if not any(cuts.values()) and not matroid_rows and exact and self._time_left() > 0:
                 self.counts["exact_calls"] += 1
                 cuts[1], _ = exact_clusters(table, x, time_limit=self._time_left())
                 self.counts["exact_cuts"] += len(cuts[1])
@@ -181,10 +191,12 @@ def _handler_classes():
                     cuts[k], _ = exact_clusters(table, x, k=k, time_limit=self._time_left())
                     self.counts["exact_cuts"] += len(cuts[k])
                     k += 1
-            if not any(cuts.values()):
+            if not any(cuts.values()) and not matroid_rows:
                 return {"result": SCIP_RESULT.DIDNOTFIND}
             # a list, not a generator: every family of rows is added, not just up to the first cutoff
             cutoff = any([self._add_rows(c, k) for k, c in cuts.items() if c])
+            for classes, r in matroid_rows:
+                cutoff |= self._add_row(*table.matroid_families(classes, r), f"matroid{int((classes >= 0).sum())}r{r}")
             return {"result": SCIP_RESULT.CUTOFF if cutoff else SCIP_RESULT.SEPARATED}
 
         def _cycles(self, sol=None):

@@ -14,7 +14,7 @@ from formulations.graphs import elimination_width, k_tree_from_construction, mor
 from formulations.problem import InfeasibleError, Problem
 from formulations.verify import verify_result
 from scoring.cache import ScoreCache
-from solvers.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters
+from solvers.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters, local_matroid_rows
 from solvers.cuts import sink_heuristic, solve_cuts
 from solvers.registry import solve
 from solvers.superstructure_dp import best_dag_in_graph
@@ -151,6 +151,71 @@ def test_k_cluster_separation_against_brute_force(n, seed, k):
     local = local_kclusters(table, x, k, greedy_clusters(table, x))
     for c in found + local:  # every reported cluster is violated, and has more than k members
         assert len(c) > k and table.cluster_violation(x, c, k) > MIN_VIOLATION
+
+
+def _random_classes(n: int, rng: random.Random) -> np.ndarray:
+    """A random cluster of ≥ 2 variables split into random parallel classes (−1 outside)."""
+    size = rng.randint(2, n)
+    members = rng.sample(range(n), size)
+    classes = np.full(n, -1)
+    for u in members:
+        classes[u] = rng.randrange(size)
+    _, classes[members] = np.unique(classes[members], return_inverse=True)
+    return classes
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(3, 7), seed=st.integers(0, 10**6), r=st.sampled_from([1, 2, 3]))
+def test_matroid_rows_hold_on_every_dag(n, seed, r):
+    # (5) for any partition into parallel classes and any r: no DAG of cached families
+    # violates it, and some DAG meets it with equality when C's members can take any parents
+    rng = random.Random(seed)
+    table = FamilyTable.from_cache(random_cache(n, seed=seed))
+    for _ in range(10):
+        classes = _random_classes(n, rng)
+        fams, rhs = table.matroid_families(classes, r)
+        for _ in range(5):
+            x = _dag_point(table, rng)
+            assert x[fams].sum() <= rhs + 1e-9
+
+
+def test_matroid_row_with_singleton_classes_is_the_k_cluster_row():
+    table = FamilyTable.from_cache(random_cache(6, seed=3))
+    for k in (1, 2, 3):
+        for c in ([0, 1, 2], [1, 3, 4, 5], list(range(6))):
+            classes = np.full(6, -1)
+            classes[c] = np.arange(len(c))
+            fams, rhs = table.matroid_families(classes, k)
+            assert sorted(fams.tolist()) == sorted(table.cluster_families(c, k).tolist())
+            assert rhs == len(c) - min(k, len(c))
+
+
+def test_matroid_row_by_hand():
+    # C = {a, b, c, d} with a ∥ b, r = 2, rhs 4 − 2: W → v counts iff W meets v's class or
+    # meets two classes. Counted: b → a, a → b, {a, d} → c, {a, c} → d; not counted: c → a,
+    # c → b, d → c, {a, b} → d (one class, not d's), b → d, and every ∅.
+    sets = [{(1,): 0.0, (2,): 0.0, (): 0.0}, {(0,): 0.0, (2,): 0.0, (): 0.0},
+            {(0, 3): 0.0, (3,): 0.0, (): 0.0}, {(1,): 0.0, (0, 1): 0.0, (0, 2): 0.0, (): 0.0}]
+    table = FamilyTable.from_cache(ScoreCache.from_mapping(list("abcd"), sets))
+    fams, rhs = table.matroid_families(np.array([0, 0, 1, 2]), 2)
+    assert {(int(table.child[f]), table.parents[f]) for f in fams} == {(0, (1,)), (1, (0,)), (2, (0, 3)), (3, (0, 2))}
+    assert rhs == 2
+    # the DAG a ← ∅, b ← {a}, d ← {a, b}, c ← {a, d} meets it with equality (b and c count)
+    dag = {(0, ()), (1, (0,)), (3, (0, 1)), (2, (0, 3))}
+    x = np.array([1.0 if (int(table.child[f]), table.parents[f]) in dag else 0.0 for f in range(table.size)])
+    assert cycle_clusters(table.network(x)) == [] and x[fams].sum() == 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(4, 7), seed=st.integers(0, 10**6), r=st.sampled_from([2, 3]))
+def test_matroid_separation_returns_violated_rows(n, seed, r):
+    rng = random.Random(seed)
+    table = FamilyTable.from_cache(random_cache(n, seed=seed))
+    x = _random_point(table, rng)
+    for classes in local_matroid_rows(table, x, r, [list(range(n))]):
+        fams, rhs = table.matroid_families(classes, r)
+        assert x[fams].sum() - rhs > MIN_VIOLATION
+        assert len(np.unique(classes[classes >= 0])) >= r + 1
 
 
 def test_two_cluster_row_cuts_a_point_no_cluster_row_does():
