@@ -257,16 +257,18 @@ def test_unbounded_cuts_equals_unbounded_dp(n, seed):
     assert verify_result(cache, sol.to_json(problem), None) == []
 
 
-@pytest.mark.parametrize("cluster_k", [1, 4])
-def test_unbounded_cuts_with_and_without_k_cluster_rows(cluster_k):
-    # the k-cluster rows only cut fractional points: either way the DP's optimum
+@pytest.mark.parametrize("cluster_k,matroid", [(1, False), (4, False), (3, True)])
+def test_unbounded_cuts_with_and_without_k_cluster_rows(cluster_k, matroid):
+    # the k-cluster and matroid rows only cut fractional points: either way the DP's optimum
     cache = random_cache(12, 7, max_size=3, density=0.4)
     problem = Problem(cache)
-    sol = solve_cuts(problem, cluster_k=cluster_k)
+    sol = solve_cuts(problem, cluster_k=cluster_k, matroid=matroid)
     assert sol.status == "optimal" and sol.stats["cluster_k"] == cluster_k
     assert sol.score == pytest.approx(solve(problem, "dp").score, abs=1e-6)
     if cluster_k == 1:
         assert sol.stats["kcluster_cuts"] == 0
+    if not matroid:
+        assert sol.stats["matroid_cuts"] == 0
     with pytest.raises(ValueError, match="cluster_k"):
         solve_cuts(problem, cluster_k=0)
 
