@@ -198,16 +198,18 @@ def local_matroid_rows(table: FamilyTable, x: np.ndarray, r: int, seeds: list[li
     pos = np.full(table.n, -1)
     pos[active] = np.arange(n)
     keep = supp[pos[table.child[supp]] >= 0]
-    member = table.member[keep][:, active].astype(np.int32)  # (S, a)
+    member = table.member[keep][:, active].astype(np.float32)  # (S, a)
     child = pos[table.child[keep]]
     w = x[keep]
 
     def value(cands: np.ndarray) -> np.ndarray:  # (K, n) class arrays → (K,) LHS − RHS
         kk, m = len(cands), int(cands.max()) + 1
-        onehot = np.zeros((kk, n, m), dtype=np.int32)
+        onehot = np.zeros((n, kk, m), dtype=np.float32)
         ki, ui = np.nonzero(cands >= 0)
-        onehot[ki, ui, cands[ki, ui]] = 1
-        hits = (member[None] @ onehot) > 0  # (K, S, m)
+        onehot[ui, ki, cands[ki, ui]] = 1.0
+        # one float BLAS product for all candidates (numpy's integer matmul has no BLAS)
+        hits = (member @ onehot.reshape(n, kk * m)).reshape(len(member), kk, m).transpose(1, 0, 2) > 0  # (K, S, m)
+        onehot = onehot.transpose(1, 0, 2)
         cls_child = cands[:, child]  # (K, S)
         of_c = cls_child >= 0
         own = np.take_along_axis(hits, np.maximum(cls_child, 0)[:, :, None], axis=2)[:, :, 0] & of_c
