@@ -237,9 +237,14 @@ def build_cluster_ilp(problem: Problem, model, *, edges: bool = False) -> Cluste
         for i, j in arcs:  # 8c
             model.addCons(n * y[i, j] <= n - 1 + z[j] - z[i], name=f"c8c[{i},{j}]")
         n8d = 0
+        # 8d enters the LP only where violated (SCIP separates the linear rows it holds
+        # back): its n·C(n−1, 2) rows made 13,485 of wdbc's 18,593 and slowed each LP
+        # 4-fold; at k = 6 the root bound after 96 s went from −11,446 to −11,600
+        # (optimum −11,605.89)
         for i in range(n):  # 8d
             for j, kk in itertools.combinations([x for x in range(n) if x != i], 2):
-                model.addCons(y[i, j] + y[i, kk] - y[j, kk] - y[kk, j] <= 1, name=f"c8d[{i},{j},{kk}]")
+                model.addCons(y[i, j] + y[i, kk] - y[j, kk] - y[kk, j] <= 1, name=f"c8d[{i},{j},{kk}]",
+                               initial=False, separate=True, dynamic=True, removable=True)
                 n8d += 1
         for (i, j), fs in sorted(with_j.items()):  # 8g, summed over the sets holding j
             model.addCons(quicksum(fam_vars[f] for f in fs) <= y[i, j] + y[j, i], name=f"c8g[{i},{j}]")
