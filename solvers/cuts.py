@@ -69,8 +69,15 @@ _DIVING = ("farkasdiving", "conflictdiving", "adaptivediving", "guideddiving", "
 #: root bound improved (−88,583 → −89,381; optimum −91,074) and msnbc was solved in 206 s
 #: instead of 342 s, but letter's root then spent 450–500 s closing its gap in hundreds of
 #: exact separations (179 s with 10); pass ``{"separating/maxstallroundsroot": 50}`` to try.
+#: Best-first node selection (no plunging) and no restart after the root: mushroom's bound
+#: after 300 s (two solves at a time) was −90,611 with SCIP's defaults, −90,668 best-first,
+#: −90,695 best-first without restarts (a restart after the root re-ran 60–70 s of
+#: cutting rounds; optimum −91,074); devex (−90,552) and quickstart steepest-edge pricing
+#: (−90,630) were worse.
 TUNED_PARAMS = {"lp/pricing": "s", "branching/relpscost/sbiterquot": 0.05, "branching/relpscost/sbiterofs": 1000,
-                **{f"heuristics/{h}/freq": -1 for h in _DIVING}}
+                **{f"heuristics/{h}/freq": -1 for h in _DIVING},
+                "nodeselection/bfs/stdpriority": 1_000_000, "nodeselection/bfs/maxplungedepth": 0,
+                "presolving/maxrestarts": 0}
 
 
 def sink_heuristic(table: FamilyTable, x: np.ndarray, k: int | None = None) -> tuple[list[int], list[int]]:
