@@ -301,6 +301,29 @@ def test_bounded_cuts_equals_dp(k, seed):
     assert verify_result(cache, sol.to_json(problem), k) == []
 
 
+def test_bounded_cuts_enforces_the_fill_rows_it_holds_back():
+    """The 8d rows enter the LP only where violated, and must still bind. Without them the
+    model asks only for an order in which each vertex has ≤ k later moral neighbours
+    (degeneracy ≤ k), and here the only network of score 0 has a moral graph of
+    degeneracy 2 but treewidth 3: 2 ← 0, 3 ← {0, 1}, 4 ← {1, 3}, 5 ← {2, 4} (found by
+    enumerating the 6-vertex DAGs). Each variable may also take ∅ at a cost of 10, so the
+    best network of treewidth ≤ 2 drops one family: −10."""
+    from formulations.graphs import exact_treewidth
+
+    target = [(), (), (0,), (0, 1), (1, 3), (2, 4)]
+    adj = moral_graph(target)
+    assert exact_treewidth(adj)[0] == 3
+    order = [5, 2, 0, 1, 3, 4]  # each vertex has ≤ 2 later neighbours (no fill-in counted)
+    assert max(sum(order.index(u) > order.index(v) for u in adj[v]) for v in adj) == 2
+    families = [{(): 0.0} if not ps else {(): -10.0, ps: 0.0} for ps in target]
+    cache = ScoreCache.from_mapping([f"v{i}" for i in range(6)], families, None, {})
+    problem = Problem(cache, 2)
+    sol = solve_cuts(problem)
+    assert sol.status == "optimal"
+    assert sol.score == pytest.approx(-10.0) == solve(problem, "dp").score
+    assert verify_result(cache, sol.to_json(problem), 2) == []
+
+
 def _random_k_tree(n: int, k: int, rng: random.Random):
     verts = list(range(n))
     rng.shuffle(verts)
