@@ -41,6 +41,7 @@ Modes:
   variables as in formulations/elimination_milp.py with its strengthening: 8b, 8c (big-M n,
   z ∈ [0, n−1]), 8d, 8g and 8h summed over the parent sets that contain j (or j and k),
   and y_ij + y_ji ≤ 1. Acyclicity comes from (3), so 8f and the order v are not needed.
+  The n·C(n−1, 2) rows 8d are held out of the LP and added by SCIP where violated.
   Sound and complete because every network of treewidth ≤ k has an elimination order of
   width ≤ k whose fill-in y satisfies 8b–8d (the argument of Nie et al.), and 8g/8h put
   every moral edge of the chosen families into that triangulation.
