@@ -119,7 +119,9 @@ def save_best_known(best: dict[tuple[str, int], dict]) -> None:
     from scoring.jkl import atomic_write_text
 
     stored = json.loads(BEST_KNOWN.read_text()) if BEST_KNOWN.exists() else {}
-    stored.update({f"{s}:{k}": r for (s, k), r in best.items()})
+    # the network, its certificate and how it was found; not the trajectory or stats
+    stored.update({f"{s}:{k}": {f: v for f, v in r.items() if f not in ("trajectory", "stats")}
+                   for (s, k), r in best.items()})
     atomic_write_text(BEST_KNOWN, json.dumps(dict(sorted(stored.items())), indent=1) + "\n")
 
 
