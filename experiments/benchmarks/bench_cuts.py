@@ -106,7 +106,8 @@ def checked_best_known(sets: list[str], ks: list[int]) -> dict[tuple[str, int], 
             entry = stored.get(f"{s}:{k}")
             if entry is None:
                 continue
-            cache = cache or shared_bic_cache(s)
+            if cache is None:
+                cache = shared_bic_cache(s)
             errors = verify_result(cache, entry, k)
             if errors:
                 print(f"stored best network for {s} k={k} dropped: {errors[0]}", flush=True)
