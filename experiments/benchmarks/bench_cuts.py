@@ -191,8 +191,8 @@ def main() -> None:
                 if (r.get("valid", True) and net is not None and net["parents"] is not None
                         and (key not in best_nets or net["score"] > best_nets[key]["score"])):
                     best_nets[key] = net
-            best_nets = {key: net for key, net in best_nets.items() if key[0] in refs and
-                         (refs[key[0]]["score"] is None or refs[key[0]]["width"] > key[1])}
+            open_keys = {(s, k) for s, k, _ in open_cells}
+            best_nets = {key: net for key, net in best_nets.items() if key in open_keys}
             save_best_known(best_nets)
             lines += [f"## Root bound, `cuts` vs `milp` (SCIP, k-G start, {args.root_budget:.0f} s per solve)", "",
                       (f"Best known: the unbounded optimum where its width is ≤ k (then optimal), else the best of "
