@@ -305,7 +305,7 @@ def _handler_classes():
             self.handler = handler
             self.t0 = t0
             self.deadline = deadline
-            self.rng = random.Random(seed)
+            self.rng = random.Random(0 if seed is None else seed)  # reproducible without a seed too
             self.size = min(LNS_START_SIZE, problem.n)
             self.stalls = 0
             self.spent = 0.0
