@@ -50,7 +50,7 @@ from formulations.graphs import Adjacency
 from formulations.problem import InfeasibleError, Problem
 from formulations.solution import Solution, certificate_order, make_solution
 from solvers.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters, local_matroid_rows
-from solvers.cuts_lns import fixed_outside, neighbourhood
+from solvers.cuts_lns import fixed_fill, fixed_outside, neighbourhood
 from solvers.mip_backends import _finite, record_scip_trajectory, root_bound
 
 EXACT_MODES = ("always", "root", "never")
@@ -64,13 +64,18 @@ EXACT_CALL_LIMIT = 10.0
 #: take, one sub-solve's time limit, and the neighbourhood sizes.
 LNS_SHARE = 0.3
 LNS_CALL_LIMIT = 10.0
-LNS_START_SIZE = 10
+LNS_START_SIZE = 8
 LNS_MIN_SIZE = 4
 #: The sub-solves separate the cluster rows (3) only, exactly at their root: on eight
 #: 10-variable neighbourhoods of wdbc k = 4's −11,772.51 network, all of them timed out
 #: at 10 s either way, but with twbn's full separation none found a better network and
 #: with this one four did (+28 to +39).
 LNS_SUB_OPTIONS = {"exact": "root", "cluster_k": 1, "matroid": False}
+#: Bounded: every other neighbourhood also holds the triangulation between its fixed
+#: variables (solvers/cuts_lns.py, ``fixed_fill``). 600 s from k-G on wdbc (150 s of k-G):
+#: k = 2 reached −11,893.61 with neighbourhoods free of it and −11,850.08 held; k = 4
+#: −11,651.73 free and −11,698.10 held; alternating, −11,919.71 and −11,651.73 (one run
+#: each: at k = 2 the free sub-solves hit their time limit, 20 calls instead of 54).
 _DIVING = ("farkasdiving", "conflictdiving", "adaptivediving", "guideddiving", "distributiondiving", "fracdiving",
            "linesearchdiving", "pscostdiving", "veclendiving", "coefdiving", "actconsdiving", "objpscostdiving",
            "rootsoldiving")
@@ -295,9 +300,10 @@ def _handler_classes():
         """Large-neighbourhood search on the incumbent (solvers/cuts_lns.py): one
         neighbourhood per call, re-solved by a sub-``cuts`` of at most ``LNS_CALL_LIMIT``
         seconds, while the time spent here stays within ``LNS_SHARE`` of the time elapsed.
-        Adaptive size: a neighbourhood solved to optimality without a gain n/size times in a
-        row grows it by 2 (that size looks exhausted); one cut short by its time limit
-        without a gain shrinks it by 1."""
+        Bounded, every other neighbourhood also holds the triangulation between its fixed
+        variables (``fixed_fill``). Adaptive size, per kind: a neighbourhood solved to
+        optimality without a gain n/size times in a row grows it by 2 (that size looks
+        exhausted); one cut short by its time limit without a gain shrinks it by 1."""
 
         def __init__(self, ilp: ClusterIlp, problem: Problem, handler, t0: float, deadline: float | None, seed: int | None):
             self.ilp = ilp
@@ -306,8 +312,9 @@ def _handler_classes():
             self.t0 = t0
             self.deadline = deadline
             self.rng = random.Random(0 if seed is None else seed)  # reproducible without a seed too
-            self.size = min(LNS_START_SIZE, problem.n)
-            self.stalls = 0
+            # per kind of neighbourhood: triangulation between fixed variables held or free
+            self.size = {True: min(LNS_START_SIZE, problem.n), False: min(LNS_START_SIZE, problem.n)}
+            self.stalls = {True: 0, False: 0}
             self.spent = 0.0
             self.counts = {"lns_calls": 0, "lns_improvements": 0, "lns_seconds": 0.0}
             self.by_name = None
@@ -324,21 +331,23 @@ def _handler_classes():
             if self.ilp.treewidth is not None:
                 z = {i: m.getSolVal(best, var) for i, var in self.ilp.z.items()}
                 hint = sorted(range(self.problem.n), key=lambda i: (z[i], i))
-            free = neighbourhood(parents, self.size, self.rng)
+            held = hint is not None and self.counts["lns_calls"] % 2 == 0
+            free = neighbourhood(parents, self.size[held], self.rng)
             sub = fixed_outside(self.problem, parents, free)
             start = make_solution(sub, parents, bound=None, status="feasible", method="cuts", order_hint=hint)
+            fill = fixed_fill(parents, start.elimination_order, free) if held else None
             found = solve_cuts(sub, time_limit=left, seed=self.rng.randrange(2**31), warm_start=start, lns=False,
-                               **LNS_SUB_OPTIONS)
+                               fixed_y=fill, **LNS_SUB_OPTIONS)
             self.counts["lns_calls"] += 1
             gained = found.parents is not None and found.score > start.score + 1e-9 * max(1.0, abs(start.score))
             if gained:
-                self.stalls = 0
+                self.stalls[held] = 0
             elif found.status == "optimal":
-                self.stalls += 1
-                if self.stalls * self.size >= self.problem.n:
-                    self.size, self.stalls = min(self.problem.n, self.size + 2), 0
+                self.stalls[held] += 1
+                if self.stalls[held] * self.size[held] >= self.problem.n:
+                    self.size[held], self.stalls[held] = min(self.problem.n, self.size[held] + 2), 0
             else:
-                self.size = max(LNS_MIN_SIZE, self.size - 1)
+                self.size[held] = max(LNS_MIN_SIZE, self.size[held] - 1)
             stored = gained and try_network(self, self.ilp, found.parents, found.elimination_order)
             self.counts["lns_improvements"] += int(stored)
             self.spent += time.monotonic() - now
@@ -360,6 +369,7 @@ def solve_cuts(
     cluster_k: int = 3,
     matroid: bool = True,
     lns: bool | None = None,
+    fixed_y: dict[tuple[int, int], int] | None = None,
     scip_params: dict | None = None,
 ) -> Solution:
     """Solve ``problem`` with the cluster-cut ILP: unbounded when ``problem.treewidth`` is
@@ -368,12 +378,15 @@ def solve_cuts(
     the k-cluster rows (4) separated (1: cluster rows (3) only); ``matroid``: separate the
     matroid rows (5) of rank 2 … ``cluster_k`` too. ``lns``: improve the incumbent by
     large-neighbourhood search (solvers/cuts_lns.py); None (default) means in the bounded
-    mode only. ``scip_params``: SCIP
+    mode only. ``fixed_y``: values for triangulation variables y_ij of the bounded model
+    (the LNS fixes those between variables it holds fixed). ``scip_params``: SCIP
     parameters by name, set after twbn's own (e.g. ``{"separating/maxrounds": 5}``)."""
     import pyscipopt
 
     if exact not in EXACT_MODES:
         raise ValueError(f"exact separation must be one of {', '.join(EXACT_MODES)}, got {exact!r}")
+    if fixed_y and (problem.treewidth is None or within is not None):
+        raise ValueError("fixed_y applies to the bounded model only (a treewidth bound and no within graph)")
     if not isinstance(cluster_k, int) or cluster_k < 1:
         raise ValueError(f"cluster_k must be an integer ≥ 1, got {cluster_k!r}")
     t0 = time.monotonic()
@@ -389,6 +402,9 @@ def solve_cuts(
     ilp = build_cluster_ilp(model_problem, m, edges=edges)
     for var in ilp.edges.values():
         m.chgVarBranchPriority(var, 10)
+    for arc, value in (fixed_y or {}).items():
+        m.chgVarLb(ilp.y[arc], float(value))
+        m.chgVarUb(ilp.y[arc], float(value))
     build_s = time.monotonic() - t0
     if time_limit is not None:
         m.setParam("limits/time", max(0.1, time_limit - build_s))

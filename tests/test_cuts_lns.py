@@ -13,7 +13,7 @@ from formulations.problem import Problem
 from formulations.verify import verify_result
 from solvers.brute_force import brute_force_optimum
 from solvers.cuts import solve_cuts
-from solvers.cuts_lns import fixed_outside, neighbourhood
+from solvers.cuts_lns import fixed_fill, fixed_outside, neighbourhood
 from solvers.registry import solve
 from tests.helpers import random_cache
 
@@ -76,6 +76,22 @@ def test_sub_problem_optimum_equals_brute_force(seed):
     assert sol.score == pytest.approx(best, abs=1e-6)
     assert sol.score >= start.score - 1e-9  # the incumbent is a point of the sub-problem
     assert verify_result(cache, sol.to_json(problem), k) == []
+    # with the triangulation between fixed variables held too: still no worse than the
+    # start, no better than the looser sub-problem, and certified
+    held = solve_cuts(sub, lns=False, warm_start=start, fixed_y=fixed_fill(start.parents, start.elimination_order, free))
+    assert held.status == "optimal"
+    assert start.score - 1e-9 <= held.score <= sol.score + 1e-9
+    assert verify_result(cache, held.to_json(problem), k) == []
+
+
+def test_fixed_fill_by_hand():
+    # 2 <- 0 and 1 <- 2: the path 0 - 2 - 1; eliminating 2 first joins 0 and 1
+    parents = [(), (2,), (0,)]
+    assert fixed_fill(parents, [2, 0, 1], []) == {(0, 1): 1, (1, 0): 0, (0, 2): 0, (2, 0): 1, (1, 2): 0, (2, 1): 1}
+    # eliminating 0 first leaves no fill; with 2 free only the pair {0, 1} is held
+    assert fixed_fill(parents, [0, 2, 1], [2]) == {(0, 1): 0, (1, 0): 0}
+    with pytest.raises(ValueError, match="bounded model only"):
+        solve_cuts(Problem(random_cache(3, 0)), fixed_y={(0, 1): 0})
 
 
 def test_bounded_cuts_with_lns_reports_it_and_stays_exact():
