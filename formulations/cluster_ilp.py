@@ -273,10 +273,17 @@ def start_values(ilp: ClusterIlp, parents: Sequence[ParentSet], elimination_orde
     for (a, b), var in ilp.edges.items():
         vals[var.name] = 1.0 if (a in parents[b] or b in parents[a]) else 0.0
     if ilp.treewidth is not None:
-        pos = {v: p for p, v in enumerate(elimination_order)}
-        tri = fill_in(moral_graph(parents), elimination_order)
-        for i, var in ilp.z.items():
-            vals[var.name] = float(pos[i])
-        for (i, j), var in ilp.y.items():
-            vals[var.name] = 1.0 if (j in tri[i] and pos[i] < pos[j]) else 0.0
+        arcs = triangulation_arcs(parents, elimination_order)
+        for p, i in enumerate(elimination_order):
+            vals[ilp.z[i].name] = float(p)
+        for arc, var in ilp.y.items():
+            vals[var.name] = 1.0 if arc in arcs else 0.0
     return vals
+
+
+def triangulation_arcs(parents: Sequence[ParentSet], elimination_order: Sequence[int]) -> set[tuple[int, int]]:
+    """The arcs (i, j) with y_ij = 1 for a network eliminated in ``elimination_order``: the
+    edges of the fill-in of its moral graph, directed from the earlier vertex."""
+    pos = {v: p for p, v in enumerate(elimination_order)}
+    tri = fill_in(moral_graph(parents), elimination_order)
+    return {(i, j) for i in tri for j in tri[i] if pos[i] < pos[j]}

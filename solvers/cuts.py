@@ -26,7 +26,7 @@ The handler (``_ClusterHandler``):
 - heuristic (``_SinkHeuristic``, every LP node): the LP point rounded to a DAG, within the
   treewidth bound when there is one (``sink_heuristic``);
 - heuristic (``_LnsHeuristic``, bounded mode by default): large-neighbourhood search on
-  the incumbent, a sub-``cuts`` over ~10 variables with the rest fixed
+  the incumbent, a sub-``cuts`` over ~8 variables with the rest fixed
   (solvers/cuts_lns.py), within ``LNS_SHARE`` of the elapsed time.
 Branching: with ``edges`` (the default) the skeleton's edge variables e_{uv} of
 formulations/cluster_ilp.py are branched on before the family variables. Fixing one
@@ -313,8 +313,8 @@ def _handler_classes():
             self.deadline = deadline
             self.rng = random.Random(0 if seed is None else seed)  # reproducible without a seed too
             # per kind of neighbourhood: triangulation between fixed variables held or free
-            self.size = {True: min(LNS_START_SIZE, problem.n), False: min(LNS_START_SIZE, problem.n)}
-            self.stalls = {True: 0, False: 0}
+            self.size = dict.fromkeys((True, False), min(LNS_START_SIZE, problem.n))
+            self.stalls = dict.fromkeys((True, False), 0)
             self.spent = 0.0
             self.counts = {"lns_calls": 0, "lns_improvements": 0, "lns_seconds": 0.0}
             self.by_name = None

@@ -24,9 +24,11 @@ root bound is −11,605.89.
 from __future__ import annotations
 
 import random
+from collections import deque
 from typing import Sequence
 
-from formulations.graphs import fill_in, moral_graph
+from formulations.cluster_ilp import triangulation_arcs
+from formulations.graphs import moral_graph
 from formulations.problem import Problem
 from scoring.cache import ParentSet, ScoreCache
 
@@ -40,9 +42,9 @@ def neighbourhood(parents: Sequence[ParentSet], size: int, rng: random.Random) -
         raise ValueError(f"a neighbourhood has 1 to {n} variables, got {size}")
     adj = moral_graph(parents)
     start = rng.randrange(n)
-    chosen, seen, queue = [start], {start}, [start]
+    chosen, seen, queue = [start], {start}, deque([start])
     while queue and len(chosen) < size:
-        u = queue.pop(0)
+        u = queue.popleft()
         nbrs = sorted(adj[u])
         rng.shuffle(nbrs)
         for w in nbrs:
@@ -78,7 +80,7 @@ def fixed_fill(parents: Sequence[ParentSet], order: Sequence[int], free: Sequenc
     1 iff {i, j} is an edge of the fill-in and i comes first. Fixing them keeps the
     incumbent feasible and leaves the sub-problem to place ``free`` in that triangulation.
     O(n²) pairs."""
-    tri = fill_in(moral_graph(parents), order)
-    pos = {v: p for p, v in enumerate(order)}
-    out = [v for v in range(len(parents)) if v not in set(free)]
-    return {(i, j): int(j in tri[i] and pos[i] < pos[j]) for i in out for j in out if i != j}
+    arcs = triangulation_arcs(parents, order)
+    free_set = set(free)
+    out = [v for v in range(len(parents)) if v not in free_set]
+    return {(i, j): int((i, j) in arcs) for i in out for j in out if i != j}

@@ -93,12 +93,16 @@ def bounded_reference(args: tuple) -> dict:
     return {"name": name, "k": k, "score": sol.score if ok else None, "bound": sol.bound, "result": result if ok else None}
 
 
+def _stored_best_known() -> dict:
+    return json.loads(BEST_KNOWN.read_text()) if BEST_KNOWN.exists() else {}
+
+
 def checked_best_known(sets: list[str], ks: list[int]) -> dict[tuple[str, int], dict]:
     """The stored best networks that pass ``verify_result`` on today's caches, by (set, k);
     an entry that fails (the cache or the scoring changed) is dropped with a message."""
     from formulations.verify import verify_result
 
-    stored = json.loads(BEST_KNOWN.read_text()) if BEST_KNOWN.exists() else {}
+    stored = _stored_best_known()
     out = {}
     for s in sets:
         cache = None
@@ -119,7 +123,7 @@ def checked_best_known(sets: list[str], ks: list[int]) -> dict[tuple[str, int], 
 def save_best_known(best: dict[tuple[str, int], dict]) -> None:
     from scoring.jkl import atomic_write_text
 
-    stored = json.loads(BEST_KNOWN.read_text()) if BEST_KNOWN.exists() else {}
+    stored = _stored_best_known()
     # the network, its certificate and how it was found; not the trajectory or stats
     stored.update({f"{s}:{k}": {f: v for f, v in r.items() if f not in ("trajectory", "stats")}
                    for (s, k), r in best.items()})
