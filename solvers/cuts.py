@@ -11,7 +11,9 @@ The handler (``_ClusterHandler``):
 - separation (``conssepalp``, every node): the greedy heuristic for (3), local search for
   the k-cluster rows (4), k = 2 … ``cluster_k``, and local search for the matroid rows (5)
   of rank 2 … ``cluster_k`` (``matroid``); if all find nothing, the exact sub-IPs of
-  Bartlett & Cussens for (3), then (4) (``exact=`` "always" | "root" | "never").
+  Bartlett & Cussens for (3), then (4) (``exact=`` "always" | "root" | "never"). Each row
+  goes in in its sparser form (``FamilyTable.sparse_form``): mushroom's 600 s bound moved
+  from −90,878 to −90,942 (two runs side by side; optimum −91,074);
   The k-cluster rows close letter's and nltcs's gaps at the root (letter: root gap 0.19%
   without them) and move mushroom's root bound from −88,379 to −88,583 (optimum −91,074).
   The matroid rows then made letter's exact calls unnecessary (142 s → 41 s, each run
@@ -164,7 +166,7 @@ def _handler_classes():
             self.with_parents = [v for f, v in enumerate(ilp.fam_vars) if ilp.table.parents[f]]
             self.tvars = None
             self.cluster_k = cluster_k
-            self.counts = {"greedy_cuts": 0, "kcluster_cuts": 0, "exact_cuts": 0, "matroid_cuts": 0, "cycle_cuts": 0, "exact_calls": 0, "separation_rounds": 0}
+            self.counts = {"greedy_cuts": 0, "kcluster_cuts": 0, "exact_cuts": 0, "matroid_cuts": 0, "cycle_cuts": 0, "exact_calls": 0, "separation_rounds": 0, "row_entries": 0}
 
         def _tvars(self):
             if self.tvars is None:
@@ -180,14 +182,17 @@ def _handler_classes():
             infeasible."""
             cutoff = False
             for c in clusters:
-                cutoff |= self._add_row(self.ilp.table.cluster_families(c, k), len(c) - k, f"cluster{len(c)}k{k}")
+                cutoff |= self._add_row(self.ilp.table.cluster_families(c, k), len(c) - k, c, f"cluster{len(c)}k{k}")
             return cutoff
 
-        def _add_row(self, families: np.ndarray, rhs: float, name: str) -> bool:
-            """Σ_{f ∈ families} I_f ≤ rhs as a global cut; True if it proves the node infeasible."""
+        def _add_row(self, families: np.ndarray, rhs: float, cluster, name: str) -> bool:
+            """Σ_{f ∈ families} I_f ≤ rhs, over families of the children in ``cluster``, as a
+            global cut in its sparser form; True if it proves the node infeasible."""
             m = self.model
             tv = self._tvars()
-            row = m.createEmptyRowUnspec(name=name, lhs=None, rhs=rhs, local=False, modifiable=False, removable=True)
+            families, lhs, rhs = self.ilp.table.sparse_form(families, rhs, cluster)
+            self.counts["row_entries"] += len(families)
+            row = m.createEmptyRowUnspec(name=name, lhs=lhs, rhs=rhs, local=False, modifiable=False, removable=True)
             m.cacheRowExtensions(row)
             for f in families.tolist():
                 m.addVarToRow(row, tv[f], 1.0)
@@ -236,7 +241,7 @@ def _handler_classes():
             # a list, not a generator: every family of rows is added, not just up to the first cutoff
             cutoff = any([self._add_rows(c, k) for k, c in cuts.items() if c])
             for classes, r in matroid_rows:
-                cutoff |= self._add_row(*table.matroid_families(classes, r), f"matroid{int((classes >= 0).sum())}r{r}")
+                cutoff |= self._add_row(*table.matroid_families(classes, r), np.flatnonzero(classes >= 0), f"matroid{int((classes >= 0).sum())}r{r}")
             return {"result": SCIP_RESULT.CUTOFF if cutoff else SCIP_RESULT.SEPARATED}
 
         def _cycles(self, sol=None):

@@ -65,6 +65,43 @@ def test_cluster_row_by_hand():
     assert cycle_clusters(table.network(x)) == [[0, 1]]
 
 
+def test_sparse_form_by_hand():
+    # C = {a, b} of the case above: the row I(b→a) + I(a→b) + I(ac→b) ≤ 1 has 3 of the 4
+    # families of a and b; the other form keeps the fourth: I(∅→a) ≥ 2 − 1 (b's families
+    # both hold a, so a must come first, with no parent)
+    cache = ScoreCache.from_mapping(["a", "b", "c"], [{(1,): -1.0, (): -2.0}, {(0,): -1.0, (0, 2): -0.5}, {(): 0.0}])
+    table = FamilyTable.from_cache(cache)
+    fams, lhs, rhs = table.sparse_form(table.cluster_families([0, 1]), 1, [0, 1])
+    assert [(int(table.child[f]), table.parents[f]) for f in fams] == [(0, ())]
+    assert (lhs, rhs) == (1, None)
+    # a row with fewer entries than its complement stays as it is
+    fams, lhs, rhs = table.sparse_form(np.array([0]), 0, [0])
+    assert fams.tolist() == [0] and (lhs, rhs) == (None, 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(3, 7), seed=st.integers(0, 10**6))
+def test_sparse_form_has_the_same_slack_on_the_convexity_polytope(n, seed):
+    # the two forms of a row (3), (4) or (5) are one constraint wherever each variable's
+    # family weights sum to 1 (2): the slack is the same at every such point, fractional ones too
+    rng = random.Random(seed)
+    table = FamilyTable.from_cache(random_cache(n, seed=seed))
+    for _ in range(10):
+        members = sorted(rng.sample(range(n), rng.randint(2, n)))
+        k = rng.randint(1, len(members) - 1)
+        classes = _random_classes(n, rng)
+        rows = [(table.cluster_families(members, k), len(members) - k, members),
+                (*table.matroid_families(classes, k), np.flatnonzero(classes >= 0).tolist())]
+        for fams, rhs, cluster in rows:
+            sparse, lo, hi = table.sparse_form(fams, rhs, cluster)
+            of_c = sum(table.start[v + 1] - table.start[v] for v in cluster)
+            assert len(sparse) == min(len(fams), of_c - len(fams))
+            x = _random_point(table, rng)
+            given_slack = rhs - x[fams].sum()
+            slack = hi - x[sparse].sum() if lo is None else x[sparse].sum() - lo
+            assert slack == pytest.approx(given_slack, abs=1e-9)
+
+
 def test_cycle_clusters_are_the_strong_components():
     parents = [(2,), (0,), (1,), (2,), (5,), (4,)]  # 0→1→2→0, 3 hangs off 2, 4 ⇄ 5
     assert sorted(cycle_clusters(parents)) == [[0, 1, 2], [4, 5]]
