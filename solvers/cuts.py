@@ -13,7 +13,7 @@ The handler (``_ClusterHandler``):
   of rank 2 … ``cluster_k`` (``matroid``); if all find nothing, the exact sub-IPs of
   Bartlett & Cussens for (3), then (4) (``exact=`` "always" | "root" | "never"). Each row
   goes in in its sparser form (``FamilyTable.sparse_form``): mushroom's 600 s bound moved
-  from −90,878 to −90,942 (two runs side by side; optimum −91,074);
+  from −90,878 to −90,942 (two runs side by side; optimum −91,074).
   The k-cluster rows close letter's and nltcs's gaps at the root (letter: root gap 0.19%
   without them) and move mushroom's root bound from −88,379 to −88,583 (optimum −91,074).
   The matroid rows then made letter's exact calls unnecessary (142 s → 41 s, each run
