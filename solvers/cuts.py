@@ -68,16 +68,22 @@ LNS_SHARE = 0.3
 LNS_CALL_LIMIT = 10.0
 LNS_START_SIZE = 8
 LNS_MIN_SIZE = 4
+#: Bounded, the kind of neighbourhood (``_LnsHeuristic._held_next``): tries of each kind
+#: before choosing, the chance of trying the worse kind, the decay of past gains and times.
+LNS_TRIES = 2
+LNS_EXPLORE = 0.2
+LNS_DECAY = 0.7
 #: The sub-solves separate the cluster rows (3) only, exactly at their root: on eight
 #: 10-variable neighbourhoods of wdbc k = 4's −11,772.51 network, all of them timed out
 #: at 10 s either way, but with twbn's full separation none found a better network and
 #: with this one four did (+28 to +39).
 LNS_SUB_OPTIONS = {"exact": "root", "cluster_k": 1, "matroid": False}
-#: Bounded: every other neighbourhood also holds the triangulation between its fixed
-#: variables (solvers/cuts_lns.py, ``fixed_fill``). 600 s from k-G on wdbc (150 s of k-G):
-#: k = 2 reached −11,893.61 with neighbourhoods free of it and −11,850.08 held; k = 4
-#: −11,651.73 free and −11,698.10 held; alternating, −11,919.71 and −11,651.73 (one run
-#: each: at k = 2 the free sub-solves hit their time limit, 20 calls instead of 54).
+#: Bounded: a neighbourhood may also hold the triangulation between its fixed variables
+#: (solvers/cuts_lns.py, ``fixed_fill``). 600 s from k-G on wdbc (150 s of k-G), before
+#: the sparse rows: k = 2 reached −11,893.61 with neighbourhoods free of it and −11,850.08
+#: held; k = 4 −11,651.73 free and −11,698.10 held; alternating, −11,919.71 and −11,651.73
+#: (one run each: at k = 2 the free sub-solves hit their time limit, 20 calls instead of
+#: 54). Hence the choice by gain per second (``_held_next``).
 _DIVING = ("farkasdiving", "conflictdiving", "adaptivediving", "guideddiving", "distributiondiving", "fracdiving",
            "linesearchdiving", "pscostdiving", "veclendiving", "coefdiving", "actconsdiving", "objpscostdiving",
            "rootsoldiving")
@@ -305,8 +311,9 @@ def _handler_classes():
         """Large-neighbourhood search on the incumbent (solvers/cuts_lns.py): one
         neighbourhood per call, re-solved by a sub-``cuts`` of at most ``LNS_CALL_LIMIT``
         seconds, while the time spent here stays within ``LNS_SHARE`` of the time elapsed.
-        Bounded, every other neighbourhood also holds the triangulation between its fixed
-        variables (``fixed_fill``). Adaptive size, per kind: a neighbourhood solved to
+        Bounded, a neighbourhood may also hold the triangulation between its fixed
+        variables (``fixed_fill``); which kind comes next goes by the score each has gained
+        per second (``_held_next``). Adaptive size, per kind: a neighbourhood solved to
         optimality without a gain n/size times in a row grows it by 2 (that size looks
         exhausted); one cut short by its time limit without a gain shrinks it by 1."""
 
@@ -320,9 +327,22 @@ def _handler_classes():
             # per kind of neighbourhood: triangulation between fixed variables held or free
             self.size = dict.fromkeys((True, False), min(LNS_START_SIZE, problem.n))
             self.stalls = dict.fromkeys((True, False), 0)
+            self.gain = dict.fromkeys((True, False), 0.0)  # decayed score gained and seconds spent
+            self.seconds = dict.fromkeys((True, False), 0.0)
+            self.tries = dict.fromkeys((True, False), 0)
             self.spent = 0.0
             self.counts = {"lns_calls": 0, "lns_improvements": 0, "lns_seconds": 0.0}
             self.by_name = None
+
+        def _held_next(self) -> bool:
+            """The kind of the next neighbourhood: each kind ``LNS_TRIES`` times in turn, then
+            the one with more (decayed) score gained per second, the other one with
+            probability ``LNS_EXPLORE``."""
+            if min(self.tries.values()) < LNS_TRIES:
+                return self.tries[True] <= self.tries[False]
+            rate = {h: self.gain[h] / max(self.seconds[h], 1e-3) for h in (True, False)}
+            best = rate[True] >= rate[False]
+            return best if self.rng.random() >= LNS_EXPLORE else not best
 
         def heurexec(self, heurtiming, nodeinfeasible):
             m = self.model
@@ -336,7 +356,7 @@ def _handler_classes():
             if self.ilp.treewidth is not None:
                 z = {i: m.getSolVal(best, var) for i, var in self.ilp.z.items()}
                 hint = sorted(range(self.problem.n), key=lambda i: (z[i], i))
-            held = hint is not None and self.counts["lns_calls"] % 2 == 0
+            held = hint is not None and self._held_next()
             free = neighbourhood(parents, self.size[held], self.rng)
             sub = fixed_outside(self.problem, parents, free)
             start = make_solution(sub, parents, bound=None, status="feasible", method="cuts", order_hint=hint)
@@ -355,7 +375,11 @@ def _handler_classes():
                 self.size[held] = max(LNS_MIN_SIZE, self.size[held] - 1)
             stored = gained and try_network(self, self.ilp, found.parents, found.elimination_order)
             self.counts["lns_improvements"] += int(stored)
-            self.spent += time.monotonic() - now
+            took = time.monotonic() - now
+            self.gain[held] = LNS_DECAY * self.gain[held] + (found.score - start.score if stored else 0.0)
+            self.seconds[held] = LNS_DECAY * self.seconds[held] + took
+            self.tries[held] += 1
+            self.spent += took
             self.counts["lns_seconds"] = round(self.spent, 2)
             return {"result": SCIP_RESULT.FOUNDSOL if stored else SCIP_RESULT.DIDNOTFIND}
 

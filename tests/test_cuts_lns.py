@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from formulations.graphs import moral_graph
 from formulations.problem import Problem
+from formulations.solution import make_solution
 from formulations.verify import verify_result
 from solvers.brute_force import brute_force_optimum
 from solvers.cuts import solve_cuts
@@ -103,3 +104,16 @@ def test_bounded_cuts_with_lns_reports_it_and_stays_exact():
     assert {"lns_calls", "lns_improvements", "lns_seconds"} <= set(sol.stats)
     assert verify_result(cache, sol.to_json(problem), 2) == []
     assert "lns_calls" not in solve_cuts(Problem(cache), seed=0).stats  # unbounded: off by default
+
+
+def test_lns_improves_a_poor_start():
+    # from the empty network the first neighbourhood (all 8 variables: the start size)
+    # re-solves the whole problem inside the root's cut loop, so the search must store a
+    # better network, and the result is still the optimum
+    cache = random_cache(8, 3, max_size=3, density=0.5)
+    problem = Problem(cache, 2)
+    empty = make_solution(problem, [()] * 8, bound=None, status="feasible", method="start")
+    sol = solve_cuts(problem, seed=0, warm_start=empty)
+    assert sol.stats["lns_improvements"] >= 1
+    assert sol.score == pytest.approx(solve(problem, "dp").score, abs=1e-6)
+    assert verify_result(cache, sol.to_json(problem), 2) == []
