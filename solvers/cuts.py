@@ -44,6 +44,7 @@ from __future__ import annotations
 import os
 import random
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -157,6 +158,36 @@ def sink_heuristic(table: FamilyTable, x: np.ndarray, k: int | None = None) -> t
             fill[np.arange(n), np.arange(n)] = False
             fill[v, :] = fill[:, v] = False
     return chosen, order
+
+
+@dataclass
+class _LnsKind:
+    """One kind of LNS neighbourhood: its current size, calls without a gain in a row, and
+    the decayed score gained, seconds spent and number of tries behind ``rate``."""
+
+    size: int
+    stalls: int = 0
+    gain: float = 0.0
+    seconds: float = 0.0
+    tries: int = 0
+
+    @property
+    def rate(self) -> float:
+        return self.gain / max(self.seconds, 1e-3)
+
+    def record(self, gain: float, seconds: float) -> None:
+        self.gain = LNS_DECAY * self.gain + gain
+        self.seconds = LNS_DECAY * self.seconds + seconds
+        self.tries += 1
+
+
+def _z_order(m, sol, ilp: ClusterIlp) -> list[int] | None:
+    """The elimination order a bounded solution's positions z give (ties by index); None
+    when unbounded."""
+    if ilp.treewidth is None:
+        return None
+    z = {i: m.getSolVal(sol, var) for i, var in ilp.z.items()}
+    return sorted(z, key=lambda i: (z[i], i))
 
 
 def _handler_classes():
@@ -273,19 +304,24 @@ def _handler_classes():
                 var = m.getTransformedVar(v) if transformed else v
                 m.addVarLocksType(var, locktype, nlocksneg, nlockspos)
 
-    def try_network(heur, ilp: ClusterIlp, parents, order) -> bool:
-        """Offer a network (and, when bounded, an elimination order of width ≤ k) to SCIP
-        as a solution found by ``heur``; True if SCIP stored it."""
-        m = heur.model
-        if heur.by_name is None:
-            heur.by_name = {v.name: v for v in ilp.variables()}
-        sol = m.createOrigSol(heur)  # original space: presolving may have aggregated variables
-        for name, value in start_values(ilp, parents, order).items():
-            if value:
-                m.setSolVal(sol, heur.by_name[name], value)
-        return bool(m.trySol(sol, printreason=False))
+    class _NetworkHeuristic(pyscipopt.Heur):
+        """A heuristic that offers SCIP whole networks."""
 
-    class _SinkHeuristic(pyscipopt.Heur):
+        by_name = None  # the model's variables by name, built at the first offer
+
+        def try_network(self, parents, order) -> bool:
+            """Offer a network (and, when bounded, an elimination order of width ≤ k) as a
+            solution; True if SCIP stored it."""
+            m = self.model
+            if self.by_name is None:
+                self.by_name = {v.name: v for v in self.ilp.variables()}
+            sol = m.createOrigSol(self)  # original space: presolving may have aggregated variables
+            for name, value in start_values(self.ilp, parents, order).items():
+                if value:
+                    m.setSolVal(sol, self.by_name[name], value)
+            return bool(m.trySol(sol, printreason=False))
+
+    class _SinkHeuristic(_NetworkHeuristic):
         """Rounds the LP point to a DAG and, when bounded, an elimination order of width
         ≤ k for y and z (``sink_heuristic``)."""
 
@@ -294,7 +330,6 @@ def _handler_classes():
             self.handler = handler
             self.found = 0
             self.stuck = 0
-            self.by_name = None
 
         def heurexec(self, heurtiming, nodeinfeasible):
             chosen, order = sink_heuristic(self.ilp.table, self.handler._values(), self.ilp.treewidth)
@@ -302,12 +337,12 @@ def _handler_classes():
                 self.stuck += 1
                 return {"result": SCIP_RESULT.DIDNOTFIND}
             parents = [self.ilp.table.parents[f] for f in chosen]
-            if try_network(self, self.ilp, parents, order):
+            if self.try_network(parents, order):
                 self.found += 1
                 return {"result": SCIP_RESULT.FOUNDSOL}
             return {"result": SCIP_RESULT.DIDNOTFIND}
 
-    class _LnsHeuristic(pyscipopt.Heur):
+    class _LnsHeuristic(_NetworkHeuristic):
         """Large-neighbourhood search on the incumbent (solvers/cuts_lns.py): one
         neighbourhood per call, re-solved by a sub-``cuts`` of at most ``LNS_CALL_LIMIT``
         seconds, while the time spent here stays within ``LNS_SHARE`` of the time elapsed.
@@ -325,23 +360,18 @@ def _handler_classes():
             self.deadline = deadline
             self.rng = random.Random(0 if seed is None else seed)  # reproducible without a seed too
             # per kind of neighbourhood: triangulation between fixed variables held or free
-            self.size = dict.fromkeys((True, False), min(LNS_START_SIZE, problem.n))
-            self.stalls = dict.fromkeys((True, False), 0)
-            self.gain = dict.fromkeys((True, False), 0.0)  # decayed score gained and seconds spent
-            self.seconds = dict.fromkeys((True, False), 0.0)
-            self.tries = dict.fromkeys((True, False), 0)
+            self.kinds = {held: _LnsKind(min(LNS_START_SIZE, problem.n)) for held in (True, False)}
             self.spent = 0.0
             self.counts = {"lns_calls": 0, "lns_improvements": 0, "lns_seconds": 0.0}
-            self.by_name = None
 
         def _held_next(self) -> bool:
             """The kind of the next neighbourhood: each kind ``LNS_TRIES`` times in turn, then
             the one with more (decayed) score gained per second, the other one with
             probability ``LNS_EXPLORE``."""
-            if min(self.tries.values()) < LNS_TRIES:
-                return self.tries[True] <= self.tries[False]
-            rate = {h: self.gain[h] / max(self.seconds[h], 1e-3) for h in (True, False)}
-            best = rate[True] >= rate[False]
+            held, free = self.kinds[True], self.kinds[False]
+            if min(held.tries, free.tries) < LNS_TRIES:
+                return held.tries <= free.tries
+            best = held.rate >= free.rate
             return best if self.rng.random() >= LNS_EXPLORE else not best
 
         def heurexec(self, heurtiming, nodeinfeasible):
@@ -352,12 +382,10 @@ def _handler_classes():
                 return {"result": SCIP_RESULT.DIDNOTRUN}
             best = m.getBestSol()
             parents = self.ilp.table.network(self.handler._values(best))
-            hint = None
-            if self.ilp.treewidth is not None:
-                z = {i: m.getSolVal(best, var) for i, var in self.ilp.z.items()}
-                hint = sorted(range(self.problem.n), key=lambda i: (z[i], i))
+            hint = _z_order(m, best, self.ilp)
             held = hint is not None and self._held_next()
-            free = neighbourhood(parents, self.size[held], self.rng)
+            kind = self.kinds[held]
+            free = neighbourhood(parents, kind.size, self.rng)
             sub = fixed_outside(self.problem, parents, free)
             start = make_solution(sub, parents, bound=None, status="feasible", method="cuts", order_hint=hint)
             fill = fixed_fill(parents, start.elimination_order, free) if held else None
@@ -366,19 +394,17 @@ def _handler_classes():
             self.counts["lns_calls"] += 1
             gained = found.parents is not None and found.score > start.score + 1e-9 * max(1.0, abs(start.score))
             if gained:
-                self.stalls[held] = 0
+                kind.stalls = 0
             elif found.status == "optimal":
-                self.stalls[held] += 1
-                if self.stalls[held] * self.size[held] >= self.problem.n:
-                    self.size[held], self.stalls[held] = min(self.problem.n, self.size[held] + 2), 0
+                kind.stalls += 1
+                if kind.stalls * kind.size >= self.problem.n:
+                    kind.size, kind.stalls = min(self.problem.n, kind.size + 2), 0
             else:
-                self.size[held] = max(LNS_MIN_SIZE, self.size[held] - 1)
-            stored = gained and try_network(self, self.ilp, found.parents, found.elimination_order)
+                kind.size = max(LNS_MIN_SIZE, kind.size - 1)
+            stored = gained and self.try_network(found.parents, found.elimination_order)
             self.counts["lns_improvements"] += int(stored)
             took = time.monotonic() - now
-            self.gain[held] = LNS_DECAY * self.gain[held] + (found.score - start.score if stored else 0.0)
-            self.seconds[held] = LNS_DECAY * self.seconds[held] + took
-            self.tries[held] += 1
+            kind.record(found.score - start.score if stored else 0.0, took)
             self.spent += took
             self.counts["lns_seconds"] = round(self.spent, 2)
             return {"result": SCIP_RESULT.FOUNDSOL if stored else SCIP_RESULT.DIDNOTFIND}
@@ -509,9 +535,6 @@ def solve_cuts(
     best = m.getBestSol()
     x = np.array([m.getSolVal(best, v) for v in ilp.fam_vars])
     parents = ilp.table.network(x)
-    hint = peo
-    if hint is None and ilp.treewidth is not None:
-        z = {i: m.getSolVal(best, var) for i, var in ilp.z.items()}
-        hint = sorted(range(problem.n), key=lambda i: (z[i], i))
+    hint = peo if peo is not None else _z_order(m, best, ilp)
     st = "optimal" if status == "optimal" else "feasible"
     return make_solution(problem, parents, bound=bound, status=st, order_hint=hint, **info)
