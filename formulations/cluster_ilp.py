@@ -39,8 +39,11 @@ Modes:
 - bounded by k: (1)–(3) plus the elimination-order rows of Nie et al. (2014, Fig. 6 of
   ../shared/papers/machado-bounded-treewidth-milp-performance.txt), linked to the family
   variables as in formulations/elimination_milp.py with its strengthening: 8b, 8c (big-M n,
-  z ∈ [0, n−1]), 8d, 8g and 8h summed over the parent sets that contain j (or j and k),
-  and y_ij + y_ji ≤ 1. Acyclicity comes from (3), so 8f and the order v are not needed.
+  z ∈ [0, n−1]), 8d, 8g summed over the parent sets that contain j and over both
+  directions (j → i and i → j), 8h summed over the parent sets that contain j and k, and
+  y_ij + y_ji ≤ 1. Acyclicity comes from (3), so 8f and the order v are not needed. The
+  minor density rows (6) of solvers/minor_separation.py bound the triangulation y + yᵀ
+  further, as cuts.
   The n·C(n−1, 2) rows 8d are held out of the LP and added by SCIP where violated.
   Sound and complete because every network of treewidth ≤ k has an elimination order of
   width ≤ k whose fill-in y satisfies 8b–8d (the argument of Nie et al.), and 8g/8h put
@@ -261,14 +264,20 @@ def build_cluster_ilp(problem: Problem, model, *, edges: bool = False) -> Cluste
                 model.addCons(y[i, j] + y[i, kk] - y[j, kk] - y[kk, j] <= 1, name=f"c8d[{i},{j},{kk}]",
                                initial=False, separate=True, dynamic=True, removable=True)
                 n8d += 1
-        for (i, j), fs in sorted(with_j.items()):  # 8g, summed over the sets holding j
-            model.addCons(quicksum(fam_vars[f] for f in fs) <= y[i, j] + y[j, i], name=f"c8g[{i},{j}]")
+        # 8g, summed over the sets holding j and over both directions: at most one of
+        # j → i and i → j is chosen (the pair rows), and either puts the edge in the
+        # triangulation. Per direction, as in the MILP, the root LP of wdbc k = 2 kept
+        # 4.4 units of arc weight above y_ij + y_ji summed over 24 pairs
+        joined_pairs = sorted({(min(i, j), max(i, j)) for (i, j) in with_j})
+        for a, b in joined_pairs:
+            model.addCons(quicksum(fam_vars[f] for f in with_j.get((a, b), []) + with_j.get((b, a), []))
+                          <= y[a, b] + y[b, a], name=f"c8g[{a},{b}]")
         for (i, j, kk), fs in sorted(with_jk.items()):  # 8h
             model.addCons(quicksum(fam_vars[f] for f in fs) <= y[j, kk] + y[kk, j], name=f"c8h[{i},{j},{kk}]")
         for i, j in arcs:
             if i < j:
                 model.addCons(y[i, j] + y[j, i] <= 1, name=f"ypair[{i},{j}]")
-        counts.update({"c8b": n, "c8c": len(arcs), "c8d": n8d, "c8g": len(with_j), "c8h": len(with_jk),
+        counts.update({"c8b": n, "c8c": len(arcs), "c8d": n8d, "c8g": len(joined_pairs), "c8h": len(with_jk),
                        "ypair": len(arcs) // 2})
     ilp.size = {"family_variables": table.size, "variables": len(ilp.variables()),
                 "constraint_families": counts, "constraints": sum(counts.values())}
