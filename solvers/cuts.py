@@ -388,14 +388,17 @@ def _handler_classes():
     class _LnsHeuristic(_NetworkHeuristic):
         """Large-neighbourhood search on the incumbent (solvers/cuts_lns.py): one
         neighbourhood per call, re-solved by a sub-``cuts`` of at most ``LNS_CALL_LIMIT``
-        seconds, while the time spent here stays within ``LNS_SHARE`` of the time elapsed.
+        seconds, while the time spent here stays within ``share`` (default ``LNS_SHARE``) of
+        the time elapsed.
         Bounded, a neighbourhood may also hold the triangulation between its fixed
         variables (``fixed_fill``); which kind comes next goes by the score each has gained
         per second (``_held_next``). Adaptive size, per kind: a neighbourhood solved to
         optimality without a gain n/size times in a row grows it by 2 (that size looks
         exhausted); one cut short by its time limit without a gain shrinks it by 1."""
 
-        def __init__(self, ilp: ClusterIlp, problem: Problem, handler, t0: float, deadline: float | None, seed: int | None):
+        def __init__(self, ilp: ClusterIlp, problem: Problem, handler, t0: float, deadline: float | None, seed: int | None,
+                     share: float):
+            self.share = share
             self.ilp = ilp
             self.problem = problem
             self.handler = handler
@@ -421,7 +424,7 @@ def _handler_classes():
             m = self.model
             now = time.monotonic()
             left = LNS_CALL_LIMIT if self.deadline is None else min(LNS_CALL_LIMIT, self.deadline - now - 1.0)
-            if m.getNSols() == 0 or self.spent > LNS_SHARE * (now - self.t0) or left < 1.0:
+            if m.getNSols() == 0 or self.spent > self.share * (now - self.t0) or left < 1.0:
                 return {"result": SCIP_RESULT.DIDNOTRUN}
             best = m.getBestSol()
             parents = self.ilp.table.network(self.handler._values(best))
@@ -468,6 +471,7 @@ def solve_cuts(
     matroid: bool = True,
     minor: bool = True,
     lns: bool | None = None,
+    lns_share: float = LNS_SHARE,
     fixed_y: dict[tuple[int, int], int] | None = None,
     scip_params: dict | None = None,
 ) -> Solution:
@@ -477,7 +481,8 @@ def solve_cuts(
     the k-cluster rows (4) separated (1: cluster rows (3) only); ``matroid``: separate the
     matroid rows (5) of rank 2 … ``cluster_k`` too. ``lns``: improve the incumbent by
     large-neighbourhood search (solvers/cuts_lns.py); None (default) means in the bounded
-    mode only. ``fixed_y``: values for triangulation variables y_ij of the bounded model
+    mode only; ``lns_share``: the largest share of the elapsed time it may take (more
+    finds better networks in long runs, at the bound's expense). ``fixed_y``: values for triangulation variables y_ij of the bounded model
     (the LNS fixes those between variables it holds fixed). ``scip_params``: SCIP
     parameters by name, set after twbn's own (e.g. ``{"separating/maxrounds": 5}``)."""
     import pyscipopt
@@ -486,6 +491,8 @@ def solve_cuts(
         raise ValueError(f"exact separation must be one of {', '.join(EXACT_MODES)}, got {exact!r}")
     if fixed_y and (problem.treewidth is None or within is not None):
         raise ValueError("fixed_y applies to the bounded model only (a treewidth bound and no within graph)")
+    if not 0.0 <= lns_share <= 1.0:
+        raise ValueError(f"lns_share must be within [0, 1], got {lns_share!r}")
     if not isinstance(cluster_k, int) or cluster_k < 1:
         raise ValueError(f"cluster_k must be an integer ≥ 1, got {cluster_k!r}")
     t0 = time.monotonic()
@@ -536,7 +543,7 @@ def solve_cuts(
         lns = problem.treewidth is not None and within is None
     lns_heur = None
     if lns:
-        lns_heur = lns_cls(ilp, model_problem, handler, t0, deadline, seed)
+        lns_heur = lns_cls(ilp, model_problem, handler, t0, deadline, seed, lns_share)
         m.includeHeur(lns_heur, "twbn_lns", "large-neighbourhood search on the incumbent", "L", priority=-100000, freq=1,
                       timingmask=pyscipopt.SCIP_HEURTIMING.DURINGLPLOOP | pyscipopt.SCIP_HEURTIMING.AFTERLPNODE)
     traj = record_scip_trajectory(m)

@@ -14,7 +14,11 @@ objects, each re-checked by ``verify_result`` against the cache before it counts
 replaced when a run finds a better one).
 Cells run two at a time (one per core), SCIP single-threaded.
 
-Run: ``python -m experiments.benchmarks.bench_cuts [--part unbounded|root|both] [--budget 600]``
+Part ``improve``: long ``cuts`` runs from the stored best networks, the LNS given most of
+the time (``--lns-share``, default 0.9), storing what they find (the root part's best
+known then starts from it).
+
+Run: ``python -m experiments.benchmarks.bench_cuts [--part unbounded|root|both|improve] [--budget 600]``
 """
 
 from __future__ import annotations
@@ -93,6 +97,27 @@ def bounded_reference(args: tuple) -> dict:
     return {"name": name, "k": k, "score": sol.score if ok else None, "bound": sol.bound, "result": result if ok else None}
 
 
+def improve_cell(args: tuple) -> dict:
+    """A long ``cuts`` run at (set, k) warm-started from ``start`` (a result object: the
+    stored best network, or a result file's), with the LNS given ``share`` of the time:
+    more networks for the best known score, not a bound."""
+    name, k, start_result, budget, share, seed = args
+    from formulations.problem import Problem
+    from formulations.solution import Solution
+    from formulations.verify import verify_result
+    from solvers.cuts import solve_cuts
+
+    cache = shared_bic_cache(name)
+    problem = Problem(cache, k)
+    start = Solution.from_json(start_result, problem)
+    sol = solve_cuts(problem, time_limit=budget, seed=seed, warm_start=start, lns_share=share)
+    result = sol.to_json(problem)
+    ok = verify_result(cache, result, k) == []
+    return {"name": name, "k": k, "start": start.score, "score": sol.score if ok else None, "bound": sol.bound,
+            "lns": {f: sol.stats.get(f) for f in ("lns_calls", "lns_improvements", "lns_seconds")},
+            "result": result if ok else None}
+
+
 def _stored_best_known() -> dict:
     return json.loads(BEST_KNOWN.read_text()) if BEST_KNOWN.exists() else {}
 
@@ -152,6 +177,37 @@ def unbounded_reference(args: tuple) -> dict:
     return {"name": name, "score": score, "width": width}
 
 
+def improve(args) -> None:
+    """Part ``improve``: one ``improve_cell`` per stored best network (restricted by
+    ``--sets``/``--ks``), from it or from ``--start`` where that verifies and is better;
+    every better network found replaces the stored one. Prints, writes no table."""
+    from formulations.verify import verify_result
+
+    sets = args.sets or ROOT_SETS
+    ks = args.ks or ROOT_KS
+    best = checked_best_known(sets, ks)
+    if args.start:
+        if len(sets) != 1 or len(ks) != 1:
+            raise SystemExit("--start needs one set and one bound (--sets S --ks K)")
+        key = (sets[0], ks[0])
+        with open(args.start, encoding="utf-8") as fh:
+            entry = json.load(fh)
+        errors = verify_result(shared_bic_cache(key[0]), entry, key[1])
+        if errors:
+            raise SystemExit(f"--start {args.start}: {errors[0]}")
+        if key not in best or entry["score"] > best[key]["score"]:
+            best[key] = entry
+    cells = [(s, k, best[s, k], args.budget, args.lns_share, args.seed) for s, k in sorted(best)]
+    if not cells:
+        raise SystemExit("no stored best network for those sets and bounds; run --part root first")
+    with ProcessPoolExecutor(2) as pool:
+        for r in pool.map(improve_cell, cells):
+            print(f"{r['name']} k={r['k']}: {r['start']:.2f} -> {r['score']}, bound {r['bound']:.2f}, {r['lns']}", flush=True)
+            if r["result"] is not None and r["score"] > best[r["name"], r["k"]]["score"]:
+                best[r["name"], r["k"]] = r["result"]
+    save_best_known(best)
+
+
 def _pct(x) -> str:
     # a root bound within SCIP's tolerance below the optimum prints as 0.00%, not −0.00%
     return "—" if x is None else f"{0.0 if -1e-7 < x < 0 else 100 * x:.2f}%"
@@ -159,11 +215,18 @@ def _pct(x) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=["unbounded", "root", "both"], default="both")
+    ap.add_argument("--part", choices=["unbounded", "root", "both", "improve"], default="both")
     ap.add_argument("--budget", type=float, default=600.0)
     ap.add_argument("--root-budget", type=float, default=120.0)
-    ap.add_argument("--sets", nargs="*", help="restrict the unbounded part to these sets")
+    ap.add_argument("--sets", nargs="*", help="restrict the unbounded and improve parts to these sets")
+    ap.add_argument("--ks", nargs="*", type=int, help="restrict the improve part to these bounds")
+    ap.add_argument("--lns-share", type=float, default=0.9, help="improve part: the LNS's share of the time")
+    ap.add_argument("--seed", type=int, default=0, help="improve part: the solver's seed")
+    ap.add_argument("--start", help="improve part: a result file to start from where it beats the stored network")
     args = ap.parse_args()
+    if args.part == "improve":
+        improve(args)
+        return
     lines = ["# The cluster-cut ILP (`cuts`)", "", (f"Machine: {machine()}. BIC, at most 3 parents, all pruning rules; "
              "SCIP single-threaded, two cells at a time."), ""]
     with ProcessPoolExecutor(2) as pool:
