@@ -148,6 +148,27 @@ class FamilyTable:
         of_c = np.flatnonzero(np.isin(self.child, c))
         return np.setdiff1d(of_c, families, assume_unique=True), len(cluster) - rhs, None
 
+    @functools.cached_property
+    def _moral_index(self) -> tuple[np.ndarray, ...]:
+        fam, par = np.nonzero(self.member)
+        co = np.array([(f, a, b) for f, ps in enumerate(self.parents) for a, b in itertools.combinations(ps, 2)],
+                      dtype=np.int64).reshape(-1, 3)
+        return fam, par, self.child[fam], co[:, 0], self.child[co[:, 0]], co[:, 1], co[:, 2]
+
+    def moral_weights(self, x: np.ndarray) -> np.ndarray:
+        """(n, n) symmetric: for each pair {u, v}, the weight the point x puts on their moral
+        edge for certain — the arcs between them in both directions (at most one is chosen,
+        by (3) for pairs), or the families of one child that hold both, whichever is more.
+        At an integral point it is the moral graph's adjacency matrix."""
+        fam, par, child, co_f, co_child, co_a, co_b = self._moral_index
+        n = self.n
+        arcs = np.zeros((n, n))
+        np.add.at(arcs, (par, child), x[fam])
+        co = np.zeros((n, n, n))
+        np.add.at(co, (co_child, co_a, co_b), x[co_f])
+        co_max = co.max(axis=0)
+        return np.clip(np.maximum(arcs + arcs.T, co_max + co_max.T), 0.0, 1.0)
+
     def network(self, x: np.ndarray) -> list[ParentSet]:
         """The parent sets chosen by an integral point (the largest value per variable)."""
         return [self.parents[self.start[v] + int(np.argmax(x[self.start[v]:self.start[v + 1]]))] for v in range(self.n)]

@@ -141,3 +141,34 @@ def test_minor_rows_strengthen_the_root_on_a_dense_cache():
     assert with_rows.stats["minor_cuts"] > 0
     assert with_rows.score == pytest.approx(exact.score, abs=1e-6)
     assert exact.score - 1e-6 <= with_rows.stats["root_bound"] <= without.stats["root_bound"] + 1e-6
+
+
+def test_moral_weights_by_hand_and_on_integral_points():
+    """Families of a 4-variable cache: 2 ← {0, 1} at 0.5 and 2 ← {0} at 0.5; 0 ← {2} at
+    0.3; 3 ← {0, 1} at 0.6. Pair {0, 2}: arcs 0.5 + 0.5 + 0.3 = 1.3, clipped to 1. Pair
+    {0, 1}: co-parents of 2 (0.5) or of 3 (0.6): 0.6, not their sum (two children may
+    share both parents). Pair {1, 2}: 0.5. At an integral point: the moral graph."""
+    from formulations.cluster_ilp import FamilyTable
+    from formulations.graphs import moral_graph
+    from scoring.cache import ScoreCache
+
+    fams = [{(): -1.0, (2,): -0.5}, {(): -1.0}, {(): -1.0, (0, 1): -0.2, (0,): -0.4}, {(): -1.0, (0, 1): -0.3}]
+    table = FamilyTable.from_cache(ScoreCache.from_mapping(["a", "b", "c", "d"], fams, [2, 2, 2, 2], {}))
+    x = np.zeros(table.size)
+    pick = {(0, (2,)): 0.3, (0, ()): 0.7, (1, ()): 1.0, (2, (0, 1)): 0.5, (2, (0,)): 0.5, (3, (0, 1)): 0.6, (3, ()): 0.4}
+    for f in range(table.size):
+        x[f] = pick.get((int(table.child[f]), table.parents[f]), 0.0)
+    w = table.moral_weights(x)
+    assert w[0, 2] == w[2, 0] == 1.0
+    assert w[0, 1] == pytest.approx(0.6)
+    assert w[1, 2] == pytest.approx(0.5)
+    assert w[0, 3] == pytest.approx(0.6) and w[1, 3] == pytest.approx(0.6)
+    assert w[2, 3] == 0.0
+    rng = random.Random(4)
+    for _ in range(20):
+        chosen = [rng.randrange(table.start[v], table.start[v + 1]) for v in range(table.n)]
+        xi = np.zeros(table.size)
+        xi[chosen] = 1.0
+        adj = moral_graph([table.parents[f] for f in chosen])
+        expect = np.array([[1.0 if b in adj[a] else 0.0 for b in range(4)] for a in range(4)])
+        assert np.array_equal(table.moral_weights(xi), expect)
