@@ -21,17 +21,20 @@ treewidth: for k = 2, a subdivided K4 (treewidth 3, and as sparse as a cycle) vi
 rows (6) with a K4 minor characterise the integral points (treewidth ≤ 2 is exactly "no
 K4 minor"); for k ≥ 3 they are necessary only.
 
-In twbn t_e = y_ij + y_ji, the triangulation's edges: a graph of treewidth ≤ k
-containing the moral graph, so (6) is valid for every feasible point, and it bounds the
-family variables through 8g and 8h.
+In twbn the row is written on t_e = y_ij + y_ji, the triangulation's edges: a graph of
+treewidth ≤ k containing the moral graph, so (6) is valid for every feasible point. It is
+separated at the moral edges that the family variables force (solvers/cuts.py says why),
+which 8g and 8h put below y_ij + y_ji.
 
 ``minor_density_rows`` looks for violated rows by alternating two greedy steps on the
 graph of branch sets (the parts), weighted by P_ab = the largest t_e between parts a and
-b: peeling (drop the part whose removal raises the violation most, keep the best set
-seen — the greedy densest-subgraph heuristic), then contracting the pair whose merge
-raises it most, by (k − 1)·P_ab − Σ_h min(P_ah, P_bh) (one part fewer gives k, the merged
-edge moves from the pair sum into a tree at weight k, and parallel edges to common
-neighbours keep only their maximum). O(m³) numpy work per contraction for m parts.
+b: contracting, while some merge raises the violation, the pair whose merge raises it
+most, by (k − 1)·P_ab − Σ_h min(P_ah, P_bh) (one part fewer gives k, the merged edge
+moves from the pair sum into a tree at weight k, and parallel edges to common neighbours
+keep only their maximum), series reductions first; then peeling (drop the part whose
+removal raises the violation most, keep the best set seen — the greedy densest-subgraph
+heuristic); again until neither changes anything. O(m³) numpy work per contraction for
+m parts.
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ from solvers.cluster_separation import MIN_VIOLATION
 #: How much a merge's smaller part degree counts against its gain when choosing merges.
 SERIES_WEIGHT = 1.0
 #: Searches after the first, each from V less one vertex of the first row: at wdbc k = 2's
-#: root (n = 31) the bound reached −11,664 with them and −11,652 with the first search only.
+#: root (n = 31; rows then separated at y + yᵀ) the bound reached −11,664 with them and
+#: −11,652 with the first search only.
 MINOR_RESTARTS = 32
 
 
