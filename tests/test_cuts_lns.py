@@ -107,12 +107,12 @@ def test_bounded_cuts_with_lns_reports_it_and_stays_exact():
 
 
 def test_lns_improves_a_poor_start():
-    # from the empty network the first neighbourhood (all 8 variables: the start size)
-    # re-solves the whole problem inside the root's cut loop, so the search must store a
-    # better network, and the result is still the optimum
-    cache = random_cache(8, 3, max_size=3, density=0.5)
+    # from the empty network, the first neighbourhood (8 of the 10 variables) is re-solved
+    # after the root LP, and this cache's root does not close (3 nodes), so the search must
+    # store a better network; the result is still the optimum
+    cache = random_cache(10, 0, max_size=3, density=0.5)
     problem = Problem(cache, 2)
-    empty = make_solution(problem, [()] * 8, bound=None, status="feasible", method="start")
+    empty = make_solution(problem, [()] * 10, bound=None, status="feasible", method="start")
     sol = solve_cuts(problem, seed=0, warm_start=empty)
     assert sol.stats["lns_improvements"] >= 1
     assert sol.score == pytest.approx(solve(problem, "dp").score, abs=1e-6)
