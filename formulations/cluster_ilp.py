@@ -254,16 +254,20 @@ def build_cluster_ilp(problem: Problem, model, *, edges: bool = False) -> Cluste
             with_j[i, j].append(f)
         for j, kk in itertools.combinations(ps, 2):
             with_jk[i, j, kk].append(f)
-    pairs = sorted({(min(i, j), max(i, j)) for (i, j) in with_j if (j, i) in with_j})
+    joined = sorted({(min(i, j), max(i, j)) for (i, j) in with_j})  # pairs some family joins
+
+    def between(a: int, b: int) -> list[int]:  # the families with an arc between a and b
+        return with_j.get((a, b), []) + with_j.get((b, a), [])
+
+    pairs = [(a, b) for a, b in joined if (a, b) in with_j and (b, a) in with_j]
     for a, b in pairs:  # (3) for |C| = 2
-        model.addCons(quicksum(fam_vars[f] for f in with_j[a, b] + with_j[b, a]) <= 1, name=f"pair[{a},{b}]")
+        model.addCons(quicksum(fam_vars[f] for f in between(a, b)) <= 1, name=f"pair[{a},{b}]")
     counts = {"conv": n, "pair": len(pairs)}
     ilp = ClusterIlp(model, table, fam_vars, k)
     if edges:
-        joined = sorted({(min(i, j), max(i, j)) for (i, j) in with_j})
         for a, b in joined:
             e = model.addVar(name=f"e[{a},{b}]", vtype="B")
-            model.addCons(e == quicksum(fam_vars[f] for f in with_j[a, b] + with_j[b, a]), name=f"edge[{a},{b}]")
+            model.addCons(e == quicksum(fam_vars[f] for f in between(a, b)), name=f"edge[{a},{b}]")
             ilp.edges[a, b] = e
         counts["edge"] = len(joined)
     if k is not None:
@@ -289,16 +293,14 @@ def build_cluster_ilp(problem: Problem, model, *, edges: bool = False) -> Cluste
         # j → i and i → j is chosen (the pair rows), and either puts the edge in the
         # triangulation. Per direction, as in the MILP, the root LP of wdbc k = 2 kept
         # 4.4 units of arc weight above y_ij + y_ji summed over 24 pairs
-        joined_pairs = sorted({(min(i, j), max(i, j)) for (i, j) in with_j})
-        for a, b in joined_pairs:
-            model.addCons(quicksum(fam_vars[f] for f in with_j.get((a, b), []) + with_j.get((b, a), []))
-                          <= y[a, b] + y[b, a], name=f"c8g[{a},{b}]")
+        for a, b in joined:
+            model.addCons(quicksum(fam_vars[f] for f in between(a, b)) <= y[a, b] + y[b, a], name=f"c8g[{a},{b}]")
         for (i, j, kk), fs in sorted(with_jk.items()):  # 8h
             model.addCons(quicksum(fam_vars[f] for f in fs) <= y[j, kk] + y[kk, j], name=f"c8h[{i},{j},{kk}]")
         for i, j in arcs:
             if i < j:
                 model.addCons(y[i, j] + y[j, i] <= 1, name=f"ypair[{i},{j}]")
-        counts.update({"c8b": n, "c8c": len(arcs), "c8d": n8d, "c8g": len(joined_pairs), "c8h": len(with_jk),
+        counts.update({"c8b": n, "c8c": len(arcs), "c8d": n8d, "c8g": len(joined), "c8h": len(with_jk),
                        "ypair": len(arcs) // 2})
     ilp.size = {"family_variables": table.size, "variables": len(ilp.variables()),
                 "constraint_families": counts, "constraints": sum(counts.values())}

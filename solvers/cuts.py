@@ -64,12 +64,12 @@ EXACT_MODES = ("always", "root", "never")
 MATROID_SEEDS = 2
 #: Seconds one exact separation may take; beyond it the round returns what it has.
 EXACT_CALL_LIMIT = 10.0
-#: Large-neighbourhood search (``_LnsHeuristic``): the share of the elapsed time it may
-#: take, one sub-solve's time limit, and the neighbourhood sizes.
-LNS_SHARE = 0.3
 #: Seconds per separation round for the minor density rows (6), bounded mode: the restarts
 #: of solvers/minor_separation.py stop there (at n = 31 a round takes ~0.1 s).
 MINOR_CALL_LIMIT = 2.0
+#: Large-neighbourhood search (``_LnsHeuristic``): the share of the elapsed time it may
+#: take, one sub-solve's time limit, and the neighbourhood sizes.
+LNS_SHARE = 0.3
 LNS_CALL_LIMIT = 10.0
 LNS_START_SIZE = 8
 LNS_MIN_SIZE = 4
@@ -232,14 +232,19 @@ def _handler_classes():
         def _add_row(self, families: np.ndarray, rhs: float, cluster, name: str) -> bool:
             """Σ_{f ∈ families} I_f ≤ rhs, over families of the children in ``cluster``, as a
             global cut in its sparser form; True if it proves the node infeasible."""
-            m = self.model
             tv = self._tvars()
             families, lhs, rhs = self.ilp.table.sparse_form(families, rhs, cluster)
-            self.counts["row_entries"] += len(families)
+            return self._cut(name, [(tv[f], 1.0) for f in families.tolist()], lhs, rhs)
+
+        def _cut(self, name: str, entries, lhs: float | None, rhs: float | None) -> bool:
+            """Add lhs ≤ Σ coef·var ≤ rhs over (var, coef) ``entries`` as a global cut, to the
+            LP and the cut pool; True if it proves the node infeasible."""
+            m = self.model
+            self.counts["row_entries"] += len(entries)
             row = m.createEmptyRowUnspec(name=name, lhs=lhs, rhs=rhs, local=False, modifiable=False, removable=True)
             m.cacheRowExtensions(row)
-            for f in families.tolist():
-                m.addVarToRow(row, tv[f], 1.0)
+            for var, coef in entries:
+                m.addVarToRow(row, var, coef)
             m.flushRowExtensions(row)
             cutoff = bool(m.addCut(row, forcecut=True))
             m.addPoolCut(row)
@@ -310,20 +315,11 @@ def _handler_classes():
             return rows
 
         def _add_minor_row(self, row) -> bool:
-            m = self.model
-            k = self.ilp.treewidth
-            r = m.createEmptyRowUnspec(name=f"minor{len(row.pairs)}", rhs=row.rhs, local=False, modifiable=False, removable=True)
-            m.cacheRowExtensions(r)
-            for coef, edges in ((1.0, row.pairs), (float(k), row.tree)):
-                for a, b in edges:
-                    m.addVarToRow(r, self.yvars[a, b], coef)
-                    m.addVarToRow(r, self.yvars[b, a], coef)
-            m.flushRowExtensions(r)
-            self.counts["row_entries"] += 2 * (len(row.pairs) + len(row.tree))
-            cutoff = bool(m.addCut(r, forcecut=True))
-            m.addPoolCut(r)
-            m.releaseRow(r)
-            return cutoff
+            k = float(self.ilp.treewidth)
+            y = self.yvars
+            entries = [(y[arc], coef) for coef, edges in ((1.0, row.pairs), (k, row.tree))
+                       for a, b in edges for arc in ((a, b), (b, a))]
+            return self._cut(f"minor{len(row.pairs)}", entries, None, row.rhs)
 
         def _cycles(self, sol=None):
             return cycle_clusters(self.ilp.table.network(self._values(sol)))

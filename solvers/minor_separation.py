@@ -64,7 +64,11 @@ class MinorRow:
     violation: float
 
     def lhs(self, t: np.ndarray, k: int) -> float:
-        return float(sum(t[a, b] for a, b in self.pairs) + k * sum(t[a, b] for a, b in self.tree))
+        return _lhs(self.pairs, self.tree, t, k)
+
+
+def _lhs(pairs, tree, t: np.ndarray, k: int) -> float:
+    return float(sum(t[a, b] for a, b in pairs) + k * sum(t[a, b] for a, b in tree))
 
 
 def _peel(p: np.ndarray, cost: np.ndarray, k: int) -> tuple[np.ndarray, float]:
@@ -76,13 +80,13 @@ def _peel(p: np.ndarray, cost: np.ndarray, k: int) -> tuple[np.ndarray, float]:
     deg = p.sum(axis=1)
     value = deg.sum() / 2 - k * m - k * cost.sum() + k * (k + 1) / 2
     best_mask, best = alive.copy(), value
-    for size in range(m, k + 1, -1):
+    for _ in range(m - k - 1):  # down to k + 1 parts
         contrib = np.where(alive, deg - k - k * cost, np.inf)
         a = int(np.argmin(contrib))
         value -= contrib[a]
         alive[a] = False
         deg -= p[:, a]
-        if value > best + 1e-12 and size - 1 >= k + 1:
+        if value > best + 1e-12:
             best_mask, best = alive.copy(), value
     return best_mask, float(best)
 
@@ -147,8 +151,7 @@ class _Minor:
         tree = tuple(sorted((min(e), max(e)) for tr in self.trees for e in tr))
         size = sum(len(part) for part in self.parts)
         rhs = k * size - k * (k + 1) / 2
-        lhs = MinorRow(pairs, tree, rhs, 0.0).lhs(self.t, k)
-        return MinorRow(pairs, tree, rhs, lhs - rhs)
+        return MinorRow(pairs, tree, rhs, _lhs(pairs, tree, self.t, k) - rhs)
 
 
 def _search(t: np.ndarray, k: int, start: np.ndarray) -> MinorRow | None:
