@@ -15,7 +15,7 @@ from formulations.problem import InfeasibleError, Problem
 from formulations.verify import verify_result
 from scoring.cache import ScoreCache
 from solvers.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters, local_matroid_rows
-from solvers.cuts import sink_heuristic, solve_cuts
+from solvers.cuts import Backoff, sink_heuristic, solve_cuts
 from solvers.registry import solve
 from solvers.superstructure_dp import best_dag_in_graph
 from tests.helpers import random_cache
@@ -308,6 +308,23 @@ def test_unbounded_cuts_with_and_without_k_cluster_rows(cluster_k, matroid):
         assert sol.stats["matroid_cuts"] == 0
     with pytest.raises(ValueError, match="cluster_k"):
         solve_cuts(problem, cluster_k=0)
+
+
+def test_backoff_sits_out_optional_rounds_after_fruitless_calls():
+    # worked by hand: fruitless calls sit out 1, 2, 4, then 4 (the limit) optional rounds;
+    # a round with nothing else found runs anyway; a fruitful call ends the backoff
+    b = Backoff(4)
+    ran = []
+    script = iter([False, False, False, False, True, False, False])  # what each call finds
+    for optional in [True] * 13 + [False] + [True] * 3:
+        due = b.due(optional)
+        ran.append(due)
+        if due:
+            b.record(next(script))
+    #           call  sit 1  call  sit 2        call  sit 4                     call  sit 4 …
+    assert ran == [True, False, True, False, False, True, False, False, False, False, True, False, False,
+                   # not optional: runs though waiting and finds rows; after it, sit 1 again
+                   True, True, False, True]
 
 
 @pytest.mark.parametrize("name", ["housing", "zoo"])
