@@ -250,7 +250,11 @@ def main() -> None:
             cells = [(s, k, m, args.root_budget) for s in root_sets for k in ROOT_KS for m in ("cuts", "milp")]
             # the long reference runs first, so that the short cells fill the other core
             long_runs = [pool.submit(bounded_reference, c) for c in open_cells]
-            res = list(pool.map(root_cell, cells))
+            res = []
+            for r in pool.map(root_cell, cells):  # in order, each printed once it is in: a run takes ~40 min
+                res.append(r)
+                print(f"{r['name']} k={r['k']} {r['method']}: root {r['root']}, score {r['score']}, "
+                      f"bound {r['bound']}, {r['time']:.1f} s", flush=True)
             bounded_refs = {(r["name"], r["k"]): r for r in (f.result() for f in long_runs)}
             # the best valid network per open (set, k): stored, the cells', the long run's
             best_nets = checked_best_known(root_sets, ROOT_KS)
