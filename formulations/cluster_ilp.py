@@ -150,23 +150,28 @@ class FamilyTable:
 
     @functools.cached_property
     def _moral_index(self) -> tuple[np.ndarray, ...]:
+        """The arcs (family, parent, child), and the co-parent pairs {a, b} of every family
+        grouped by (child, a, b): their families, group ids, and each group's a and b."""
         fam, par = np.nonzero(self.member)
         co = np.array([(f, a, b) for f, ps in enumerate(self.parents) for a, b in itertools.combinations(ps, 2)],
                       dtype=np.int64).reshape(-1, 3)
-        return fam, par, self.child[fam], co[:, 0], self.child[co[:, 0]], co[:, 1], co[:, 2]
+        n = self.n
+        groups, group_of = np.unique((self.child[co[:, 0]] * n + co[:, 1]) * n + co[:, 2], return_inverse=True)
+        return fam, par, self.child[fam], co[:, 0], group_of, groups // n % n, groups % n
 
     def moral_weights(self, x: np.ndarray) -> np.ndarray:
         """(n, n) symmetric: for each pair {u, v}, the weight the point x puts on their moral
         edge for certain — the arcs between them in both directions (at most one is chosen,
         by (3) for pairs), or the families of one child that hold both, whichever is more.
-        At an integral point it is the moral graph's adjacency matrix."""
-        fam, par, child, co_f, co_child, co_a, co_b = self._moral_index
+        At an integral point it is the moral graph's adjacency matrix. O(n² + entries), no
+        (n, n, n) array: this runs in every separation round of the bounded mode."""
+        fam, par, child, co_f, group_of, co_a, co_b = self._moral_index
         n = self.n
         arcs = np.zeros((n, n))
         np.add.at(arcs, (par, child), x[fam])
-        co = np.zeros((n, n, n))
-        np.add.at(co, (co_child, co_a, co_b), x[co_f])
-        co_max = co.max(axis=0)
+        per_child = np.bincount(group_of, weights=x[co_f], minlength=len(co_a))
+        co_max = np.zeros((n, n))
+        np.maximum.at(co_max, (co_a, co_b), per_child)
         return np.clip(np.maximum(arcs + arcs.T, co_max + co_max.T), 0.0, 1.0)
 
     def network(self, x: np.ndarray) -> list[ParentSet]:

@@ -38,12 +38,19 @@ ROOT_SETS = ["zoo", "letter", "wdbc"]
 ROOT_KS = [2, 4, 6]
 
 
+def _checked(cache, problem, sol, k: int | None) -> tuple[dict, bool]:
+    """A solve's result object and whether ``verify_result`` finds it valid."""
+    from formulations.verify import verify_result
+
+    result = sol.to_json(problem)
+    return result, verify_result(cache, result, k) == []
+
+
 def unbounded_cell(args: tuple) -> dict:
     name, budget = args
     import time
 
     from formulations.problem import Problem
-    from formulations.verify import verify_result
     from solvers.cuts import solve_cuts
     from solvers.exact_unbounded import unbounded_optimum
 
@@ -55,7 +62,7 @@ def unbounded_cell(args: tuple) -> dict:
     dp = None
     if cache.n_variables <= 24:
         dp = unbounded_optimum(cache)[1]
-    ok = verify_result(cache, sol.to_json(problem), None) == []
+    _, ok = _checked(cache, problem, sol, None)
     return {"name": name, "n": cache.n_variables, "families": cache.n_parent_sets(), "score_s": score_s,
             "status": sol.status, "score": sol.score, "bound": sol.bound, "gap": sol.gap, "time": sol.wall_time,
             "root": sol.stats.get("root_bound"), "nodes": sol.stats.get("nodes"), "dp": dp, "valid": ok}
@@ -64,15 +71,13 @@ def unbounded_cell(args: tuple) -> dict:
 def root_cell(args: tuple) -> dict:
     name, k, method, budget = args
     from formulations.problem import Problem
-    from formulations.verify import verify_result
     from solvers.registry import solve, warm_start_solution
 
     cache = shared_bic_cache(name)
     problem = Problem(cache, k)
     start, used = warm_start_solution(problem, "kg", time_limit=budget, seed=0)
     sol = solve(problem, method, solver="scip", time_limit=budget - used, seed=0, warm_start=start)
-    result = sol.to_json(problem)
-    ok = verify_result(cache, result, k) == []
+    result, ok = _checked(cache, problem, sol, k)
     return {"name": name, "k": k, "method": method, "status": sol.status, "score": sol.score, "bound": sol.bound,
             "root": sol.stats.get("root_bound"), "time": sol.wall_time + used, "valid": ok, "result": result}
 
@@ -84,7 +89,6 @@ def bounded_reference(args: tuple) -> dict:
     since (B_milp − r) / (B_cuts − r) grows with r when B_milp > B_cuts ≥ optimum ≥ r."""
     name, k, budget = args
     from formulations.problem import Problem
-    from formulations.verify import verify_result
     from solvers.cuts import solve_cuts
     from solvers.registry import warm_start_solution
 
@@ -92,8 +96,7 @@ def bounded_reference(args: tuple) -> dict:
     problem = Problem(cache, k)
     start, used = warm_start_solution(problem, "kg", time_limit=budget, seed=0)
     sol = solve_cuts(problem, time_limit=budget - used, seed=0, warm_start=start)
-    result = sol.to_json(problem)
-    ok = verify_result(cache, result, k) == []
+    result, ok = _checked(cache, problem, sol, k)
     return {"name": name, "k": k, "score": sol.score if ok else None, "bound": sol.bound, "result": result if ok else None}
 
 
@@ -104,15 +107,13 @@ def improve_cell(args: tuple) -> dict:
     name, k, start_result, budget, share, seed = args
     from formulations.problem import Problem
     from formulations.solution import Solution
-    from formulations.verify import verify_result
     from solvers.cuts import solve_cuts
 
     cache = shared_bic_cache(name)
     problem = Problem(cache, k)
     start = Solution.from_json(start_result, problem)
     sol = solve_cuts(problem, time_limit=budget, seed=seed, warm_start=start, lns_share=share)
-    result = sol.to_json(problem)
-    ok = verify_result(cache, result, k) == []
+    result, ok = _checked(cache, problem, sol, k)
     return {"name": name, "k": k, "start": start.score, "score": sol.score if ok else None, "bound": sol.bound,
             "lns": {f: sol.stats.get(f) for f in ("lns_calls", "lns_improvements", "lns_seconds")},
             "result": result if ok else None}
