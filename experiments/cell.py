@@ -1,4 +1,4 @@
-"""One experiment cell, run in its own process: ``python -m experiments.cell SPEC.json OUT.json``.
+"""One experiment cell, run in its own process: ``python -m twbn.experiments.cell SPEC.json OUT.json``.
 
 SPEC names the cache, the data and fold rows for held-out evaluation, the problem and
 the method. OUT receives one JSON object (written atomically): the result JSON and the
@@ -14,10 +14,10 @@ import time
 
 
 def run(spec: dict) -> dict:
-    from formulations.problem import Problem
-    from formulations.verify import verify_result
-    from scoring.jkl import read_jkl
-    from solvers.registry import solve, warm_start_solution
+    from twbn.formulations.problem import Problem
+    from twbn.formulations.verify import verify_result
+    from twbn.scoring.jkl import read_jkl
+    from twbn.solvers.registry import solve, warm_start_solution
 
     cache = read_jkl(spec["cache"])
     problem = Problem(cache, spec["treewidth"])
@@ -36,8 +36,8 @@ def run(spec: dict) -> dict:
     if sol.parents is not None and spec.get("discrete", True) and (spec.get("test_rows") or spec.get("inference")):
         import numpy as np
 
-        from scoring.data import read_csv
-        from scoring.likelihood import held_out_log_likelihood
+        from twbn.scoring.data import read_csv
+        from twbn.scoring.likelihood import held_out_log_likelihood
 
         ds = read_csv(spec["data"])
         train = ds.subset_rows(np.asarray(spec["train_rows"], dtype=np.int64))
@@ -47,7 +47,7 @@ def run(spec: dict) -> dict:
                                                ess=spec.get("ess", 1.0))
             out["test_loglik"], out["test_rows"] = ll, rows
         if spec.get("inference"):
-            from experiments.inference import inference_time, learned_model
+            from twbn.experiments.inference import inference_time, learned_model
 
             model = learned_model(train, list(problem.names), sol.parents, ess=spec.get("ess", 1.0))
             out["inference"] = inference_time(model, result["elimination_order"], seed=spec["seed"])
@@ -63,7 +63,7 @@ def main(argv: list[str]) -> int:
         # which is unsafe in a threaded parent (the local pool, a Dask worker)
         limit = int(spec["memory_limit_mb"]) * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    from scoring.jkl import atomic_write_text
+    from twbn.scoring.jkl import atomic_write_text
 
     out = run(spec)
     atomic_write_text(out_path, json.dumps(out, allow_nan=False))

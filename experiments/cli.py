@@ -14,14 +14,14 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from formulations.problem import InfeasibleError
-from scoring.cache import CacheError
-from scoring.data import DEFAULT_MAX_STATES, DataError
-from scoring.jkl import JklError, atomic_write_text
-from scoring.local_scores import SCORES
-from scoring.local_structure import LOCAL_STRUCTURE_SCORES
-from scoring.networks import NetworkError
-from scoring.parent_sets import DEFAULT_MAX_PARENTS, PRUNING_MODES
+from twbn.formulations.problem import InfeasibleError
+from twbn.scoring.cache import CacheError
+from twbn.scoring.data import DEFAULT_MAX_STATES, DataError
+from twbn.scoring.jkl import JklError, atomic_write_text
+from twbn.scoring.local_scores import SCORES
+from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
+from twbn.scoring.networks import NetworkError
+from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS, PRUNING_MODES
 
 USER_ERRORS = (NetworkError, DataError, JklError, CacheError, InfeasibleError, ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
 
@@ -68,9 +68,9 @@ def score_summary(cache, stats: dict) -> str:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from scoring.data import read_csv
-    from scoring.jkl import write_jkl
-    from scoring.parent_sets import build_cache
+    from twbn.scoring.data import read_csv
+    from twbn.scoring.jkl import write_jkl
+    from twbn.scoring.parent_sets import build_cache
 
     data_path = Path(args.data)
     out = Path(args.output) if args.output else Path(data_path.name.split(".")[0] + ".jkl")
@@ -93,7 +93,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     else:
         if args.time_limit is not None:
             raise UserError("--approximate bounds time per variable: use --time-per-variable, not --time-limit")
-        from scoring.explore import explore_cache
+        from twbn.scoring.explore import explore_cache
 
         cache, stats = explore_cache(dataset, score=args.score, ess=args.ess if args.ess is not None else 1.0,
                                      max_parents=args.max_parents, pruning=args.pruning != "none",
@@ -137,7 +137,7 @@ def cmd_score(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from scoring.networks import random_network, sample, write_bif, write_csv
+    from twbn.scoring.networks import random_network, sample, write_bif, write_csv
 
     prefix = Path(args.output)
     if not prefix.parent.exists():
@@ -157,7 +157,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_sample(args: argparse.Namespace) -> int:
-    from scoring.networks import read_bif, sample, write_csv
+    from twbn.scoring.networks import read_bif, sample, write_csv
 
     out = Path(args.output)
     if not out.parent.exists():
@@ -173,9 +173,9 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def _score_local_structure(args: argparse.Namespace, data_path: Path, out: Path) -> int:
-    from scoring.jkl import write_jkl
-    from scoring.local_structure import DEFAULT_MAX_BINS, DEFAULT_MAX_SPLITS, build_local_structure_cache
-    from scoring.mixed_data import read_mixed_csv
+    from twbn.scoring.jkl import write_jkl
+    from twbn.scoring.local_structure import DEFAULT_MAX_BINS, DEFAULT_MAX_SPLITS, build_local_structure_cache
+    from twbn.scoring.mixed_data import read_mixed_csv
 
     if args.ess is not None or args.approximate or args.candidates is not None or args.time_per_variable is not None:
         raise UserError(f"--ess and --approximate do not apply to --score {args.score}")
@@ -203,8 +203,8 @@ def _score_local_structure(args: argparse.Namespace, data_path: Path, out: Path)
 
 
 def _load_problem(args: argparse.Namespace):
-    from formulations.problem import Problem, parse_arcs, read_arc_file
-    from scoring.jkl import read_jkl
+    from twbn.formulations.problem import Problem, parse_arcs, read_arc_file
+    from twbn.scoring.jkl import read_jkl
 
     cache = read_jkl(args.cache)
     forbidden = set(parse_arcs(args.forbid or [], cache.names))
@@ -217,7 +217,7 @@ def _load_problem(args: argparse.Namespace):
 
 
 def cmd_learn(args: argparse.Namespace) -> int:
-    from solvers.registry import solve
+    from twbn.solvers.registry import solve
 
     problem = _load_problem(args)
     out = Path(args.output) if args.output else Path(Path(args.cache).name.rsplit(".", 1)[0] + f".{args.method}.json")
@@ -225,7 +225,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
         raise UserError(f"output folder {out.parent} does not exist")
     warm, used = None, 0.0
     if args.warm_start:
-        from solvers.registry import warm_start_solution
+        from twbn.solvers.registry import warm_start_solution
 
         if args.method == "dp":
             raise UserError("method dp is exact and takes no warm start")
@@ -247,8 +247,8 @@ def cmd_learn(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from formulations.verify import verify_result
-    from scoring.jkl import read_jkl
+    from twbn.formulations.verify import verify_result
+    from twbn.scoring.jkl import read_jkl
 
     cache = read_jkl(args.cache)
     try:
@@ -266,7 +266,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from experiments.demo import run_demo
+    from twbn.experiments.demo import run_demo
 
     return run_demo(Path(args.output_dir))
 
@@ -289,8 +289,8 @@ def _read_network(path: str) -> tuple[dict, list[str], list[list[int]]]:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from scoring.data import read_csv
-    from scoring.likelihood import held_out_log_likelihood
+    from twbn.scoring.data import read_csv
+    from twbn.scoring.likelihood import held_out_log_likelihood
 
     _, names, parents = _read_network(args.result)
     train, test = read_csv(args.train), read_csv(args.test)
@@ -301,8 +301,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from experiments.inference import InferenceUnavailable, inference_time, learned_model, write_bif
-    from scoring.data import read_csv
+    from twbn.experiments.inference import InferenceUnavailable, inference_time, learned_model, write_bif
+    from twbn.scoring.data import read_csv
 
     result, names, parents = _read_network(args.result)
     out = Path(args.output)
@@ -326,8 +326,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
-    from experiments.config import load_config
-    from experiments.harness import run_experiment
+    from twbn.experiments.config import load_config
+    from twbn.experiments.harness import run_experiment
 
     config = load_config(args.config)
     store = Path(args.store) if args.store else Path(f"{config.name}.sqlite")
@@ -342,7 +342,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from experiments.report import write_report
+    from twbn.experiments.report import write_report
 
     for p in write_report(args.store, args.output):
         print(f"wrote {p}")

@@ -44,9 +44,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from scoring.local_scores import SCORES
-from scoring.local_structure import LOCAL_STRUCTURE_SCORES
-from scoring.parent_sets import PRUNING_MODES
+from twbn.scoring.local_scores import SCORES
+from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
+from twbn.scoring.parent_sets import PRUNING_MODES
 
 METHOD_NAMES = ("dp", "milp", "cuts", "cp", "kg", "kastar", "s2", "s2plus")
 

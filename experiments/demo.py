@@ -9,12 +9,12 @@ import json
 import sys
 from pathlib import Path
 
-from formulations.problem import Problem
-from formulations.verify import verify_result
-from scoring.data import read_csv
-from scoring.jkl import atomic_write_text, read_jkl, write_jkl
-from scoring.parent_sets import PRUNING_MODES, build_cache
-from solvers.registry import solve
+from twbn.formulations.problem import Problem
+from twbn.formulations.verify import verify_result
+from twbn.scoring.data import read_csv
+from twbn.scoring.jkl import atomic_write_text, read_jkl, write_jkl
+from twbn.scoring.parent_sets import PRUNING_MODES, build_cache
+from twbn.solvers.registry import solve
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -87,9 +87,9 @@ def run_demo(out_dir: Path) -> int:
 def held_out(ds, out_dir: Path) -> int:
     """Fold 0 of a 5-fold split: learn on 4/5 of the rows with the cluster-cut ILP
     warm-started by k-G, evaluate on the rest."""
-    from experiments.harness import fold_rows
-    from scoring.likelihood import held_out_log_likelihood
-    from solvers.registry import warm_start_solution
+    from twbn.experiments.harness import fold_rows
+    from twbn.scoring.likelihood import held_out_log_likelihood
+    from twbn.solvers.registry import warm_start_solution
 
     train_rows, test_rows = fold_rows(ds.n_rows, 5, 0)
     train, test = ds.subset_rows(train_rows), ds.subset_rows(test_rows)
@@ -116,9 +116,9 @@ def grid(out_dir: Path) -> None:
     and its report."""
     import shutil
 
-    from experiments.config import load_config
-    from experiments.harness import run_experiment
-    from experiments.report import write_report
+    from twbn.experiments.config import load_config
+    from twbn.experiments.harness import run_experiment
+    from twbn.experiments.report import write_report
 
     config = load_config(Path(__file__).parent / "configs" / "quick.toml")
     store = out_dir / "quick.sqlite"

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.config import Cell, Config, expand
-from experiments.store import Store
-from scoring.local_structure import LOCAL_STRUCTURE_SCORES
+from twbn.experiments.config import Cell, Config, expand
+from twbn.experiments.store import Store
+from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
 
 EXECUTORS = ("local", "dask")
 #: How long to keep trying to reach a Dask scheduler before giving up.
@@ -61,9 +61,9 @@ def fold_rows(n_rows: int, folds: int, fold: int) -> tuple[np.ndarray, np.ndarra
 
 def _score(config: Config, train):
     """The cache of one fold's training rows, by the config's score and exploration."""
-    from scoring.explore import explore_cache
-    from scoring.local_structure import LOCAL_STRUCTURE_SCORES, build_local_structure_cache
-    from scoring.parent_sets import build_cache
+    from twbn.scoring.explore import explore_cache
+    from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES, build_local_structure_cache
+    from twbn.scoring.parent_sets import build_cache
 
     if config.score in LOCAL_STRUCTURE_SCORES:
         return build_local_structure_cache(train, score=config.score, max_parents=config.max_parents,
@@ -78,10 +78,10 @@ def _score(config: Config, train):
 
 def prepare_caches(config: Config, work: Path, log) -> dict[tuple[str, int], dict]:
     """Score every (data, fold)'s training rows once; reuse caches already written."""
-    from scoring.data import read_csv
-    from scoring.jkl import atomic_write_text, write_jkl
-    from scoring.local_structure import LOCAL_STRUCTURE_SCORES
-    from scoring.mixed_data import read_mixed_csv
+    from twbn.scoring.data import read_csv
+    from twbn.scoring.jkl import atomic_write_text, write_jkl
+    from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
+    from twbn.scoring.mixed_data import read_mixed_csv
 
     out = {}
     for name, path in config.data.items():
@@ -116,7 +116,7 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path) -> dict:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
         t0 = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "experiments.cell", str(spec_path), str(out_path)],
+        proc = subprocess.Popen([sys.executable, "-m", "twbn.experiments.cell", str(spec_path), str(out_path)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True,  # own process group: a timeout kills its children too
                                 cwd=Path(__file__).resolve().parents[1])
@@ -195,7 +195,7 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
     if scheduler is not None and executor != "dask":
         raise ExperimentError("--scheduler goes with --executor dask")
     if config.inference:  # fail now, not in every cell
-        from experiments.inference import InferenceUnavailable, require_pgmpy
+        from twbn.experiments.inference import InferenceUnavailable, require_pgmpy
 
         try:
             require_pgmpy()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scoring.jkl import atomic_path
+from twbn.scoring.jkl import atomic_path
 
 
 class InferenceUnavailable(ImportError):
@@ -48,7 +48,7 @@ def network_model(names: Sequence[str], states: Sequence[Sequence[str]], parents
                   cpts: Sequence[np.ndarray]):
     """A pgmpy ``DiscreteBayesianNetwork`` of a learned network.
 
-    ``cpts[v]`` is the (q_v, r_v) table of ``scoring.likelihood.fit_cpts``, whose row code
+    ``cpts[v]`` is the (q_v, r_v) table of ``twbn.scoring.likelihood.fit_cpts``, whose row code
     has the first parent least significant; pgmpy's columns have the last evidence
     variable fastest, so the evidence list is the parents reversed.
     """
@@ -72,9 +72,9 @@ def network_model(names: Sequence[str], states: Sequence[Sequence[str]], parents
 def learned_model(train, names: Sequence[str], parents: Sequence[Sequence[int]], ess: float = 1.0):
     """The pgmpy model of the network over ``names`` (variable i has parent indices
     ``parents[i]``), its CPTs fitted on the Dataset ``train`` with the Dirichlet smoothing
-    of ``scoring.likelihood.fit_cpts``. Raises DataError for a name not in the data."""
-    from scoring.data import state_order
-    from scoring.likelihood import align, fit_cpts
+    of ``twbn.scoring.likelihood.fit_cpts``. Raises DataError for a name not in the data."""
+    from twbn.scoring.data import state_order
+    from twbn.scoring.likelihood import align, fit_cpts
 
     codes, _, arities = align(train, train, names)  # codes over state_order of the labels
     cpts = fit_cpts(codes, arities, parents, ess)

@@ -25,10 +25,10 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from experiments.inference import MAX_TABLE_ENTRIES
-from experiments.stats import sign_test, w_score
-from experiments.store import Store
-from scoring.jkl import atomic_write_text
+from twbn.experiments.inference import MAX_TABLE_ENTRIES
+from twbn.experiments.stats import sign_test, w_score
+from twbn.experiments.store import Store
+from twbn.scoring.jkl import atomic_write_text
 
 CELL_FIELDS = ["key", "data", "fold", "treewidth", "method", "seed", "status", "score", "bound", "gap", "width",
                "wall_time", "test_loglik", "test_rows", "junction_tree_s", "max_clique", "ve_query_s", "table_entries", "error"]

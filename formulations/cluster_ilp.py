@@ -65,9 +65,9 @@ from typing import Sequence
 import networkx as nx
 import numpy as np
 
-from formulations.graphs import Adjacency, fill_in, fits_in_graph, moral_graph, perfect_elimination_order
-from formulations.problem import InfeasibleError, Problem
-from scoring.cache import ParentSet, ScoreCache
+from twbn.formulations.graphs import Adjacency, fill_in, fits_in_graph, moral_graph, perfect_elimination_order
+from twbn.formulations.problem import InfeasibleError, Problem
+from twbn.scoring.cache import ParentSet, ScoreCache
 
 
 @dataclass

@@ -40,7 +40,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from formulations.problem import Problem
+from twbn.formulations.problem import Problem
 
 SCALE = 1e6
 
@@ -148,7 +148,7 @@ def add_hint(cp: KTreeCp, parents, elimination_order) -> None:
     """Hint every variable from a network and an elimination order of width ≤ k."""
     import networkx as nx
 
-    from formulations.graphs import fill_in, moral_graph
+    from twbn.formulations.graphs import fill_in, moral_graph
 
     problem = cp.problem
     cand = problem.candidates

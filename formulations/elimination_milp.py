@@ -38,7 +38,7 @@ import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from formulations.problem import Problem
+from twbn.formulations.problem import Problem
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ def start_values(milp: EliminationMilp, parents, elimination_order) -> dict[str,
     directed from the earlier to the later vertex (so 8b–8d, 8g, 8h hold)."""
     import networkx as nx
 
-    from formulations.graphs import fill_in, moral_graph
+    from twbn.formulations.graphs import fill_in, moral_graph
 
     problem = milp.problem
     cand = problem.candidates

@@ -32,7 +32,7 @@ import math
 import random
 from typing import Sequence
 
-from formulations.graphs import Adjacency
+from twbn.formulations.graphs import Adjacency
 
 
 def n_k_trees(n: int, k: int) -> int:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable
 
-from scoring.cache import ScoreCache
+from twbn.scoring.cache import ScoreCache
 
 Arc = tuple[int, int]
 

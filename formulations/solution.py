@@ -9,10 +9,10 @@ from typing import Sequence
 
 import networkx as nx
 
-from formulations.graphs import elimination_width, exact_treewidth, min_degree_order, min_fill_order, moral_graph
-from formulations.problem import Problem
-from scoring.cache import ParentSet
-from scoring.jkl import atomic_write_text
+from twbn.formulations.graphs import elimination_width, exact_treewidth, min_degree_order, min_fill_order, moral_graph
+from twbn.formulations.problem import Problem
+from twbn.scoring.cache import ParentSet
+from twbn.scoring.jkl import atomic_write_text
 
 STATUSES = ("optimal", "feasible", "infeasible", "unknown")
 

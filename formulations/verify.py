@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scoring.cache import ScoreCache
+from twbn.scoring.cache import ScoreCache
 
 REL_TOL = 1e-9
 OPTIMAL_GAP = 1e-6

@@ -1,6 +1,6 @@
 """Approximate parent-set exploration for thousands of variables.
 
-Exhaustive identification (``scoring.parent_sets``) scores Θ(n^(d+1)) sets; at n = 2,000
+Exhaustive identification (``twbn.scoring.parent_sets``) scores Θ(n^(d+1)) sets; at n = 2,000
 and more it cannot finish. Here, in the spirit of the independence-selection /
 sequential exploration of Scanagatta, de Campos, Corani & Zaffalon (2015, "Learning
 Bayesian networks with thousands of variables", Sec. 3), each variable X gets:
@@ -12,7 +12,7 @@ Bayesian networks with thousands of variables", Sec. 3), each variable X gets:
 2. **Best-first growth** within a per-variable time budget: ∅ and every {Y} are scored,
    then the best-scoring set found so far is extended by each candidate in turn, up to
    ``max_parents`` parents, until the budget or the sets run out.
-3. **The safe pruning rules** of ``scoring.parent_sets`` for BIC/AIC: rule 5 (cap on the
+3. **The safe pruning rules** of ``twbn.scoring.parent_sets`` for BIC/AIC: rule 5 (cap on the
    parents), and rules 2 and 4 on each (P, Z) before P ∪ {Z} is scored — a rule firing
    proves P ∪ {Z} and its supersets no better than a subset, so they are never generated.
    Rule 1 (subset dominance, any score) is applied to the scored sets at the end, over
@@ -35,11 +35,11 @@ import time
 
 import numpy as np
 
-from scoring.cache import ParentSet, ScoreCache
-from scoring.data import Dataset
-from scoring.local_scores import PENALISED_LL_SCORES, Scorer
-from scoring.parallel import fork_map, shared
-from scoring.parent_sets import _fires, parent_cap
+from twbn.scoring.cache import ParentSet, ScoreCache
+from twbn.scoring.data import Dataset
+from twbn.scoring.local_scores import PENALISED_LL_SCORES, Scorer
+from twbn.scoring.parallel import fork_map, shared
+from twbn.scoring.parent_sets import _fires, parent_cap
 
 #: Variables per block of the pairwise mutual-information product.
 MI_BLOCK = 512

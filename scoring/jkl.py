@@ -19,7 +19,7 @@ import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 
-from scoring.cache import CacheError, ScoreCache
+from twbn.scoring.cache import CacheError, ScoreCache
 
 
 class JklError(ValueError):

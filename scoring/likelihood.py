@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from scoring.data import DataError, Dataset, state_order
+from twbn.scoring.data import DataError, Dataset, state_order
 
 
 def align(train: Dataset, test: Dataset, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

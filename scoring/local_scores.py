@@ -19,8 +19,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from scoring.counting import extend_codes, family_scores, nlogn_table
-from scoring.data import Dataset
+from twbn.scoring.counting import extend_codes, family_scores, nlogn_table
+from twbn.scoring.data import Dataset
 
 SCORES = ("bic", "aic", "bdeu")
 #: Scores whose penalty is c·(r−1)·q, for which the BIC pruning rules hold (with that c).

@@ -42,9 +42,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from scoring.cache import ScoreCache
-from scoring.mixed_data import CATEGORICAL, MixedData
-from scoring.parallel import fork_map, shared
+from twbn.scoring.cache import ScoreCache
+from twbn.scoring.mixed_data import CATEGORICAL, MixedData
+from twbn.scoring.parallel import fork_map, shared
 
 LOCAL_STRUCTURE_SCORES = ("pcart", "pcartp", "ft", "ftp")
 ALPHA = 0.5
@@ -159,9 +159,9 @@ def pcart_fit(data: MixedData, v: int, parents: tuple[int, ...], max_splits: int
               *, compiled: bool | None = None) -> tuple[float, int]:
     """max_T [l(T)·ln γ + ln ℓ(T)] over PCART trees of X_v on ``parents`` (the DP of
     Sec. 4.1), and the number of leaves of an optimal tree. ``compiled``: the numba
-    kernel (``scoring.pcart_kernel``; default where its dense memo fits) or the Python
+    kernel (``twbn.scoring.pcart_kernel``; default where its dense memo fits) or the Python
     recursion (any size)."""
-    from scoring import pcart_kernel as kern
+    from twbn.scoring import pcart_kernel as kern
 
     fam = _Family(data, v, parents, max_splits)
     if compiled is None:
@@ -327,8 +327,8 @@ def build_local_structure_cache(data: MixedData, *, score: str = "pcart", max_pa
     """Score every parent set of ≤ ``max_parents`` for every variable, drop the dominated
     ones (rule 1), return a cache and stats. ``time_limit`` stops scoring cleanly (the
     sets scored by then, smaller first, are kept; ``complete`` is False)."""
-    from scoring.explore import drop_dominated
-    from scoring.parent_sets import _drop_dominated
+    from twbn.scoring.explore import drop_dominated
+    from twbn.scoring.parent_sets import _drop_dominated
 
     if score not in LOCAL_STRUCTURE_SCORES:
         raise ValueError(f"unknown local-structure score {score!r}; choose one of {', '.join(LOCAL_STRUCTURE_SCORES)}")

@@ -1,7 +1,7 @@
 """Data with categorical and continuous columns, for the local-structure scores.
 
 A column is *continuous* when every cell parses as a number and it has more than
-``max_categorical`` distinct values, else *categorical* (states as in ``scoring.data``:
+``max_categorical`` distinct values, else *categorical* (states as in ``twbn.scoring.data``:
 integers ordered numerically). ``continuous=`` / ``categorical=`` name columns whose
 type is forced. A continuous column keeps its float values; its range [min, max] over
 the data is the interval that PCART's dyadic splits halve.
@@ -15,7 +15,7 @@ from typing import Iterable
 
 import numpy as np
 
-from scoring.data import DEFAULT_MAX_STATES, DataError, read_csv_columns, state_order
+from twbn.scoring.data import DEFAULT_MAX_STATES, DataError, read_csv_columns, state_order
 
 CATEGORICAL, CONTINUOUS = "categorical", "continuous"
 #: A numeric column with at most this many distinct values is taken as categorical.

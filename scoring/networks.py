@@ -3,7 +3,7 @@ BIF reader and writer, and forward sampling into a ``Dataset``.
 
 A ``Network`` holds, per variable, its state labels, its parents (indices) and its CPT as
 a (q, r) float64 array whose row is the parent configuration with the *first* parent
-least significant, as in ``scoring.likelihood`` (so a sampled network's CPTs and the
+least significant, as in ``twbn.scoring.likelihood`` (so a sampled network's CPTs and the
 CPTs fitted by ``fit_cpts`` index alike).
 
 ``random_network`` follows the networks of Sec. 4.4 of Scanagatta et al. (2016), made
@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from scoring.data import DataError, Dataset
-from scoring.jkl import atomic_write_bytes
+from twbn.scoring.data import DataError, Dataset
+from twbn.scoring.jkl import atomic_write_bytes
 
 
 class NetworkError(ValueError):

@@ -42,9 +42,9 @@ from typing import Iterable
 
 import numpy as np
 
-from scoring.cache import ParentSet, ScoreCache
-from scoring.data import Dataset
-from scoring.local_scores import PENALISED_LL_SCORES, Scorer
+from twbn.scoring.cache import ParentSet, ScoreCache
+from twbn.scoring.data import Dataset
+from twbn.scoring.local_scores import PENALISED_LL_SCORES, Scorer
 
 RULE_NAMES = {
     1: "subset dominance (de Campos & Ji 2011, Thm 1)",

@@ -1,4 +1,4 @@
-"""The PCART DP of ``scoring.local_structure`` compiled with numba, over dense node ids.
+"""The PCART DP of ``twbn.scoring.local_structure`` compiled with numba, over dense node ids.
 
 A node packs one field per predictor into an integer: a categorical predictor with k
 values takes k bits (the mask of values in the node), a continuous one with at most s

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 
-from formulations.problem import InfeasibleError, Problem
-from formulations.solution import Solution, make_solution
+from twbn.formulations.problem import InfeasibleError, Problem
+from twbn.formulations.solution import Solution, make_solution
 
 class MethodUnavailable(ValueError):
     """The method (or an option of it) is not available; the message says why."""
@@ -17,8 +17,8 @@ class MethodUnavailable(ValueError):
 
 def _solve_dp(problem: Problem, *, time_limit: float | None, seed: int | None, solver: str | None, **_) -> Solution:
     """Exact: Korhonen–Parviainen DP under a treewidth bound, Silander–Myllymäki without."""
-    from solvers.exact_unbounded import unbounded_optimum
-    from solvers.kp_dp import DPTimeout, bounded_treewidth_optimum
+    from twbn.solvers.exact.unbounded import unbounded_optimum
+    from twbn.solvers.exact.kp_dp import DPTimeout, bounded_treewidth_optimum
 
     if solver not in (None, "dp"):
         raise MethodUnavailable(f"method dp has no backend {solver!r}")
@@ -51,8 +51,8 @@ def _solve_dp(problem: Problem, *, time_limit: float | None, seed: int | None, s
 
 
 def _solve_milp(problem: Problem, *, time_limit, seed, solver, warm_start=None, **_) -> Solution:
-    from solvers.mip_backends import BACKENDS
-    from solvers.milp import solve_milp
+    from twbn.solvers.models.backends import BACKENDS
+    from twbn.solvers.models.milp import solve_milp
 
     if solver not in (None, *BACKENDS):
         raise MethodUnavailable(f"method milp has no backend {solver!r}; choose one of {', '.join(BACKENDS)}")
@@ -60,7 +60,7 @@ def _solve_milp(problem: Problem, *, time_limit, seed, solver, warm_start=None, 
 
 
 def _solve_cp(problem: Problem, *, time_limit, seed, solver, warm_start=None, **_) -> Solution:
-    from solvers.cp import solve_cp
+    from twbn.solvers.models.cp import solve_cp
 
     if solver not in (None, "cpsat"):
         raise MethodUnavailable(f"method cp has only the backend 'cpsat', not {solver!r}")
@@ -68,7 +68,7 @@ def _solve_cp(problem: Problem, *, time_limit, seed, solver, warm_start=None, **
 
 
 def _solve_cuts(problem: Problem, *, time_limit, seed, solver, warm_start=None, **_) -> Solution:
-    from solvers.cuts import solve_cuts
+    from twbn.solvers.cuts.branch_and_cut import solve_cuts
 
     if solver not in (None, "scip"):
         raise MethodUnavailable(f"method cuts has only the backend 'scip' (it needs a constraint handler), not {solver!r}")
@@ -76,7 +76,7 @@ def _solve_cuts(problem: Problem, *, time_limit, seed, solver, warm_start=None, 
 
 
 def _solve_kg(problem: Problem, *, time_limit, seed, solver, **_) -> Solution:
-    from solvers.kg import solve_kg
+    from twbn.solvers.heuristics.kg import solve_kg
 
     if solver is not None:
         raise MethodUnavailable("method kg has no backends")
@@ -84,7 +84,7 @@ def _solve_kg(problem: Problem, *, time_limit, seed, solver, **_) -> Solution:
 
 
 def _solve_kastar(problem: Problem, *, time_limit, seed, solver, **_) -> Solution:
-    from solvers.kastar import solve_kastar
+    from twbn.solvers.heuristics.kastar import solve_kastar
 
     if solver is not None:
         raise MethodUnavailable("method kastar has no backends")
@@ -92,7 +92,7 @@ def _solve_kastar(problem: Problem, *, time_limit, seed, solver, **_) -> Solutio
 
 
 def _solve_s2(problem: Problem, *, time_limit, seed, solver, plus=False, **_) -> Solution:
-    from solvers.s2 import PHASE2, solve_s2
+    from twbn.solvers.heuristics.s2 import PHASE2, solve_s2
 
     if solver not in (None, *PHASE2):
         raise MethodUnavailable(f"method s2/s2plus takes as backend its phase 2: {', '.join(PHASE2)}; not {solver!r}")
@@ -127,7 +127,7 @@ def warm_start_solution(problem: Problem, spec: str, *, time_limit: float | None
     ``WARM_START_SHARE`` of the budget. Returns it and the seconds it used."""
     t0 = time.monotonic()
     if spec == "tree":
-        from solvers.branching import optimal_forest
+        from twbn.solvers.exact.branching import optimal_forest
 
         parents = optimal_forest(problem)
         sol = make_solution(problem, parents, bound=None, status="feasible", method="tree")

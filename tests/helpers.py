@@ -3,7 +3,7 @@
 import itertools
 import random
 
-from scoring.cache import ScoreCache
+from twbn.scoring.cache import ScoreCache
 
 
 def random_cache(n: int, seed: int, max_size: int = 3, density: float = 0.5, drop_empty: float = 0.0) -> ScoreCache:

@@ -4,8 +4,8 @@ import sys
 
 import pytest
 
-from experiments.cli import main
-from scoring.jkl import read_jkl
+from twbn.experiments.cli import main
+from twbn.scoring.jkl import read_jkl
 from tests.conftest import BUNDLED
 
 
@@ -32,7 +32,7 @@ def test_bad_row_one_line_nonzero_no_output(tmp_path):
     data = tmp_path / "bad.csv"
     data.write_text("a,b,c\n0,1,0\n1,1\n0,0,1\n")
     out = tmp_path / "bad.jkl"
-    proc = subprocess.run([sys.executable, "-m", "experiments.cli", "score", str(data), "-o", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "twbn.experiments.cli", "score", str(data), "-o", str(out)],
                           capture_output=True, text=True)
     assert proc.returncode == 1
     lines = proc.stderr.strip().splitlines()

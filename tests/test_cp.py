@@ -2,9 +2,9 @@
 
 import pytest
 
-from formulations.problem import Problem
-from formulations.verify import verify_result
-from solvers.registry import solve
+from twbn.formulations.problem import Problem
+from twbn.formulations.verify import verify_result
+from twbn.solvers.registry import solve
 from tests.helpers import random_cache
 from tests.test_exact import _binarised_cache, branching_optimum
 
@@ -24,7 +24,7 @@ def test_cp_equals_dp(k, seed):
 @pytest.mark.parametrize("redundant", [True, False])
 @pytest.mark.parametrize("permutation", [True, False])
 def test_model_variants_are_equivalent(redundant, permutation):
-    from solvers.cp import solve_cp
+    from twbn.solvers.models.cp import solve_cp
 
     cache = random_cache(7, 5, max_size=3, density=0.4)
     problem = Problem(cache, 2)
@@ -45,7 +45,7 @@ def test_k1_on_real_data_equals_branching_oracle():
 def test_hint_is_a_complete_feasible_assignment():
     """Fixing every hinted variable to its hint must leave a feasible model whose
     objective is the hinted network's score (so hints are never silently repaired)."""
-    from solvers.cp import hint_check
+    from twbn.solvers.models.cp import hint_check
 
     cache = random_cache(7, 6, max_size=3, density=0.4)
     problem = Problem(cache, 2)
@@ -68,7 +68,7 @@ def test_warm_start_and_time_limit():
 def test_integer_scaling_keeps_a_valid_bound():
     """Scores that do not round to integers at the scale: the bound must still cover
     the true optimum, and the reported score is the exact sum."""
-    from scoring.cache import ScoreCache
+    from twbn.scoring.cache import ScoreCache
 
     fams = [{(): -1.0000004, (1,): -0.9999996}, {(): -2.0000003, (0,): -2.0000001}]
     cache = ScoreCache.from_mapping(["a", "b"], fams)
@@ -83,9 +83,9 @@ def test_integer_scaling_keeps_a_valid_bound():
 
 @pytest.mark.parametrize("method, solver, n", [("cp", None, 7), ("milp", "scip", 7), ("milp", "highs", 7)])
 def test_real_small_cache_k2_equals_dp(method, solver, n):
-    from experiments.benchmarks.binarise import binarise
-    from scoring.data import Dataset, read_csv
-    from scoring.parent_sets import build_cache
+    from twbn.experiments.benchmarks.binarise import binarise
+    from twbn.scoring.data import Dataset, read_csv
+    from twbn.scoring.parent_sets import build_cache
     from tests.conftest import BUNDLED
 
     ds = binarise(read_csv(BUNDLED / "housing.csv.gz"))

@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formulations.cluster_ilp import FamilyTable, cycle_clusters, restrict_to_graph
-from formulations.graphs import elimination_width, k_tree_from_construction, moral_graph
-from formulations.problem import InfeasibleError, Problem
-from formulations.verify import verify_result
-from scoring.cache import ScoreCache
-from solvers.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters, local_matroid_rows
-from solvers.cuts import Backoff, sink_heuristic, solve_cuts
-from solvers.registry import solve
-from solvers.superstructure_dp import best_dag_in_graph
+from twbn.formulations.cluster_ilp import FamilyTable, cycle_clusters, restrict_to_graph
+from twbn.formulations.graphs import elimination_width, k_tree_from_construction, moral_graph
+from twbn.formulations.problem import InfeasibleError, Problem
+from twbn.formulations.verify import verify_result
+from twbn.scoring.cache import ScoreCache
+from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters, local_matroid_rows
+from twbn.solvers.cuts.branch_and_cut import Backoff, sink_heuristic, solve_cuts
+from twbn.solvers.registry import solve
+from twbn.solvers.exact.superstructure_dp import best_dag_in_graph
 from tests.helpers import random_cache
 
 
@@ -329,8 +329,8 @@ def test_backoff_sits_out_optional_rounds_after_fruitless_calls():
 
 @pytest.mark.parametrize("name", ["housing", "zoo"])
 def test_unbounded_cuts_on_real_caches(name):
-    from scoring.data import read_csv
-    from scoring.parent_sets import build_cache
+    from twbn.scoring.data import read_csv
+    from twbn.scoring.parent_sets import build_cache
     from tests.conftest import BUNDLED
 
     cache = build_cache(read_csv(BUNDLED / f"{name}.csv.gz"), score="bic", max_parents=3, pruning="all", progress=False)[0]
@@ -362,7 +362,7 @@ def test_bounded_cuts_enforces_the_fill_rows_it_holds_back():
     degeneracy 2 but treewidth 3: 2 ← 0, 3 ← {0, 1}, 4 ← {1, 3}, 5 ← {2, 4} (found by
     enumerating the 6-vertex DAGs). Each variable may also take ∅ at a cost of 10, so the
     best network of treewidth ≤ 2 drops one family: −10."""
-    from formulations.graphs import exact_treewidth
+    from twbn.formulations.graphs import exact_treewidth
 
     target = [(), (), (0,), (0, 1), (1, 3), (2, 4)]
     adj = moral_graph(target)
@@ -430,7 +430,7 @@ def test_warm_start_is_used_and_never_lost():
 
 
 def test_cuts_rejects_other_backends():
-    from solvers.registry import MethodUnavailable
+    from twbn.solvers.registry import MethodUnavailable
 
     with pytest.raises(MethodUnavailable, match="only the backend 'scip'"):
         solve(Problem(random_cache(3, 0)), "cuts", solver="highs")

@@ -8,14 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formulations.graphs import moral_graph
-from formulations.problem import Problem
-from formulations.solution import make_solution
-from formulations.verify import verify_result
-from solvers.brute_force import brute_force_optimum
-from solvers.cuts import solve_cuts
-from solvers.cuts_lns import fixed_fill, fixed_outside, neighbourhood
-from solvers.registry import solve
+from twbn.formulations.graphs import moral_graph
+from twbn.formulations.problem import Problem
+from twbn.formulations.solution import make_solution
+from twbn.formulations.verify import verify_result
+from twbn.solvers.exact.brute_force import brute_force_optimum
+from twbn.solvers.cuts.branch_and_cut import solve_cuts
+from twbn.solvers.cuts.lns import fixed_fill, fixed_outside, neighbourhood
+from twbn.solvers.registry import solve
 from tests.helpers import random_cache
 
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from scoring.data import DataError, read_csv
+from twbn.scoring.data import DataError, read_csv
 
 
 def test_encodes_string_and_integer_states(write_csv):

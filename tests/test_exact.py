@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formulations.graphs import elimination_width, k_tree_from_construction, moral_graph
-from formulations.problem import Problem
-from formulations.verify import verify_result
-from solvers.brute_force import brute_force_optimum
-from solvers.exact_unbounded import unbounded_optimum
-from solvers.kp_dp import bounded_treewidth_optimum
-from solvers.registry import solve
-from solvers.superstructure_dp import best_dag_in_graph, nice_tree_decomposition
+from twbn.formulations.graphs import elimination_width, k_tree_from_construction, moral_graph
+from twbn.formulations.problem import Problem
+from twbn.formulations.verify import verify_result
+from twbn.solvers.exact.brute_force import brute_force_optimum
+from twbn.solvers.exact.unbounded import unbounded_optimum
+from twbn.solvers.exact.kp_dp import bounded_treewidth_optimum
+from twbn.solvers.registry import solve
+from twbn.solvers.exact.superstructure_dp import best_dag_in_graph, nice_tree_decomposition
 from tests.helpers import random_cache
 
 
@@ -184,9 +184,9 @@ def test_infeasible_required_cycle():
 
 
 def _binarised_cache(path, max_parents=1):
-    from experiments.benchmarks.binarise import binarise
-    from scoring.data import read_csv
-    from scoring.parent_sets import build_cache
+    from twbn.experiments.benchmarks.binarise import binarise
+    from twbn.scoring.data import read_csv
+    from twbn.scoring.parent_sets import build_cache
 
     return build_cache(binarise(read_csv(path)), score="bdeu", ess=1.0, max_parents=max_parents, progress=False)[0]
 

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scoring.data import read_csv
-from scoring.explore import candidate_parents, explore_cache, pairwise_mutual_information
-from scoring.local_scores import Scorer
-from scoring.networks import random_network, sample
-from scoring.parent_sets import build_cache
+from twbn.scoring.data import read_csv
+from twbn.scoring.explore import candidate_parents, explore_cache, pairwise_mutual_information
+from twbn.scoring.local_scores import Scorer
+from twbn.scoring.networks import random_network, sample
+from twbn.scoring.parent_sets import build_cache
 from tests.conftest import BUNDLED
 
 

@@ -3,7 +3,7 @@ import itertools
 import networkx as nx
 import pytest
 
-from formulations.graphs import (
+from twbn.formulations.graphs import (
     elimination_width, exact_treewidth, fill_in, is_k_tree, is_tree_decomposition, k_cliques,
     k_tree_from_construction, min_degree_order, min_fill_order, moral_graph, perfect_elimination_order,
     tree_decomposition,

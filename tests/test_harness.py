@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from experiments.cli import main
-from experiments.config import ConfigError, expand, load_config
+from twbn.experiments.cli import main
+from twbn.experiments.config import ConfigError, expand, load_config
 from tests.conftest import shared_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,8 +65,8 @@ def test_quick_grid_end_to_end(tmp_path, capsys):
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert db.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
     # each fold's scoring statistics are stored, and match the cache the cells used
-    from experiments.store import Store
-    from scoring.jkl import read_jkl
+    from twbn.experiments.store import Store
+    from twbn.scoring.jkl import read_jkl
 
     st = Store(store)
     caches = st.caches()
@@ -127,7 +127,7 @@ def test_crash_and_overrun_cost_one_cell(tmp_path):
 def test_sigkill_mid_grid_then_resume_gives_every_cell_once(tmp_path):
     cfg = _config(tmp_path, "kill", methods=('name = "kg"',), seeds="[0, 1, 2]")
     store = tmp_path / "k.sqlite"
-    cmd = [sys.executable, "-m", "experiments.cli", "experiment", str(cfg), "--store", str(store), "-q"]
+    cmd = [sys.executable, "-m", "twbn.experiments.cli", "experiment", str(cfg), "--store", str(store), "-q"]
     proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -148,9 +148,9 @@ def test_sigkill_mid_grid_then_resume_gives_every_cell_once(tmp_path):
 
 
 def test_bad_configs_are_clear_errors(tmp_path, capsys, monkeypatch):
-    import experiments.harness
+    import twbn.experiments.harness
 
-    monkeypatch.setattr(experiments.harness, "DASK_CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr(twbn.experiments.harness, "DASK_CONNECT_TIMEOUT_S", 1)
     bad = _config(tmp_path, "bad", methods=('name = "nope"',))
     with pytest.raises(ConfigError, match="unknown method 'nope'"):
         load_config(bad)
@@ -241,7 +241,7 @@ def test_local_structure_and_approximate_scores_in_a_grid(tmp_path):
             assert all(r[3] is None for r in rows)  # held-out likelihood needs discrete CPTs
         else:
             assert all(r[3] < 0 for r in rows)
-            from experiments.store import Store
+            from twbn.experiments.store import Store
 
             st = Store(store)
             assert all(c["approximate"] and c["candidates"] == 2 for c in st.caches())

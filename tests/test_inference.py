@@ -9,12 +9,12 @@ import pytest
 
 pytest.importorskip("pgmpy")
 
-from experiments.cli import main  # noqa: E402
-from experiments.inference import inference_time, junction_trees, learned_model, write_bif  # noqa: E402
-from formulations.problem import Problem  # noqa: E402
-from scoring.data import read_csv  # noqa: E402
-from scoring.parent_sets import build_cache  # noqa: E402
-from solvers.registry import solve  # noqa: E402
+from twbn.experiments.cli import main  # noqa: E402
+from twbn.experiments.inference import inference_time, junction_trees, learned_model, write_bif  # noqa: E402
+from twbn.formulations.problem import Problem  # noqa: E402
+from twbn.scoring.data import read_csv  # noqa: E402
+from twbn.scoring.parent_sets import build_cache  # noqa: E402
+from twbn.solvers.registry import solve  # noqa: E402
 from tests.conftest import BUNDLED  # noqa: E402
 
 
@@ -55,7 +55,7 @@ def test_bif_round_trip_keeps_the_likelihood(housing, tmp_path):
     the BIF it reads equals twbn's own computation with its fitted CPTs."""
     from pgmpy.readwrite import BIFReader
 
-    from scoring.likelihood import align, fit_cpts, log_likelihood
+    from twbn.scoring.likelihood import align, fit_cpts, log_likelihood
 
     ds, cache = housing
     names, sol = _learn(cache, 2)
@@ -147,7 +147,7 @@ def test_harness_times_inference_and_reports_it(tmp_path):
 
 
 def test_old_store_gains_the_inference_columns(tmp_path):
-    from experiments.store import Store
+    from twbn.experiments.store import Store
 
     path = tmp_path / "old.sqlite"
     with sqlite3.connect(path) as db:  # the cells table as the first stores had it

@@ -3,10 +3,10 @@ import re
 import numpy as np
 import pytest
 
-from scoring.cache import CacheError, ScoreCache
-from scoring.data import read_csv
-from scoring.jkl import JklError, format_jkl, read_jkl, sidecar_path, write_jkl
-from scoring.parent_sets import build_cache
+from twbn.scoring.cache import CacheError, ScoreCache
+from twbn.scoring.data import read_csv
+from twbn.scoring.jkl import JklError, format_jkl, read_jkl, sidecar_path, write_jkl
+from twbn.scoring.parent_sets import build_cache
 from tests.conftest import BUNDLED
 
 
@@ -111,7 +111,7 @@ def test_atomic_writes_get_ordinary_permissions(tmp_path):
     import os
     import stat
 
-    from scoring.jkl import atomic_write_text
+    from twbn.scoring.jkl import atomic_write_text
 
     old = os.umask(0o022)
     try:

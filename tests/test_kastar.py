@@ -5,10 +5,10 @@ import itertools
 
 import pytest
 
-from formulations.problem import Problem
-from formulations.verify import verify_result
-from solvers.kastar import _KAStar, solve_kastar
-from solvers.registry import solve
+from twbn.formulations.problem import Problem
+from twbn.formulations.verify import verify_result
+from twbn.solvers.heuristics.kastar import _KAStar, solve_kastar
+from twbn.solvers.registry import solve
 from tests.helpers import random_cache
 
 

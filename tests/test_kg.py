@@ -2,11 +2,11 @@
 
 import pytest
 
-from formulations.problem import Problem
-from formulations.verify import verify_result
-from scoring.cache import ScoreCache
-from solvers.kg import _KG, solve_kg
-from solvers.registry import solve
+from twbn.formulations.problem import Problem
+from twbn.formulations.verify import verify_result
+from twbn.scoring.cache import ScoreCache
+from twbn.solvers.heuristics.kg import _KG, solve_kg
+from twbn.solvers.registry import solve
 from tests.helpers import random_cache
 from tests.test_exact import branching_optimum
 

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from formulations.graphs import is_k_tree
-from formulations.ktree_codes import decode_k_tree, n_k_trees, random_k_tree
+from twbn.formulations.graphs import is_k_tree
+from twbn.formulations.ktree_codes import decode_k_tree, n_k_trees, random_k_tree
 
 
 def _key(adj):

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from experiments.cli import main
-from scoring.data import encode_columns
-from scoring.likelihood import fit_cpts, held_out_log_likelihood
+from twbn.experiments.cli import main
+from twbn.scoring.data import encode_columns
+from twbn.scoring.likelihood import fit_cpts, held_out_log_likelihood
 
 
 def _ds(rows, names=("A", "B")):

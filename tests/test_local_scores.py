@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from scoring.data import read_csv
-from scoring.local_scores import Scorer
+from twbn.scoring.data import read_csv
+from twbn.scoring.local_scores import Scorer
 from tests.conftest import BUNDLED
 
 LN2, LN3 = math.log(2), math.log(3)

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from experiments.cli import main
-from scoring.local_structure import (
+from twbn.experiments.cli import main
+from twbn.scoring.local_structure import (
     build_local_structure_cache,
     categorical_leaf,
     continuous_leaf,
@@ -21,7 +21,7 @@ from scoring.local_structure import (
     log_tree_normaliser,
     pcart_fit,
 )
-from scoring.mixed_data import from_columns
+from twbn.scoring.mixed_data import from_columns
 
 
 def _data(cols: dict, **kw):

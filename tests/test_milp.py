@@ -6,13 +6,13 @@ import time
 
 import pytest
 
-from formulations.elimination_milp import MilpOptions, build_elimination_milp
-from formulations.problem import Problem
-from formulations.solution import make_solution
-from formulations.verify import verify_result
-from solvers.branching import optimal_forest
-from solvers.milp import solve_milp
-from solvers.registry import solve
+from twbn.formulations.elimination_milp import MilpOptions, build_elimination_milp
+from twbn.formulations.problem import Problem
+from twbn.formulations.solution import make_solution
+from twbn.formulations.verify import verify_result
+from twbn.solvers.exact.branching import optimal_forest
+from twbn.solvers.models.milp import solve_milp
+from twbn.solvers.registry import solve
 from tests.helpers import random_cache
 from tests.test_exact import _binarised_cache, branching_optimum
 
@@ -61,8 +61,8 @@ def test_warm_start_is_the_first_incumbent(backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_time_limit_is_honoured_and_the_result_certified(backend):
     from tests.conftest import BUNDLED
-    from scoring.data import read_csv
-    from scoring.parent_sets import build_cache
+    from twbn.scoring.data import read_csv
+    from twbn.scoring.parent_sets import build_cache
 
     cache, _ = build_cache(read_csv(BUNDLED / "zoo.csv.gz"), score="bic", max_parents=3, progress=False)
     problem = Problem(cache, 3)
@@ -118,8 +118,8 @@ def test_missing_backend_names_the_package():
 def test_cli_warm_start_from_file_and_tree(tmp_path, capsys):
     import json
 
-    from experiments.cli import main
-    from scoring.jkl import write_jkl
+    from twbn.experiments.cli import main
+    from twbn.scoring.jkl import write_jkl
 
     cache = random_cache(7, 9, max_size=2, density=0.5)
     jkl = tmp_path / "c.jkl"

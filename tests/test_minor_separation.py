@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from formulations.graphs import exact_treewidth
-from formulations.ktree_codes import random_k_tree
-from formulations.problem import Problem
-from formulations.verify import verify_result
-from solvers.cuts import solve_cuts
-from solvers.minor_separation import MinorRow, minor_density_rows
-from solvers.registry import solve
+from twbn.formulations.graphs import exact_treewidth
+from twbn.formulations.ktree_codes import random_k_tree
+from twbn.formulations.problem import Problem
+from twbn.formulations.verify import verify_result
+from twbn.solvers.cuts.branch_and_cut import solve_cuts
+from twbn.solvers.cuts.minor_separation import MinorRow, minor_density_rows
+from twbn.solvers.registry import solve
 from tests.helpers import random_cache
 
 
@@ -148,9 +148,9 @@ def test_moral_weights_by_hand_and_on_integral_points():
     0.3; 3 ← {0, 1} at 0.6. Pair {0, 2}: arcs 0.5 + 0.5 + 0.3 = 1.3, clipped to 1. Pair
     {0, 1}: co-parents of 2 (0.5) or of 3 (0.6): 0.6, not their sum (two children may
     share both parents). Pair {1, 2}: 0.5. At an integral point: the moral graph."""
-    from formulations.cluster_ilp import FamilyTable
-    from formulations.graphs import moral_graph
-    from scoring.cache import ScoreCache
+    from twbn.formulations.cluster_ilp import FamilyTable
+    from twbn.formulations.graphs import moral_graph
+    from twbn.scoring.cache import ScoreCache
 
     fams = [{(): -1.0, (2,): -0.5}, {(): -1.0}, {(): -1.0, (0, 1): -0.2, (0,): -0.4}, {(): -1.0, (0, 1): -0.3}]
     table = FamilyTable.from_cache(ScoreCache.from_mapping(["a", "b", "c", "d"], fams, [2, 2, 2, 2], {}))

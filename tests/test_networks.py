@@ -6,9 +6,9 @@ import gzip
 import numpy as np
 import pytest
 
-from experiments.cli import main
-from scoring.data import read_csv
-from scoring.networks import NetworkError, random_network, read_bif, sample, write_bif, write_csv
+from twbn.experiments.cli import main
+from twbn.scoring.data import read_csv
+from twbn.scoring.networks import NetworkError, random_network, read_bif, sample, write_bif, write_csv
 from tests.conftest import shared_or_skip
 
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scoring.data import Dataset, read_csv
-from scoring.local_scores import Scorer
-from scoring.parent_sets import PRUNING_MODES, build_cache, parent_cap
+from twbn.scoring.data import Dataset, read_csv
+from twbn.scoring.local_scores import Scorer
+from twbn.scoring.parent_sets import PRUNING_MODES, build_cache, parent_cap
 from tests.conftest import BUNDLED, shared_or_skip
 
 

@@ -4,10 +4,10 @@ import csv
 
 import pytest
 
-from experiments.cli import main
-from experiments.config import Cell
-from experiments.stats import sign_test, structural_hamming_distance, w_score
-from experiments.store import Store
+from twbn.experiments.cli import main
+from twbn.experiments.config import Cell
+from twbn.experiments.stats import sign_test, structural_hamming_distance, w_score
+from twbn.experiments.store import Store
 
 
 def test_sign_test_and_w_score_by_hand():

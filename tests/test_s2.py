@@ -7,13 +7,13 @@ import random
 import numpy as np
 import pytest
 
-from formulations.graphs import is_k_tree
-from formulations.ktree_codes import decode_k_tree, random_k_tree
-from formulations.problem import Problem
-from formulations.verify import verify_result
-from scoring.cache import ScoreCache
-from solvers.registry import solve
-from solvers.s2 import _best_k_tree, _phase2, informative_score, pair_weights, solve_s2
+from twbn.formulations.graphs import is_k_tree
+from twbn.formulations.ktree_codes import decode_k_tree, random_k_tree
+from twbn.formulations.problem import Problem
+from twbn.formulations.verify import verify_result
+from twbn.scoring.cache import ScoreCache
+from twbn.solvers.registry import solve
+from twbn.solvers.heuristics.s2 import _best_k_tree, _phase2, informative_score, pair_weights, solve_s2
 from tests.helpers import random_cache
 from tests.test_exact import branching_optimum
 
@@ -98,9 +98,9 @@ def test_s2_keeps_its_time_limit_when_phase2_is_the_ilp():
     (within start-up and the last ILP's wind-down), and its networks still verify."""
     import time
 
-    from formulations.verify import verify_result
-    from scoring.networks import random_network, sample
-    from scoring.parent_sets import build_cache
+    from twbn.formulations.verify import verify_result
+    from twbn.scoring.networks import random_network, sample
+    from twbn.scoring.parent_sets import build_cache
 
     ds = sample(random_network(40, seed=3), 400, seed=4)
     cache, _ = build_cache(ds, score="bic", max_parents=3, progress=False)

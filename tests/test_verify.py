@@ -4,11 +4,11 @@ import copy
 import json
 
 
-from experiments.cli import main
-from formulations.problem import Problem
-from formulations.verify import verify_result
-from scoring.jkl import write_jkl
-from solvers.registry import solve
+from twbn.experiments.cli import main
+from twbn.formulations.problem import Problem
+from twbn.formulations.verify import verify_result
+from twbn.scoring.jkl import write_jkl
+from twbn.solvers.registry import solve
 from tests.helpers import random_cache
 
 CACHE = random_cache(6, 21, max_size=2, density=0.7)
@@ -117,7 +117,7 @@ def test_check_command_exit_codes(tmp_path, capsys):
 def test_certificate_tries_the_hint_before_the_greedy_orders(monkeypatch):
     """A valid hint is used without computing min-fill or min-degree, which are O(n²) and
     took minutes at n = 10,000; without a hint they are still the fallback."""
-    import formulations.solution as solution
+    import twbn.formulations.solution as solution
 
     def boom(_adj):
         raise AssertionError("greedy order computed although the hint suffices")

@@ -5,14 +5,14 @@ permutation symmetry breaking switched off one at a time.
 Instances: HOUSING (14 variables, its BIC cache, the DP optimum known), ZOO (17) and
 WDBC (31), BIC, at most 3 parents; treewidth 2 and 3.
 
-Run: ``python -m experiments.benchmarks.bench_cp [--budget 60]``
+Run: ``python -m twbn.experiments.benchmarks.bench_cp [--budget 60]``
 """
 
 from __future__ import annotations
 
 import argparse
 
-from experiments.benchmarks.common import SHARED_DATA, machine, write_result
+from twbn.experiments.benchmarks.common import SHARED_DATA, machine, write_result
 
 INSTANCES = [("housing", 2), ("housing", 3), ("zoo", 2), ("zoo", 3), ("wdbc", 3)]
 METHODS = [
@@ -29,8 +29,8 @@ METHODS = [
 def _cache(name: str):
     from pathlib import Path
 
-    from scoring.data import read_csv
-    from scoring.parent_sets import build_cache
+    from twbn.scoring.data import read_csv
+    from twbn.scoring.parent_sets import build_cache
 
     bundled = Path(__file__).resolve().parents[1] / "data" / f"{name}.csv.gz"
     path = bundled if bundled.exists() else SHARED_DATA / "uci" / f"{name}.csv.gz"
@@ -38,13 +38,13 @@ def _cache(name: str):
 
 
 def main() -> None:
-    from formulations.problem import Problem
-    from formulations.solution import make_solution
-    from formulations.verify import verify_result
-    from solvers.branching import optimal_forest
-    from solvers.cp import solve_cp
-    from solvers.cuts import solve_cuts
-    from solvers.milp import solve_milp
+    from twbn.formulations.problem import Problem
+    from twbn.formulations.solution import make_solution
+    from twbn.formulations.verify import verify_result
+    from twbn.solvers.exact.branching import optimal_forest
+    from twbn.solvers.models.cp import solve_cp
+    from twbn.solvers.cuts.branch_and_cut import solve_cuts
+    from twbn.solvers.models.milp import solve_milp
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=float, default=60.0)

@@ -18,7 +18,7 @@ Part ``improve``: long ``cuts`` runs from the stored best networks, the LNS give
 the time (``--lns-share``, default 0.9), storing what they find (the root part's best
 known then starts from it).
 
-Run: ``python -m experiments.benchmarks.bench_cuts [--part unbounded|root|both|improve] [--budget 600]``
+Run: ``python -m twbn.experiments.benchmarks.bench_cuts [--part unbounded|root|both|improve] [--budget 600]``
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import argparse
 import json
 from concurrent.futures import ProcessPoolExecutor
 
-from experiments.benchmarks.common import RESULTS, machine, shared_bic_cache, write_result
+from twbn.experiments.benchmarks.common import RESULTS, machine, shared_bic_cache, write_result
 
 BEST_KNOWN = RESULTS / "cuts-best-known.json"
 
@@ -40,7 +40,7 @@ ROOT_KS = [2, 4, 6]
 
 def _checked(cache, problem, sol, k: int | None) -> tuple[dict, bool]:
     """A solve's result object and whether ``verify_result`` finds it valid."""
-    from formulations.verify import verify_result
+    from twbn.formulations.verify import verify_result
 
     result = sol.to_json(problem)
     return result, verify_result(cache, result, k) == []
@@ -50,9 +50,9 @@ def unbounded_cell(args: tuple) -> dict:
     name, budget = args
     import time
 
-    from formulations.problem import Problem
-    from solvers.cuts import solve_cuts
-    from solvers.exact_unbounded import unbounded_optimum
+    from twbn.formulations.problem import Problem
+    from twbn.solvers.cuts.branch_and_cut import solve_cuts
+    from twbn.solvers.exact.unbounded import unbounded_optimum
 
     t0 = time.monotonic()
     cache = shared_bic_cache(name)
@@ -70,8 +70,8 @@ def unbounded_cell(args: tuple) -> dict:
 
 def root_cell(args: tuple) -> dict:
     name, k, method, budget = args
-    from formulations.problem import Problem
-    from solvers.registry import solve, warm_start_solution
+    from twbn.formulations.problem import Problem
+    from twbn.solvers.registry import solve, warm_start_solution
 
     cache = shared_bic_cache(name)
     problem = Problem(cache, k)
@@ -88,9 +88,9 @@ def bounded_reference(args: tuple) -> dict:
     measured against a feasible score r is a lower bound on the ratio against the optimum,
     since (B_milp − r) / (B_cuts − r) grows with r when B_milp > B_cuts ≥ optimum ≥ r."""
     name, k, budget = args
-    from formulations.problem import Problem
-    from solvers.cuts import solve_cuts
-    from solvers.registry import warm_start_solution
+    from twbn.formulations.problem import Problem
+    from twbn.solvers.cuts.branch_and_cut import solve_cuts
+    from twbn.solvers.registry import warm_start_solution
 
     cache = shared_bic_cache(name)
     problem = Problem(cache, k)
@@ -105,9 +105,9 @@ def improve_cell(args: tuple) -> dict:
     stored best network, or a result file's), with the LNS given ``share`` of the time:
     more networks for the best known score, not a bound."""
     name, k, start_result, budget, share, seed = args
-    from formulations.problem import Problem
-    from formulations.solution import Solution
-    from solvers.cuts import solve_cuts
+    from twbn.formulations.problem import Problem
+    from twbn.formulations.solution import Solution
+    from twbn.solvers.cuts.branch_and_cut import solve_cuts
 
     cache = shared_bic_cache(name)
     problem = Problem(cache, k)
@@ -126,7 +126,7 @@ def _stored_best_known() -> dict:
 def checked_best_known(sets: list[str], ks: list[int]) -> dict[tuple[str, int], dict]:
     """The stored best networks that pass ``verify_result`` on today's caches, by (set, k);
     an entry that fails (the cache or the scoring changed) is dropped with a message."""
-    from formulations.verify import verify_result
+    from twbn.formulations.verify import verify_result
 
     stored = _stored_best_known()
     out = {}
@@ -147,7 +147,7 @@ def checked_best_known(sets: list[str], ks: list[int]) -> dict[tuple[str, int], 
 
 
 def save_best_known(best: dict[tuple[str, int], dict]) -> None:
-    from scoring.jkl import atomic_write_text
+    from twbn.scoring.jkl import atomic_write_text
 
     stored = _stored_best_known()
     # the network, its certificate and how it was found; not the trajectory or stats
@@ -161,10 +161,10 @@ def unbounded_reference(args: tuple) -> dict:
     order of its moral graph: at every k ≥ that width it is also the bounded optimum, so it
     is the exact reference for the root gaps there."""
     name, budget = args
-    from formulations.problem import Problem
-    from formulations.solution import certificate_order
-    from solvers.cuts import solve_cuts
-    from solvers.exact_unbounded import unbounded_optimum
+    from twbn.formulations.problem import Problem
+    from twbn.formulations.solution import certificate_order
+    from twbn.solvers.cuts.branch_and_cut import solve_cuts
+    from twbn.solvers.exact.unbounded import unbounded_optimum
 
     cache = shared_bic_cache(name)
     if cache.n_variables <= 24:
@@ -182,7 +182,7 @@ def improve(args) -> None:
     """Part ``improve``: one ``improve_cell`` per stored best network (restricted by
     ``--sets``/``--ks``), from it or from ``--start`` where that verifies and is better;
     every better network found replaces the stored one. Prints, writes no table."""
-    from formulations.verify import verify_result
+    from twbn.formulations.verify import verify_result
 
     sets = args.sets or ROOT_SETS
     ks = args.ks or ROOT_KS

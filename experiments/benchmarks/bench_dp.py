@@ -6,7 +6,7 @@ Data as in the paper: HOUSING (n ≤ 14, its first n columns) and ADULT (n = 15)
 (experiments/benchmarks/binarise.py), BDeu ESS 1, parent sets of size ≤ w. Each (n, w)
 runs in its own process, whose peak resident memory is read from the OS.
 
-Run: ``python -m experiments.benchmarks.bench_dp [--max-n 15] [--widths 1,2,3]``
+Run: ``python -m twbn.experiments.benchmarks.bench_dp [--max-n 15] [--widths 1,2,3]``
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from experiments.benchmarks.common import SHARED_DATA, machine, write_result
+from twbn.experiments.benchmarks.common import SHARED_DATA, machine, write_result
 
 PAPER = {("housing", 14, 2): 3220, ("adult", 15, 2): 13086}
 
@@ -26,14 +26,14 @@ PAPER = {("housing", 14, 2): 3220, ("adult", 15, 2): 13086}
 def run_one(name: str, n: int, w: int) -> dict:
     from pathlib import Path
 
-    from experiments.benchmarks.binarise import binarise
-    from scoring.data import read_csv
-    from scoring.parent_sets import build_cache
-    from solvers.kp_dp import bounded_treewidth_optimum, table_bytes
+    from twbn.experiments.benchmarks.binarise import binarise
+    from twbn.scoring.data import read_csv
+    from twbn.scoring.parent_sets import build_cache
+    from twbn.solvers.exact.kp_dp import bounded_treewidth_optimum, table_bytes
 
     path = Path(__file__).resolve().parents[1] / "data" / "housing.csv.gz" if name == "housing" else SHARED_DATA / "uci" / "adult.csv.gz"
     ds = binarise(read_csv(path))
-    from scoring.data import Dataset
+    from twbn.scoring.data import Dataset
 
     ds = Dataset(ds.names[:n], ds.states[:n], ds.data[:n].copy())
     cache, _ = build_cache(ds, score="bdeu", ess=1.0, max_parents=w, pruning="all", progress=False)

@@ -12,7 +12,7 @@ decreasing with size); the paper reports 83 orders per hour on munin (n = 1,041)
 Part ``warm``: the gap of ``milp`` and ``cuts`` after the same budget with and without
 ``--warm-start kg`` (20% of the budget to k-G).
 
-Run: ``python -m experiments.benchmarks.bench_heuristics [--part tables|rate|warm|all] [--budget 30]``
+Run: ``python -m twbn.experiments.benchmarks.bench_heuristics [--part tables|rate|warm|all] [--budget 30]``
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import argparse
 import random
 from concurrent.futures import ProcessPoolExecutor
 
-from experiments.benchmarks.common import machine, shared_bic_cache, write_result
-from experiments.stats import sign_test, w_score
+from twbn.experiments.benchmarks.common import machine, shared_bic_cache, write_result
+from twbn.experiments.stats import sign_test, w_score
 
 SETS = ["nursery", "breast", "housing", "adult", "nltcs", "letter", "msnbc", "zoo", "mushroom", "wdbc"]
 KS = [2, 4, 5, 8]
@@ -31,9 +31,9 @@ WARM_CELLS = [("zoo", 4), ("wdbc", 4), ("letter", 4)]
 
 
 def reference(name: str) -> tuple[str, float, bool]:
-    from formulations.problem import Problem
-    from solvers.cuts import solve_cuts
-    from solvers.exact_unbounded import unbounded_optimum
+    from twbn.formulations.problem import Problem
+    from twbn.solvers.cuts.branch_and_cut import solve_cuts
+    from twbn.solvers.exact.unbounded import unbounded_optimum
 
     cache = shared_bic_cache(name)
     if cache.n_variables <= 24:
@@ -44,9 +44,9 @@ def reference(name: str) -> tuple[str, float, bool]:
 
 def heuristic_cell(args: tuple) -> dict:
     name, k, method, budget = args
-    from formulations.problem import Problem
-    from formulations.verify import verify_result
-    from solvers.registry import solve
+    from twbn.formulations.problem import Problem
+    from twbn.formulations.verify import verify_result
+    from twbn.solvers.registry import solve
 
     cache = shared_bic_cache(name)
     problem = Problem(cache, k)
@@ -58,9 +58,9 @@ def heuristic_cell(args: tuple) -> dict:
 
 def warm_cell(args: tuple) -> dict:
     name, k, method, warm, budget = args
-    from formulations.problem import Problem
-    from formulations.verify import verify_result
-    from solvers.registry import solve, warm_start_solution
+    from twbn.formulations.problem import Problem
+    from twbn.formulations.verify import verify_result
+    from twbn.solvers.registry import solve, warm_start_solution
 
     cache = shared_bic_cache(name)
     problem = Problem(cache, k)
@@ -74,7 +74,7 @@ def warm_cell(args: tuple) -> dict:
 
 
 def syntheticshared_bic_cache(n: int, seed: int):
-    from scoring.cache import ScoreCache
+    from twbn.scoring.cache import ScoreCache
 
     rng = random.Random(seed)
     families = []
@@ -90,8 +90,8 @@ def syntheticshared_bic_cache(n: int, seed: int):
 
 
 def rate(budget: float) -> list[str]:
-    from formulations.problem import Problem
-    from solvers.kg import solve_kg
+    from twbn.formulations.problem import Problem
+    from twbn.solvers.heuristics.kg import solve_kg
 
     cache = syntheticshared_bic_cache(1000, 0)
     sol = solve_kg(Problem(cache, 4), time_limit=budget, seed=0)

@@ -6,10 +6,10 @@ k = 1, 2, 4, 6, 8 (``--budget`` seconds each) and the unbounded network (the unb
 for n ≤ 24, else ``cuts`` for 60 s), CPTs fitted on all rows (Dirichlet, ess 1), then
 pgmpy: the junction tree built from the result's certificate, calibrated (all
 marginals), and five variable-elimination queries with pgmpy's MinFill order. Junction
-trees above ``experiments.inference.MAX_TABLE_ENTRIES`` potential entries are not built;
+trees above ``twbn.experiments.inference.MAX_TABLE_ENTRIES`` potential entries are not built;
 their size is reported. Each cell runs in its own process; times are the fastest of 3.
 
-Run: ``python -m experiments.benchmarks.bench_inference [--sets letter wdbc] [--budget 10]``
+Run: ``python -m twbn.experiments.benchmarks.bench_inference [--sets letter wdbc] [--budget 10]``
 Writes ``results/inference.md`` and ``results/inference.png``.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 from concurrent.futures import ProcessPoolExecutor
 
-from experiments.benchmarks.common import (
+from twbn.experiments.benchmarks.common import (
     DEBD,
     RESULTS,
     SHARED_DATA,
@@ -26,7 +26,7 @@ from experiments.benchmarks.common import (
     shared_bic_cache,
     write_result,
 )
-from experiments.report import save_png
+from twbn.experiments.report import save_png
 
 SETS = ["zoo", "letter", "mushroom", "wdbc"]
 KS = [1, 2, 4, 6, 8, None]
@@ -34,11 +34,11 @@ KS = [1, 2, 4, 6, 8, None]
 
 def cell(args: tuple) -> dict:
     name, k, budget = args
-    from experiments.inference import inference_time, learned_model
-    from formulations.problem import Problem
-    from formulations.verify import verify_result
-    from scoring.data import read_csv
-    from solvers.registry import solve
+    from twbn.experiments.inference import inference_time, learned_model
+    from twbn.formulations.problem import Problem
+    from twbn.formulations.verify import verify_result
+    from twbn.scoring.data import read_csv
+    from twbn.solvers.registry import solve
 
     cache = shared_bic_cache(name)
     problem = Problem(cache, k)

@@ -8,7 +8,7 @@ for n ≤ 20, else the cluster-cut ILP), and measure the structural Hamming dist
 the true DAG (missing + extra + reversed arcs, each pair counted once). All variables of
 these networks are categorical, so PCART's splits here are partitions of value sets.
 
-Run: ``python -m experiments.benchmarks.bench_local_structure [--networks sachs alarm] [--max-i 5]``
+Run: ``python -m twbn.experiments.benchmarks.bench_local_structure [--networks sachs alarm] [--max-i 5]``
 Writes ``results/local-structure-dD.md`` and ``.png`` (D = ``--max-parents``).
 """
 
@@ -19,20 +19,20 @@ import time
 
 import numpy as np
 
-from experiments.benchmarks.common import RESULTS, SHARED_DATA, machine, write_result
-from experiments.report import save_png
-from experiments.stats import structural_hamming_distance
+from twbn.experiments.benchmarks.common import RESULTS, SHARED_DATA, machine, write_result
+from twbn.experiments.report import save_png
+from twbn.experiments.stats import structural_hamming_distance
 
 SCORES = ["ftp", "pcartp"]
 
 
 def run(name: str, rows: int, seed: int, score: str, max_parents: int) -> dict:
-    from formulations.problem import Problem
-    from formulations.verify import verify_result
-    from scoring.local_structure import build_local_structure_cache
-    from scoring.mixed_data import MixedData
-    from scoring.networks import read_bif, sample
-    from solvers.registry import solve
+    from twbn.formulations.problem import Problem
+    from twbn.formulations.verify import verify_result
+    from twbn.scoring.local_structure import build_local_structure_cache
+    from twbn.scoring.mixed_data import MixedData
+    from twbn.scoring.networks import read_bif, sample
+    from twbn.solvers.registry import solve
 
     net = read_bif(SHARED_DATA / "bnlearn" / f"{name}.bif.gz")
     ds = sample(net, rows, seed=seed)

@@ -9,7 +9,7 @@ the same total budget.
 Ablation cells: the same solve per backend, without strengthening (Fig. 6 as published),
 and without warm start. Solves run two at a time (one per core), each single-threaded.
 
-Run: ``python -m experiments.benchmarks.bench_milp [--budget 300]`` (about an hour at 300 s).
+Run: ``python -m twbn.experiments.benchmarks.bench_milp [--budget 300]`` (about an hour at 300 s).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import argparse
 import json
 from concurrent.futures import ProcessPoolExecutor
 
-from experiments.benchmarks.common import SHARED_DATA, machine, write_result
+from twbn.experiments.benchmarks.common import SHARED_DATA, machine, write_result
 
 PAPER = {  # Tables II and III, parents limit 3, ESS 1
     "mushroom": {3: 32.42, 4: 26.69, 5: 23.92, 10: 20.27, None: 20.10},
@@ -42,8 +42,8 @@ UNBOUNDED_KG_K = 10
 
 
 def _cache(name: str):
-    from scoring.data import read_csv
-    from scoring.parent_sets import build_cache
+    from twbn.scoring.data import read_csv
+    from twbn.scoring.parent_sets import build_cache
 
     ds = read_csv(SHARED_DATA / "uci" / f"{name}.csv.gz")
     return build_cache(ds, score="bdeu", ess=1.0, max_parents=3, pruning="all", progress=False)[0]
@@ -51,14 +51,14 @@ def _cache(name: str):
 
 def run_cell(args: tuple) -> dict:
     name, k, settings, budget = args
-    from formulations.elimination_milp import MilpOptions
-    from formulations.problem import Problem
-    from formulations.solution import make_solution
-    from formulations.verify import verify_result
-    from solvers.branching import optimal_forest
-    from solvers.milp import solve_milp
+    from twbn.formulations.elimination_milp import MilpOptions
+    from twbn.formulations.problem import Problem
+    from twbn.formulations.solution import make_solution
+    from twbn.formulations.verify import verify_result
+    from twbn.solvers.exact.branching import optimal_forest
+    from twbn.solvers.models.milp import solve_milp
 
-    from solvers.kg import solve_kg
+    from twbn.solvers.heuristics.kg import solve_kg
 
     cache = _cache(name)
     problem = Problem(cache, k)

@@ -1,10 +1,10 @@
 """Thousands of variables: approximate scoring, then k-G and S2 at k = 2, 5, 8 (Sec. 4.4
 and Tables 6–7 of Scanagatta et al. 2016, at a smaller budget).
 
-Data: synthetic networks from ``scoring.networks.random_network`` (n = 2,000 and 10,000;
+Data: synthetic networks from ``twbn.scoring.networks.random_network`` (n = 2,000 and 10,000;
 2–4 states, 0–6 parents, Dirichlet(1) CPTs, seed 1) and real networks of
 ../shared/data/bnlearn (munin, n = 1,041; link, n = 724), 5,000 rows forward-sampled
-(seed 2). Scoring: ``scoring.explore.explore_cache`` (BIC, at most 3 parents, 30
+(seed 2). Scoring: ``twbn.scoring.explore.explore_cache`` (BIC, at most 3 parents, 30
 candidates, ``--tpv`` seconds per variable, 2 processes), in its own process. Then k-G
 and S2 side by side (one process each, the same budget and seed) at each k; every result
 is verified. Peak memory is each process's maximum resident set (with its children).
@@ -14,7 +14,7 @@ unbounded optimum over the cache (nothing better exists at this n). W = (G − T
 "gap closed" = (T_kG − T_S2)/(G − T_S2), the share of S2's gap to G that k-G closes
 (the paper: about 60%).
 
-Run: ``python -m experiments.benchmarks.bench_scale [--sets syn2000 syn10000 munin] [--budget 600]``
+Run: ``python -m twbn.experiments.benchmarks.bench_scale [--sets syn2000 syn10000 munin] [--budget 600]``
 Writes ``results/scale.md``.
 """
 
@@ -29,7 +29,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from experiments.benchmarks.common import SHARED_DATA, machine, write_result
+from twbn.experiments.benchmarks.common import SHARED_DATA, machine, write_result
 
 ROWS = 5000
 KS = [2, 5, 8]
@@ -44,7 +44,7 @@ def _peak_gb() -> float:
 
 
 def dataset(name: str):
-    from scoring.networks import random_network, read_bif, sample
+    from twbn.scoring.networks import random_network, read_bif, sample
 
     if name.startswith("syn"):
         net = random_network(int(name[3:]), seed=1)
@@ -55,8 +55,8 @@ def dataset(name: str):
 
 def score_one(name: str, tpv: float, out: str) -> None:
     """Child process: score ``name`` into ``out``; print one JSON line."""
-    from scoring.explore import explore_cache
-    from scoring.jkl import write_jkl
+    from twbn.scoring.explore import explore_cache
+    from twbn.scoring.jkl import write_jkl
 
     t0 = time.monotonic()
     ds = dataset(name)
@@ -74,10 +74,10 @@ def score_one(name: str, tpv: float, out: str) -> None:
 
 def solve_cell(args: tuple) -> dict:
     path, k, method, budget = args
-    from formulations.problem import Problem
-    from formulations.verify import verify_result
-    from scoring.jkl import read_jkl
-    from solvers.registry import solve
+    from twbn.formulations.problem import Problem
+    from twbn.formulations.verify import verify_result
+    from twbn.scoring.jkl import read_jkl
+    from twbn.solvers.registry import solve
 
     t0 = time.monotonic()
     cache = read_jkl(path)

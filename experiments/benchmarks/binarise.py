@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scoring.data import Dataset
+from twbn.scoring.data import Dataset
 
 
 def binarise(ds: Dataset) -> Dataset:

@@ -8,7 +8,7 @@ import platform
 from pathlib import Path
 
 
-from scoring.data import Dataset, encode_columns
+from twbn.scoring.data import Dataset, encode_columns
 
 SHARED_DATA = Path(os.environ.get("TWBN_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -43,8 +43,8 @@ DEBD = {"nltcs", "msnbc", "plants", "baudio", "jester"}
 
 def shared_bic_cache(name: str):
     """The BIC cache (at most 3 parents, all pruning rules) of a set of ../shared/data."""
-    from scoring.data import read_csv
-    from scoring.parent_sets import build_cache
+    from twbn.scoring.data import read_csv
+    from twbn.scoring.parent_sets import build_cache
 
     path = SHARED_DATA / "debd" / f"{name}_train.csv.gz" if name in DEBD else SHARED_DATA / "uci" / f"{name}.csv.gz"
     return build_cache(read_csv(path), score="bic", max_parents=3, pruning="all", progress=False)[0]

@@ -4,7 +4,7 @@ treewidth 1, 2 and unbounded, beside Korhonen & Parviainen (2013, Sec. 6): −34
 discretised UCI file is cut at its most balanced split (experiments/benchmarks/binarise.py),
 so the figures are comparable in kind, not equal.
 
-Run: ``python -m experiments.benchmarks.reproduce_housing``
+Run: ``python -m twbn.experiments.benchmarks.reproduce_housing``
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from experiments.benchmarks.binarise import binarise
-from experiments.benchmarks.common import machine, write_result
-from formulations.problem import Problem
-from formulations.verify import verify_result
-from scoring.data import read_csv
-from scoring.parent_sets import build_cache
-from solvers.registry import solve
+from twbn.experiments.benchmarks.binarise import binarise
+from twbn.experiments.benchmarks.common import machine, write_result
+from twbn.formulations.problem import Problem
+from twbn.formulations.verify import verify_result
+from twbn.scoring.data import read_csv
+from twbn.scoring.parent_sets import build_cache
+from twbn.solvers.registry import solve
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "housing.csv.gz"
 PAPER = {1: -3479, 2: -3295, None: -3080}

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import itertools
 
-from formulations.graphs import exact_treewidth, moral_graph
-from scoring.cache import ScoreCache
+from twbn.formulations.graphs import exact_treewidth, moral_graph
+from twbn.scoring.cache import ScoreCache
 
 
 def _acyclic(parents) -> bool:

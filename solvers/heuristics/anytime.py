@@ -7,14 +7,14 @@ from __future__ import annotations
 import statistics
 import time
 
-from formulations.problem import Problem
-from formulations.solution import Solution, make_solution
+from twbn.formulations.problem import Problem
+from twbn.formulations.solution import Solution, make_solution
 
 
 def whole_clique_solution(problem: Problem, t0: float, **info) -> Solution:
     """With n ≤ k+1 every DAG fits in one (k+1)-clique: the unbounded optimum is the
     answer, reported as one candidate."""
-    from solvers.exact_unbounded import unbounded_optimum
+    from twbn.solvers.exact.unbounded import unbounded_optimum
 
     parents, score = unbounded_optimum(problem.candidates)
     return make_solution(problem, parents, bound=None, status="feasible", wall_time=round(time.monotonic() - t0, 4),

@@ -31,8 +31,8 @@ import time
 import numpy as np
 from numba import njit
 
-from scoring.cache import ParentSet, ScoreCache
-from solvers.exact_unbounded import _compress, best_parent_tables, unbounded_optimum
+from twbn.scoring.cache import ParentSet, ScoreCache
+from twbn.solvers.exact.unbounded import _compress, best_parent_tables, unbounded_optimum
 
 NEG = -np.inf
 #: Refuse instances whose tables would exceed this many bytes (the machine has 24 GB).

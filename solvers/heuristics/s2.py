@@ -32,13 +32,13 @@ import time
 
 import numpy as np
 
-from formulations.graphs import Adjacency, fits_in_graph
-from formulations.ktree_codes import random_k_tree
-from formulations.problem import Problem
-from formulations.solution import Solution, make_solution
-from scoring.cache import ScoreCache
-from solvers.anytime import Anytime
-from solvers.superstructure_dp import best_dag_in_graph
+from twbn.formulations.graphs import Adjacency, fits_in_graph
+from twbn.formulations.ktree_codes import random_k_tree
+from twbn.formulations.problem import Problem
+from twbn.formulations.solution import Solution, make_solution
+from twbn.scoring.cache import ScoreCache
+from twbn.solvers.heuristics.anytime import Anytime
+from twbn.solvers.exact.superstructure_dp import best_dag_in_graph
 
 DEFAULT_TIME_LIMIT = 10.0
 DEFAULT_MAX_EXPANSIONS = 5_000
@@ -165,7 +165,7 @@ def _phase2(problem: Problem, adj: Adjacency, phase2: str, deadline: float | Non
         except ValueError:
             return None
         return parents, score, order, True
-    from solvers.cuts import solve_cuts
+    from twbn.solvers.cuts.branch_and_cut import solve_cuts
 
     limit = None if deadline is None else max(0.5, deadline - time.monotonic())
     sol = solve_cuts(problem, within=adj, time_limit=limit)

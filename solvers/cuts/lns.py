@@ -27,10 +27,10 @@ import random
 from collections import deque
 from typing import Sequence
 
-from formulations.cluster_ilp import triangulation_arcs
-from formulations.graphs import moral_graph
-from formulations.problem import Problem
-from scoring.cache import ParentSet, ScoreCache
+from twbn.formulations.cluster_ilp import triangulation_arcs
+from twbn.formulations.graphs import moral_graph
+from twbn.formulations.problem import Problem
+from twbn.scoring.cache import ParentSet, ScoreCache
 
 
 def neighbourhood(parents: Sequence[ParentSet], size: int, rng: random.Random) -> list[int]:

@@ -28,10 +28,10 @@ import heapq
 import random
 import time
 
-from formulations.problem import Problem
-from formulations.solution import Solution
-from solvers.anytime import Anytime, whole_clique_solution
-from solvers.kg import _KG
+from twbn.formulations.problem import Problem
+from twbn.formulations.solution import Solution
+from twbn.solvers.heuristics.anytime import Anytime, whole_clique_solution
+from twbn.solvers.heuristics.kg import _KG
 
 DEFAULT_TIME_LIMIT = 10.0
 DEFAULT_MAX_EXPANSIONS = 20_000

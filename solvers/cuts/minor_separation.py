@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solvers.cluster_separation import MIN_VIOLATION
+from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION
 
 #: How much a merge's smaller part degree counts against its gain when choosing merges.
 SERIES_WEIGHT = 1.0

@@ -49,14 +49,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from formulations.cluster_ilp import ClusterIlp, FamilyTable, build_cluster_ilp, cycle_clusters, restrict_to_graph, start_values
-from formulations.graphs import Adjacency
-from formulations.problem import InfeasibleError, Problem
-from formulations.solution import Solution, certificate_order, make_solution
-from solvers.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters, local_matroid_rows
-from solvers.cuts_lns import fixed_fill, fixed_outside, neighbourhood
-from solvers.minor_separation import minor_density_rows
-from solvers.mip_backends import _finite, record_scip_trajectory, root_bound
+from twbn.formulations.cluster_ilp import ClusterIlp, FamilyTable, build_cluster_ilp, cycle_clusters, restrict_to_graph, start_values
+from twbn.formulations.graphs import Adjacency
+from twbn.formulations.problem import InfeasibleError, Problem
+from twbn.formulations.solution import Solution, certificate_order, make_solution
+from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters, local_matroid_rows
+from twbn.solvers.cuts.lns import fixed_fill, fixed_outside, neighbourhood
+from twbn.solvers.cuts.minor_separation import minor_density_rows
+from twbn.solvers.models.backends import _finite, record_scip_trajectory, root_bound
 
 EXACT_MODES = ("always", "root", "never")
 #: Greedy clusters that seed the matroid-row search besides the fractional variables:

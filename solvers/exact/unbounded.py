@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from scoring.cache import ScoreCache
+from twbn.scoring.cache import ScoreCache
 
 MAX_VARIABLES = 24
 

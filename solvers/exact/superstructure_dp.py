@@ -21,8 +21,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Sequence
 
-from formulations.graphs import Adjacency, elimination_width, fits_in_graph, min_fill_order, tree_decomposition
-from scoring.cache import ParentSet, ScoreCache
+from twbn.formulations.graphs import Adjacency, elimination_width, fits_in_graph, min_fill_order, tree_decomposition
+from twbn.scoring.cache import ParentSet, ScoreCache
 
 NEG = float("-inf")
 

@@ -7,10 +7,10 @@ import os
 import tempfile
 import time
 
-from formulations.elimination_milp import MilpOptions, build_elimination_milp, start_values
-from formulations.problem import InfeasibleError, Problem
-from formulations.solution import Solution, certificate_order, make_solution
-from solvers.mip_backends import solve_lp_file
+from twbn.formulations.elimination_milp import MilpOptions, build_elimination_milp, start_values
+from twbn.formulations.problem import InfeasibleError, Problem
+from twbn.formulations.solution import Solution, certificate_order, make_solution
+from twbn.solvers.models.backends import solve_lp_file
 
 
 def write_lp(milp, path: str) -> dict[str, str]:

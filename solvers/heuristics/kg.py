@@ -23,11 +23,11 @@ import itertools
 import random
 import time
 
-from formulations.problem import Problem
-from formulations.solution import Solution
-from scoring.cache import ParentSet, ScoreCache
-from solvers.anytime import Anytime, whole_clique_solution
-from solvers.exact_unbounded import unbounded_optimum
+from twbn.formulations.problem import Problem
+from twbn.formulations.solution import Solution
+from twbn.scoring.cache import ParentSet, ScoreCache
+from twbn.solvers.heuristics.anytime import Anytime, whole_clique_solution
+from twbn.solvers.exact.unbounded import unbounded_optimum
 
 DEFAULT_TIME_LIMIT = 10.0
 

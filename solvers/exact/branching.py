@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import networkx as nx
 
-from formulations.problem import Problem
-from scoring.cache import ParentSet
+from twbn.formulations.problem import Problem
+from twbn.scoring.cache import ParentSet
 
 
 def optimal_forest(problem: Problem) -> list[ParentSet]:

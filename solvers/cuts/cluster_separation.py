@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from formulations.cluster_ilp import FamilyTable
+from twbn.formulations.cluster_ilp import FamilyTable
 
 #: A cut must be violated by more than this to be added.
 MIN_VIOLATION = 1e-4

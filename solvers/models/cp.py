@@ -16,8 +16,8 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 import multiprocessing
 
-from formulations.problem import InfeasibleError, Problem
-from formulations.solution import Solution, certificate_order, make_solution
+from twbn.formulations.problem import InfeasibleError, Problem
+from twbn.formulations.solution import Solution, certificate_order, make_solution
 
 #: Seconds allowed beyond the time limit for spawning, importing and building.
 MARGIN = 120.0
@@ -27,7 +27,7 @@ def _cp_worker(problem: Problem, time_limit, seed, hint, workers, options, fix_h
     """Runs in the child: build, hint, solve; plain data back."""
     from ortools.sat.python import cp_model
 
-    from formulations.cp_ktree import add_hint, build_ktree_cp
+    from twbn.formulations.cp_ktree import add_hint, build_ktree_cp
 
     t0 = time.monotonic()
     cp = build_ktree_cp(problem, **options)

@@ -1,0 +1,1 @@
+"""twbn (placeholder for the front door)."""
