@@ -1,4 +1,4 @@
-"""The ``twbn`` command line (contract: ../shared/DESIGN.md, "Command line contract").
+"""The ``twbn`` command line (contract: docs/design.md, "Command line contract").
 
 User errors (bad data, malformed caches, impossible options) print one line
 ``twbn: error: …`` on stderr and exit with status 1; usage errors exit with 2. No

@@ -36,8 +36,8 @@ is acyclic every C has a member that is a source of the induced subgraph. There 
 
 Modes:
 - unbounded: (1)–(3); the W-score reference of the literature.
-- bounded by k: (1)–(3) plus the elimination-order rows of Nie et al. (2014, Fig. 6 of
-  ../shared/papers/machado-bounded-treewidth-milp-performance.txt), linked to the family
+- bounded by k: (1)–(3) plus the elimination-order rows of Nie et al. (2014; as written in Fig. 6
+  of Machado et al., "bounded-treewidth MILP performance"), linked to the family
   variables as in formulations/elimination_milp.py with its strengthening: 8b, 8c (big-M n,
   z ∈ [0, n−1]), 8d, 8g summed over the parent sets that contain j and over both
   directions (j → i and i → j), 8h summed over the parent sets that contain j and k, and

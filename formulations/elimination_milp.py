@@ -1,6 +1,6 @@
 """The elimination-order MILP of Nie, de Campos & Ji (2014), as written in Fig. 6 of
-../shared/papers/machado-bounded-treewidth-milp-performance.txt (constraints 8a–8l, with
-the typos of NOTES.md fixed: Pa_it ∈ {0,1}; v is a reverse topological order; z the
+Machado et al., "bounded-treewidth MILP performance" (constraints 8a–8l, with
+the typos of that figure fixed: Pa_it ∈ {0,1}; v is a reverse topological order; z the
 elimination order; y_ij = 1 iff {i,j} is an edge of the triangulated moral graph and i is
 eliminated before j).
 

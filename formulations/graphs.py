@@ -3,7 +3,7 @@ tree decompositions.
 
 Undirected graphs are ``dict[int, set[int]]`` adjacency maps over vertices 0 … n−1 (or
 networkx graphs where a function says so); a DAG is given by its parent sets,
-``parents[v]`` a sorted tuple. Facts used (see ../shared/papers/NOTES.md): the treewidth
+``parents[v]`` a sorted tuple. Facts used (Korhonen & Parviainen 2013, Sec. 2): the treewidth
 of a DAG is that of its moral graph; a graph has treewidth ≤ k iff some elimination
 order has width ≤ k iff it is a subgraph of a k-tree.
 """

@@ -1,4 +1,4 @@
-"""Solutions, their certificates, and the result JSON of ../shared/DESIGN.md."""
+"""Solutions, their certificates, and the result JSON (docs/design.md, "Files")."""
 
 from __future__ import annotations
 

@@ -164,3 +164,50 @@ def read_csv_columns(path: str | Path) -> tuple[list[str], list[np.ndarray]]:
         raise DataError(f"{path}: no data rows after the header")
     table = np.array(rows, dtype=object)
     return header, [table[:, j].astype(str) for j in range(width)]
+
+
+def dataset_from_frame(frame, *, max_states: int = DEFAULT_MAX_STATES, source: str = "DataFrame") -> Dataset:
+    """Encode a pandas DataFrame (one column per variable, complete, discrete) as a Dataset.
+
+    States become strings as in :func:`read_csv`: integer columns (and float columns
+    whose values are all whole numbers) as their integers, everything else by ``str``.
+    Missing cells (NaN, None, the texts of ``MISSING_TOKENS``) raise :class:`DataError`
+    naming the column and row label.
+    """
+    if not hasattr(frame, "columns") or not hasattr(frame, "isna"):
+        raise DataError(f"{source}: expected a pandas DataFrame, got {type(frame).__name__}")
+    if frame.shape[0] == 0 or frame.shape[1] == 0:
+        raise DataError(f"{source}: no data ({frame.shape[0]} rows, {frame.shape[1]} columns)")
+    names = [str(c).strip() for c in frame.columns]
+    for j, name in enumerate(names):
+        if not name:
+            raise DataError(f"{source}: column {j + 1} has an empty name")
+    columns = []
+    for name, label in zip(names, frame.columns):
+        col = frame[label]
+        missing = col.isna().to_numpy()
+        if missing.any():
+            raise DataError(f"{source}: missing value in column {name!r} at row {col.index[missing.argmax()]!r}; "
+                            "twbn needs complete data")
+        values = col.to_numpy()
+        if values.dtype.kind == "f" and np.all(np.mod(values, 1) == 0):
+            values = values.astype(np.int64)
+        if values.dtype.kind == "b":
+            values = values.astype(np.int64)
+        texts = np.array([str(x).strip() for x in values.tolist()], dtype=str)
+        bad = np.isin(texts, list(MISSING_TOKENS))
+        if bad.any():
+            i = int(bad.argmax())
+            raise DataError(f"{source}: missing value {texts[i]!r} in column {name!r} at row {col.index[i]!r}; "
+                            "twbn needs complete data")
+        columns.append(texts)
+    return encode_columns(names, columns, max_states=max_states, source=source)
+
+
+def as_dataset(data, *, max_states: int = DEFAULT_MAX_STATES) -> Dataset:
+    """A Dataset from a Dataset, a CSV path (str or Path) or a pandas DataFrame."""
+    if isinstance(data, Dataset):
+        return data
+    if isinstance(data, (str, Path)):
+        return read_csv(data, max_states=max_states)
+    return dataset_from_frame(data, max_states=max_states)

@@ -1,11 +1,12 @@
 """Methods by name: ``solve(problem, method, ...)`` returns a certified Solution.
 
-One interface for every method (../shared/DESIGN.md): a Problem and options in, a
+One interface for every method (docs/design.md): a Problem and options in, a
 Solution out, whose certificate ``make_solution`` checks before it is returned.
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 from twbn.formulations.problem import InfeasibleError, Problem
@@ -30,9 +31,18 @@ def _solve_dp(problem: Problem, *, time_limit: float | None, seed: int | None, s
         return Solution(None, None, None, "infeasible", method="dp", time_limit=time_limit,
                         wall_time=round(time.monotonic() - t0, 4), stats={"reason": str(exc)})
     try:
-        if problem.treewidth is None:
+        if problem.treewidth is None or problem.treewidth >= problem.n - 1:
+            # every network on n variables has treewidth <= n - 1: the bound is void
             parents, value = unbounded_optimum(cand)
             order, stats = None, {"algorithm": "Silander-Myllymaki DP (unbounded)"}
+        elif problem.treewidth <= 1 and not problem.required and all(() in ps for ps in cand.parent_sets):
+            # treewidth <= 1 means at most one parent each and a forest: a maximum branching
+            # (Edmonds), exact in polynomial time; the KP DP would take minutes from n = 17 on
+            from twbn.solvers.exact.branching import optimal_forest
+
+            parents = [()] * problem.n if problem.treewidth == 0 else optimal_forest(problem)
+            value = math.fsum(cand.score_of(v, ps) for v, ps in enumerate(parents))
+            order, stats = None, {"algorithm": "maximum branching (Edmonds), exact for k <= 1"}
         else:
             parents, value, order, stats = bounded_treewidth_optimum(cand, problem.treewidth, time_limit=time_limit)
     except DPTimeout as exc:
@@ -142,3 +152,52 @@ def warm_start_solution(problem: Problem, spec: str, *, time_limit: float | None
     if sol.parents is None:
         raise ValueError(f"warm start {spec!r} has no network (status {sol.status})")
     return sol, time.monotonic() - t0
+
+
+def run(
+    problem: Problem,
+    method: str = "auto",
+    *,
+    solver: str | None = None,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    warm_start: "str | Solution | None" = None,
+    log=None,
+) -> Solution:
+    """``solve`` with the choices of ``twbn learn``: ``method="auto"`` (solvers/auto.py),
+    and a warm start given as a Solution, a result-file path, ``tree`` or a method name
+    (run first on a share of ``time_limit``, which the method's own limit then excludes).
+    ``log`` receives the one line saying what ``auto`` chose and why."""
+    from twbn.solvers.auto import AUTO_TIME_LIMIT, choose_method
+
+    choice = None
+    if method == "auto":
+        if solver is not None:
+            raise MethodUnavailable("a --solver needs a named method; auto picks its own")
+        choice = choose_method(problem)
+        method = choice.method
+        reason = choice.describe()
+        if method == "dp" and warm_start is not None:
+            warm_start, reason = None, reason + "; the warm start is not used, the DP is exact"
+        elif warm_start is None:
+            warm_start = choice.warm_start
+        if time_limit is None and method != "dp":
+            time_limit = AUTO_TIME_LIMIT
+            reason += f"; {AUTO_TIME_LIMIT:g} s budget"
+        if log is not None:
+            log(reason)
+    elif method not in METHODS:
+        raise MethodUnavailable(f"unknown method {method!r}; available: auto, {', '.join(METHODS)}")
+    warm, used = None, 0.0
+    if warm_start is not None:
+        if method == "dp":
+            raise MethodUnavailable("method dp is exact and takes no warm start")
+        if isinstance(warm_start, Solution):
+            warm = warm_start
+        else:
+            warm, used = warm_start_solution(problem, warm_start, time_limit=time_limit, seed=seed)
+    limit = None if time_limit is None else max(0.1, time_limit - used)
+    sol = solve(problem, method, solver=solver, time_limit=limit, seed=seed, warm_start=warm)
+    if choice is not None:
+        sol.stats["auto"] = choice.reason
+    return sol

@@ -203,7 +203,7 @@ def test_dp_k1_on_real_data_equals_branching_oracle():
 
 @pytest.mark.slow
 def test_dp_k1_on_adult_equals_branching_oracle():
-    from tests.conftest import shared_or_skip
+    from tests.conftest import BUNDLED
 
-    cache = _binarised_cache(shared_or_skip("uci/adult.csv.gz"))
+    cache = _binarised_cache(BUNDLED / "adult.csv.gz")
     assert solve(Problem(cache, 1), "dp").score == pytest.approx(branching_optimum(cache), abs=1e-6)

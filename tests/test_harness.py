@@ -14,7 +14,6 @@ import pytest
 
 from twbn.experiments.cli import main
 from twbn.experiments.config import ConfigError, expand, load_config
-from tests.conftest import shared_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -172,11 +171,7 @@ CONFIGS = ROOT / "experiments" / "configs"
                                         ("machado-tables2-4", 2 * (2 * 4 + 1)), ("machado-heldout", 2 * 5 * (5 + 1)),
                                         ("machado-tables2-4-quick", 2 * 2 + 1), ("machado-heldout-quick", 2 * (3 + 1))])
 def test_shipped_configs_load_and_expand(name, cells):
-    from tests.conftest import SHARED
-
     path = CONFIGS / f"{name}.toml"
-    if "../../../shared" in path.read_text() and not SHARED.exists():
-        pytest.skip("../shared/data not available")
     cfg = load_config(path)
     grid = expand(cfg)
     assert len(grid) == cells and len({c.key for c in grid}) == cells
@@ -190,7 +185,6 @@ def test_per_method_treewidths(tmp_path):
 
 @pytest.mark.slow
 def test_quick_table1_config_runs_and_reports(tmp_path):
-    shared_or_skip("uci/nursery.csv.gz")
     store = tmp_path / "t1.sqlite"
     assert main(["experiment", str(CONFIGS / "scanagatta2016-table1-quick.toml"), "--store", str(store), "--jobs", "2",
                  "-q"]) == 0
@@ -204,8 +198,6 @@ def test_quick_table1_config_runs_and_reports(tmp_path):
 @pytest.mark.parametrize("name,cells", [("machado-tables2-4-quick", 5), ("machado-heldout-quick", 8)])
 def test_quick_machado_configs_run_and_report(tmp_path, name, cells):
     path = CONFIGS / f"{name}.toml"
-    if "../../../shared" in path.read_text():
-        shared_or_skip("uci/wdbc.csv.gz")
     store = tmp_path / "m.sqlite"
     assert main(["experiment", str(path), "--store", str(store), "--jobs", "2", "-q"]) == 0
     rows = _rows(store)

@@ -9,7 +9,7 @@ import pytest
 from twbn.experiments.cli import main
 from twbn.scoring.data import read_csv
 from twbn.scoring.networks import NetworkError, random_network, read_bif, sample, write_bif, write_csv
-from tests.conftest import shared_or_skip
+from twbn.experiments.datasets import network_path
 
 
 def test_random_network_shape_and_seed():
@@ -71,7 +71,7 @@ def test_bif_round_trip_through_pgmpy(tmp_path):
 def test_reads_the_real_networks_like_pgmpy():
     from pgmpy.readwrite import BIFReader
 
-    path = shared_or_skip("bnlearn/alarm.bif.gz")
+    path = network_path("alarm")
     ours = read_bif(path)
     theirs = BIFReader(string=gzip.decompress(path.read_bytes()).decode()).get_model()
     assert set(ours.names) == set(theirs.nodes())
@@ -86,7 +86,7 @@ def test_reads_the_real_networks_like_pgmpy():
                 c //= len(ours.states[p])
             for k, s in enumerate(ours.states[v]):
                 assert f.get_value(**states, **{name: s}) == pytest.approx(ours.cpts[v][code, k])
-    munin = read_bif(shared_or_skip("bnlearn/munin.bif.gz"))
+    munin = read_bif(network_path("munin"))
     assert munin.n_variables == 1041
 
 

@@ -115,9 +115,9 @@ def test_pruning_is_safe_on_bundled_sets(name, mode):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("rel", ["uci/breast.csv.gz", "uci/nursery.csv.gz", "uci/wdbc.csv.gz", "debd/nltcs_train.csv.gz"])
+@pytest.mark.parametrize("rel", ["breast.csv.gz", "nursery.csv.gz", "wdbc.csv.gz", "debd/nltcs_train.csv.gz"])
 def test_pruning_is_safe_on_shared_sets(rel):
-    ds = read_csv(shared_or_skip(rel))
+    ds = read_csv(shared_or_skip(rel) if rel.startswith("debd/") else BUNDLED / rel)
     full_cache, _ = build_cache(ds, score="bic", max_parents=3, pruning="none", progress=False)
     for mode in ("classic", "entropy", "all"):
         cache, _ = build_cache(ds, score="bic", max_parents=3, pruning=mode, progress=False)

@@ -1,1 +1,54 @@
-"""twbn (placeholder for the front door)."""
+"""twbn: learning Bayesian networks of bounded treewidth by mathematical programming.
+
+Exact inference in a Bayesian network costs time exponential in the treewidth of its
+moral graph, so a network learned under a treewidth bound k stays usable for inference.
+Learning under the bound is NP-hard for k ≥ 2 (Korhonen & Parviainen 2013); twbn states
+it as swappable models over a cache of local scores — exact DPs, the elimination-order
+MILP of Nie et al. (2014), a GOBNILP-style cluster-cut ILP, a CP-SAT k-tree model — and
+the heuristics k-G, k-A*, S2 and S2+ (Scanagatta et al. 2016), and certifies every result.
+
+The front door:
+
+- :func:`score` — data (a pandas DataFrame or a CSV) to a pruned score cache;
+- :func:`learn` — data or a cache to a certified :class:`Solution`;
+- :class:`Solution` — parents by name, score, bound, gap; ``to_pgmpy``, ``to_networkx``,
+  ``to_bif``, ``to_json``, ``check``;
+- :func:`read_jkl`, :func:`write_jkl` — score caches in the jkl format GOBNILP and BLIP read;
+- :func:`example_path` — the bundled UCI data sets.
+
+Examples
+--------
+>>> import twbn
+>>> cache = twbn.score(twbn.example_path("zoo"))
+>>> sol = twbn.learn(cache, treewidth=1)
+>>> sol.status, sol.width, len(sol.arcs), sol.check(cache)
+('optimal', 1, 16, [])
+"""
+
+from twbn.experiments.datasets import BUNDLED as EXAMPLES
+from twbn.experiments.datasets import bundled_path as example_path
+from twbn.formulations.problem import InfeasibleError
+from twbn.learning import learn, score
+from twbn.scoring.cache import CacheError, ScoreCache
+from twbn.scoring.data import DataError, Dataset, read_csv
+from twbn.scoring.jkl import JklError, read_jkl, write_jkl
+from twbn.solution import Solution
+
+__all__ = [
+    "score",
+    "learn",
+    "Solution",
+    "ScoreCache",
+    "Dataset",
+    "read_csv",
+    "read_jkl",
+    "write_jkl",
+    "example_path",
+    "EXAMPLES",
+    "DataError",
+    "CacheError",
+    "JklError",
+    "InfeasibleError",
+]
+
+__version__ = "0.1.0"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 
-from twbn.experiments.benchmarks.common import SHARED_DATA, machine, write_result
+from twbn.experiments.benchmarks.common import dataset_path, machine, write_result
 
 INSTANCES = [("housing", 2), ("housing", 3), ("zoo", 2), ("zoo", 3), ("wdbc", 3)]
 METHODS = [
@@ -32,9 +32,7 @@ def _cache(name: str):
     from twbn.scoring.data import read_csv
     from twbn.scoring.parent_sets import build_cache
 
-    bundled = Path(__file__).resolve().parents[1] / "data" / f"{name}.csv.gz"
-    path = bundled if bundled.exists() else SHARED_DATA / "uci" / f"{name}.csv.gz"
-    return build_cache(read_csv(path), score="bic", max_parents=3, progress=False)[0]
+    return build_cache(read_csv(dataset_path(name)), score="bic", max_parents=3, progress=False)[0]
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 """The cluster-cut ILP (``cuts``): unbounded solve time to optimality on the sets of
-../shared/data, and its root bound against the elimination-order MILP's at k = 2, 4, 6.
+the bundled UCI sets and the DEBD sets of the data folder ($TWBN_DATA), and its root bound against the elimination-order MILP's at k = 2, 4, 6.
 
 Part ``unbounded``: BIC, at most 3 parents, all pruning rules; each set solved by
 ``cuts`` with the budget (default 600 s) and, where n ≤ 24, by the unbounded DP as the
@@ -27,7 +27,7 @@ import argparse
 import json
 from concurrent.futures import ProcessPoolExecutor
 
-from twbn.experiments.benchmarks.common import RESULTS, machine, shared_bic_cache, write_result
+from twbn.experiments.benchmarks.common import RESULTS, machine, bic_cache, write_result
 
 BEST_KNOWN = RESULTS / "cuts-best-known.json"
 
@@ -55,7 +55,7 @@ def unbounded_cell(args: tuple) -> dict:
     from twbn.solvers.exact.unbounded import unbounded_optimum
 
     t0 = time.monotonic()
-    cache = shared_bic_cache(name)
+    cache = bic_cache(name)
     score_s = time.monotonic() - t0
     problem = Problem(cache)
     sol = solve_cuts(problem, time_limit=budget, seed=0)
@@ -73,7 +73,7 @@ def root_cell(args: tuple) -> dict:
     from twbn.formulations.problem import Problem
     from twbn.solvers.registry import solve, warm_start_solution
 
-    cache = shared_bic_cache(name)
+    cache = bic_cache(name)
     problem = Problem(cache, k)
     start, used = warm_start_solution(problem, "kg", time_limit=budget, seed=0)
     sol = solve(problem, method, solver="scip", time_limit=budget - used, seed=0, warm_start=start)
@@ -92,7 +92,7 @@ def bounded_reference(args: tuple) -> dict:
     from twbn.solvers.cuts.branch_and_cut import solve_cuts
     from twbn.solvers.registry import warm_start_solution
 
-    cache = shared_bic_cache(name)
+    cache = bic_cache(name)
     problem = Problem(cache, k)
     start, used = warm_start_solution(problem, "kg", time_limit=budget, seed=0)
     sol = solve_cuts(problem, time_limit=budget - used, seed=0, warm_start=start)
@@ -109,7 +109,7 @@ def improve_cell(args: tuple) -> dict:
     from twbn.formulations.solution import Solution
     from twbn.solvers.cuts.branch_and_cut import solve_cuts
 
-    cache = shared_bic_cache(name)
+    cache = bic_cache(name)
     problem = Problem(cache, k)
     start = Solution.from_json(start_result, problem)
     sol = solve_cuts(problem, time_limit=budget, seed=seed, warm_start=start, lns_share=share)
@@ -137,7 +137,7 @@ def checked_best_known(sets: list[str], ks: list[int]) -> dict[tuple[str, int], 
             if entry is None:
                 continue
             if cache is None:
-                cache = shared_bic_cache(s)
+                cache = bic_cache(s)
             errors = verify_result(cache, entry, k)
             if errors:
                 print(f"stored best network for {s} k={k} dropped: {errors[0]}", flush=True)
@@ -166,7 +166,7 @@ def unbounded_reference(args: tuple) -> dict:
     from twbn.solvers.cuts.branch_and_cut import solve_cuts
     from twbn.solvers.exact.unbounded import unbounded_optimum
 
-    cache = shared_bic_cache(name)
+    cache = bic_cache(name)
     if cache.n_variables <= 24:
         parents, score = unbounded_optimum(cache)
     else:
@@ -193,7 +193,7 @@ def improve(args) -> None:
         key = (sets[0], ks[0])
         with open(args.start, encoding="utf-8") as fh:
             entry = json.load(fh)
-        errors = verify_result(shared_bic_cache(key[0]), entry, key[1])
+        errors = verify_result(bic_cache(key[0]), entry, key[1])
         if errors:
             raise SystemExit(f"--start {args.start}: {errors[0]}")
         if key not in best or entry["score"] > best[key]["score"]:

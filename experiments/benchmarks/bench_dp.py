@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from twbn.experiments.benchmarks.common import SHARED_DATA, machine, write_result
+from twbn.experiments.benchmarks.common import dataset_path, machine, write_result
 
 PAPER = {("housing", 14, 2): 3220, ("adult", 15, 2): 13086}
 
@@ -31,8 +31,7 @@ def run_one(name: str, n: int, w: int) -> dict:
     from twbn.scoring.parent_sets import build_cache
     from twbn.solvers.exact.kp_dp import bounded_treewidth_optimum, table_bytes
 
-    path = Path(__file__).resolve().parents[1] / "data" / "housing.csv.gz" if name == "housing" else SHARED_DATA / "uci" / "adult.csv.gz"
-    ds = binarise(read_csv(path))
+    ds = binarise(read_csv(dataset_path(name)))
     from twbn.scoring.data import Dataset
 
     ds = Dataset(ds.names[:n], ds.states[:n], ds.data[:n].copy())
@@ -61,8 +60,6 @@ def main() -> None:
     for w in [int(x) for x in args.widths.split(",")]:
         for n in range(10, args.max_n + 1):
             name = "housing" if n <= 14 else "adult"
-            if name == "adult" and not (SHARED_DATA / "uci" / "adult.csv.gz").exists():
-                continue
             out = subprocess.run([sys.executable, "-m", __spec__.name, "--one", name, str(n), str(w)],
                                  capture_output=True, text=True)
             if out.returncode != 0:

@@ -2,7 +2,7 @@
 of Scanagatta et al. (2016); k-G's order rate on a 1,000-variable cache; and what a k-G
 warm start does for the exact models.
 
-Part ``tables``: the sets of ../shared/data (BIC, at most 3 parents, all pruning rules),
+Part ``tables``: the bundled UCI sets and the DEBD sets of $TWBN_DATA (BIC, at most 3 parents, all pruning rules),
 k = 2, 4, 5, 8, every heuristic with the same budget and seed. W-score = (G − T)/|G| with
 G the unbounded optimum (unbounded DP for n ≤ 24, else ``cuts``; its bound if ``cuts``
 did not close). Win counts per pair of methods with a two-sided sign test (ties dropped).
@@ -21,7 +21,7 @@ import argparse
 import random
 from concurrent.futures import ProcessPoolExecutor
 
-from twbn.experiments.benchmarks.common import machine, shared_bic_cache, write_result
+from twbn.experiments.benchmarks.common import machine, bic_cache, write_result
 from twbn.experiments.stats import sign_test, w_score
 
 SETS = ["nursery", "breast", "housing", "adult", "nltcs", "letter", "msnbc", "zoo", "mushroom", "wdbc"]
@@ -35,7 +35,7 @@ def reference(name: str) -> tuple[str, float, bool]:
     from twbn.solvers.cuts.branch_and_cut import solve_cuts
     from twbn.solvers.exact.unbounded import unbounded_optimum
 
-    cache = shared_bic_cache(name)
+    cache = bic_cache(name)
     if cache.n_variables <= 24:
         return name, unbounded_optimum(cache)[1], True
     sol = solve_cuts(Problem(cache), time_limit=600, seed=0)
@@ -48,7 +48,7 @@ def heuristic_cell(args: tuple) -> dict:
     from twbn.formulations.verify import verify_result
     from twbn.solvers.registry import solve
 
-    cache = shared_bic_cache(name)
+    cache = bic_cache(name)
     problem = Problem(cache, k)
     sol = solve(problem, method, time_limit=budget, seed=0)
     ok = sol.parents is not None and verify_result(cache, sol.to_json(problem), k) == []
@@ -62,7 +62,7 @@ def warm_cell(args: tuple) -> dict:
     from twbn.formulations.verify import verify_result
     from twbn.solvers.registry import solve, warm_start_solution
 
-    cache = shared_bic_cache(name)
+    cache = bic_cache(name)
     problem = Problem(cache, k)
     start, used = (None, 0.0)
     if warm:
@@ -73,7 +73,7 @@ def warm_cell(args: tuple) -> dict:
             "gap": sol.gap, "valid": ok}
 
 
-def syntheticshared_bic_cache(n: int, seed: int):
+def synthetic_bic_cache(n: int, seed: int):
     from twbn.scoring.cache import ScoreCache
 
     rng = random.Random(seed)
@@ -93,7 +93,7 @@ def rate(budget: float) -> list[str]:
     from twbn.formulations.problem import Problem
     from twbn.solvers.heuristics.kg import solve_kg
 
-    cache = syntheticshared_bic_cache(1000, 0)
+    cache = synthetic_bic_cache(1000, 0)
     sol = solve_kg(Problem(cache, 4), time_limit=budget, seed=0)
     per_s = sol.stats["iterations"] / sol.wall_time
     return ["## k-G order rate (n = 1,000, k = 4, synthetic cache of 61 sets per variable)", "",

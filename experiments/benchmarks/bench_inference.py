@@ -1,7 +1,7 @@
 """Exact-inference cost of learned networks against their treewidth bound: why bounding
 treewidth matters, made visible.
 
-For sets of ../shared/data (BIC, at most 3 parents, all pruning rules): k-G networks at
+For the bundled UCI sets (BIC, at most 3 parents, all pruning rules): k-G networks at
 k = 1, 2, 4, 6, 8 (``--budget`` seconds each) and the unbounded network (the unbounded DP
 for n ≤ 24, else ``cuts`` for 60 s), CPTs fitted on all rows (Dirichlet, ess 1), then
 pgmpy: the junction tree built from the result's certificate, calibrated (all
@@ -19,11 +19,10 @@ import argparse
 from concurrent.futures import ProcessPoolExecutor
 
 from twbn.experiments.benchmarks.common import (
-    DEBD,
     RESULTS,
-    SHARED_DATA,
+    dataset_path,
     machine,
-    shared_bic_cache,
+    bic_cache,
     write_result,
 )
 from twbn.experiments.report import save_png
@@ -40,7 +39,7 @@ def cell(args: tuple) -> dict:
     from twbn.scoring.data import read_csv
     from twbn.solvers.registry import solve
 
-    cache = shared_bic_cache(name)
+    cache = bic_cache(name)
     problem = Problem(cache, k)
     if k is not None:
         sol = solve(problem, "kg", time_limit=budget, seed=0)
@@ -50,8 +49,7 @@ def cell(args: tuple) -> dict:
         sol = solve(problem, "cuts", time_limit=60, seed=0)
     result = sol.to_json(problem)
     assert verify_result(cache, result, k) == [], f"{name} k={k}: result failed verification"
-    path = SHARED_DATA / "debd" / f"{name}_train.csv.gz" if name in DEBD else SHARED_DATA / "uci" / f"{name}.csv.gz"
-    model = learned_model(read_csv(path), list(problem.names), sol.parents)
+    model = learned_model(read_csv(dataset_path(name)), list(problem.names), sol.parents)
     t = inference_time(model, result["elimination_order"], seed=0, repeats=3)
     return {"name": name, "n": cache.n_variables, "k": k, "width": sol.width, "score": sol.score,
             "arcs": sum(len(p) for p in sol.parents), **t}

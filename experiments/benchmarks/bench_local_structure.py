@@ -1,7 +1,7 @@
 """Structure recovery with local-structure scores (Sec. 5.1 and Fig. 5 of Talvitie,
 Eggeling & Koivisto 2019): FTp and PCARTp on data sampled from bnlearn networks.
 
-For each network of ../shared/data/bnlearn and each sample size 50·2^i: sample the rows
+For each bnlearn network (as pgmpy ships it) and each sample size 50·2^i: sample the rows
 (seed = i), score every parent set of at most ``--max-parents`` parents with FTp and with
 PCARTp (phase I, 2 processes), find the optimal DAG exactly (phase II: the unbounded DP
 for n ≤ 20, else the cluster-cut ILP), and measure the structural Hamming distance to
@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from twbn.experiments.benchmarks.common import RESULTS, SHARED_DATA, machine, write_result
+from twbn.experiments.benchmarks.common import RESULTS, machine, network_path, write_result
 from twbn.experiments.report import save_png
 from twbn.experiments.stats import structural_hamming_distance
 
@@ -34,7 +34,7 @@ def run(name: str, rows: int, seed: int, score: str, max_parents: int) -> dict:
     from twbn.scoring.networks import read_bif, sample
     from twbn.solvers.registry import solve
 
-    net = read_bif(SHARED_DATA / "bnlearn" / f"{name}.bif.gz")
+    net = read_bif(network_path(name))
     ds = sample(net, rows, seed=seed)
     data = MixedData(ds.names, ("categorical",) * ds.n_variables,
                      tuple(ds.data[v].astype(np.int64) for v in range(ds.n_variables)), ds.states)

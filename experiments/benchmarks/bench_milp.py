@@ -18,7 +18,7 @@ import argparse
 import json
 from concurrent.futures import ProcessPoolExecutor
 
-from twbn.experiments.benchmarks.common import SHARED_DATA, machine, write_result
+from twbn.experiments.benchmarks.common import dataset_path, machine, write_result
 
 PAPER = {  # Tables II and III, parents limit 3, ESS 1
     "mushroom": {3: 32.42, 4: 26.69, 5: 23.92, 10: 20.27, None: 20.10},
@@ -45,7 +45,7 @@ def _cache(name: str):
     from twbn.scoring.data import read_csv
     from twbn.scoring.parent_sets import build_cache
 
-    ds = read_csv(SHARED_DATA / "uci" / f"{name}.csv.gz")
+    ds = read_csv(dataset_path(name))
     return build_cache(ds, score="bdeu", ess=1.0, max_parents=3, pruning="all", progress=False)[0]
 
 
@@ -123,7 +123,7 @@ def main() -> None:
                             f"{r['warm'] or 'none'} | {fmt_gap(r['gap'])} | {score} |")
     text = "\n".join([
         "# Elimination-order MILP: final gaps", "",
-        f"Machine: {machine()}. BDeu ESS 1, at most 3 parents, all rows of ../shared/data/uci; "
+        f"Machine: {machine()}. BDeu ESS 1, at most 3 parents, all rows of the bundled UCI sets; "
         f"{args.budget:.0f} s per solve, two solves at a time, single-threaded engines.",
         "Best settings: SCIP, strengthened model, k-G start on 20% of the budget (unbounded: k-G's network for k = 10).", "",
         *main_rows, "", "## Settings compared", "", *abl_rows, "",

@@ -1,6 +1,6 @@
 """Pruning benchmark in the layout of de Campos et al. (entropy-based pruning), Tables 2–4.
 
-For each data set of ../shared/data and in-degree 3 and 4: how many of the possible
+For each bundled UCI set and DEBD set of $TWBN_DATA and in-degree 3 and 4: how many of the possible
 parent sets each rule alone leaves unscored, and the modes `classic` (rules 1, 2, 5),
 `entropy` (1, 3, 4, 5) and `all` (1–6) together; plus the rule-5 cap on the number of
 parents per variable (Table 2 layout: "cap (number of variables with that cap)").
@@ -16,23 +16,23 @@ import argparse
 import time
 from collections import Counter
 
-from twbn.experiments.benchmarks.common import SHARED_DATA, machine, write_result
+from twbn.experiments.benchmarks.common import DataMissing, dataset_path, machine, write_result
 from twbn.scoring.data import read_csv
 from twbn.scoring.local_scores import Scorer
 from twbn.scoring.parent_sets import build_cache, parent_cap
 
 SETS = [
-    ("zoo", "uci/zoo.csv.gz", (3, 4)),
-    ("breast", "uci/breast.csv.gz", (3, 4)),
-    ("housing", "uci/housing.csv.gz", (3, 4)),
-    ("nursery", "uci/nursery.csv.gz", (3, 4)),
-    ("adult", "uci/adult.csv.gz", (3, 4)),
-    ("letter", "uci/letter.csv.gz", (3, 4)),
-    ("mushroom", "uci/mushroom.csv.gz", (3, 4)),
-    ("wdbc", "uci/wdbc.csv.gz", (3, 4)),
-    ("nltcs", "debd/nltcs_train.csv.gz", (3, 4)),
-    ("msnbc", "debd/msnbc_train.csv.gz", (3, 4)),
-    ("plants", "debd/plants_train.csv.gz", (3,)),
+    ("zoo", (3, 4)),
+    ("breast", (3, 4)),
+    ("housing", (3, 4)),
+    ("nursery", (3, 4)),
+    ("adult", (3, 4)),
+    ("letter", (3, 4)),
+    ("mushroom", (3, 4)),
+    ("wdbc", (3, 4)),
+    ("nltcs", (3, 4)),
+    ("msnbc", (3, 4)),
+    ("plants", (3,)),
 ]
 QUICK = {"zoo", "breast", "housing", "nursery"}
 CONFIGS = [("rule 2", (2,)), ("rule 3", (3,)), ("rule 4", (4,)), ("rule 6", (6,)),
@@ -52,12 +52,13 @@ def main() -> None:
         "| data | n | N | in-d | possible | " + " | ".join(name for name, _ in CONFIGS) + " | kept (all) | s (all) |",
         "|---|---|---|---|---|" + "---|" * len(CONFIGS) + "---|---|",
     ]
-    for name, rel, degrees in SETS:
+    for name, degrees in SETS:
         if args.quick and name not in QUICK:
             continue
-        path = SHARED_DATA / rel
-        if not path.exists():
-            print(f"skipping {name}: {path} not found")
+        try:
+            path = dataset_path(name)
+        except DataMissing as exc:
+            print(f"skipping {name}: {exc}")
             continue
         ds = read_csv(path)
         n, N = ds.n_variables, ds.n_rows
@@ -79,7 +80,7 @@ def main() -> None:
     text = "\n".join([
         "# Pruning benchmark (BIC)",
         "",
-        f"Machine: {machine()}. Data: ../shared/data (discretised UCI sets, DEBD training splits).",
+        f"Machine: {machine()}. Data: the bundled UCI sets (discretised) and the DEBD training splits of the data folder.",
         "",
         "## Table 2 layout: rule 5, the most parents a variable can have",
         "",

@@ -2,8 +2,8 @@
 and Tables 6–7 of Scanagatta et al. 2016, at a smaller budget).
 
 Data: synthetic networks from ``twbn.scoring.networks.random_network`` (n = 2,000 and 10,000;
-2–4 states, 0–6 parents, Dirichlet(1) CPTs, seed 1) and real networks of
-../shared/data/bnlearn (munin, n = 1,041; link, n = 724), 5,000 rows forward-sampled
+2–4 states, 0–6 parents, Dirichlet(1) CPTs, seed 1) and real bnlearn networks
+as pgmpy ships them (munin, n = 1,041; link, n = 724), 5,000 rows forward-sampled
 (seed 2). Scoring: ``twbn.scoring.explore.explore_cache`` (BIC, at most 3 parents, 30
 candidates, ``--tpv`` seconds per variable, 2 processes), in its own process. Then k-G
 and S2 side by side (one process each, the same budget and seed) at each k; every result
@@ -29,7 +29,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from twbn.experiments.benchmarks.common import SHARED_DATA, machine, write_result
+from twbn.experiments.benchmarks.common import machine, network_path, write_result
 
 ROWS = 5000
 KS = [2, 5, 8]
@@ -49,7 +49,7 @@ def dataset(name: str):
     if name.startswith("syn"):
         net = random_network(int(name[3:]), seed=1)
     else:
-        net = read_bif(SHARED_DATA / "bnlearn" / f"{name}.bif.gz")
+        net = read_bif(network_path(name))
     return sample(net, ROWS, seed=2)
 
 

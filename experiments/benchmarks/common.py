@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import gzip
-import os
 import platform
 from pathlib import Path
 
-
+from twbn.experiments.datasets import DataMissing, dataset_path, load_network, network_path  # noqa: F401 (re-exported)
 from twbn.scoring.data import Dataset, encode_columns
 
-SHARED_DATA = Path(os.environ.get("TWBN_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "data"
 RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def load_bif(name: str):
-    """A bnlearn network as a pgmpy model: ../shared/data/bnlearn, else pgmpy's own copy."""
-    from pgmpy.readwrite import BIFReader
-
-    path = SHARED_DATA / "bnlearn" / f"{name}.bif.gz"
-    if path.exists():
-        return BIFReader(string=gzip.decompress(path.read_bytes()).decode()).get_model()
-    from pgmpy.utils import get_example_model
-
-    return get_example_model(name)
+    """A bnlearn network as a pgmpy model (pgmpy's own copy)."""
+    return load_network(name)
 
 
 def sample_network(name: str, rows: int, seed: int) -> tuple[Dataset, "object"]:
@@ -37,17 +27,13 @@ def sample_network(name: str, rows: int, seed: int) -> tuple[Dataset, "object"]:
     return ds, df
 
 
-#: Sets of ../shared/data/debd (their training split is used); the rest are in uci/.
-DEBD = {"nltcs", "msnbc", "plants", "baudio", "jester"}
-
-
-def shared_bic_cache(name: str):
-    """The BIC cache (at most 3 parents, all pruning rules) of a set of ../shared/data."""
+def bic_cache(name: str):
+    """The BIC cache (at most 3 parents, all pruning rules) of a bundled UCI set, or of the
+    training split of a DEBD set in the data folder ($TWBN_DATA)."""
     from twbn.scoring.data import read_csv
     from twbn.scoring.parent_sets import build_cache
 
-    path = SHARED_DATA / "debd" / f"{name}_train.csv.gz" if name in DEBD else SHARED_DATA / "uci" / f"{name}.csv.gz"
-    return build_cache(read_csv(path), score="bic", max_parents=3, pruning="all", progress=False)[0]
+    return build_cache(read_csv(dataset_path(name)), score="bic", max_parents=3, pruning="all", progress=False)[0]
 
 
 def machine() -> str:

@@ -41,7 +41,7 @@ def main() -> None:
     text = "\n".join([
         "# HOUSING reproduction (Korhonen & Parviainen 2013, Sec. 6)",
         "",
-        f"Machine: {machine()}. Data: UCI housing as discretised in ../shared/data (14 variables, "
+        f"Machine: {machine()}. Data: UCI housing as discretised in experiments/data (14 variables, "
         f"{ds.n_rows} rows), binarised at each column's most balanced split; BDeu, ESS 1; all "
         f"parent sets up to 13 parents scored ({stats['scored']:,} sets, {stats['kept']:,} kept after "
         f"subset dominance, {score_s:.1f} s).",

@@ -1,0 +1,95 @@
+"""``method="auto"``: which method to run on a problem, by its size, with the reason.
+
+The rule comes from this project's measurements (docs/auto.md has the tables):
+
+1. **Exact where it is fast.** At k ≤ 1 ``dp`` solves a maximum branching (Edmonds),
+   polynomial at any n. Unbounded, the Silander–Myllymäki DP is O(n·2^n):
+   0.6 s at n = 20, 3–4 s at n = 22 and 19 s at n = 24 (mushroom, wdbc). Under a bound
+   k, the Korhonen–Parviainen DP grows about 3.5× per variable and faster with k:
+   ≤ 10 s for k ≤ 2 up to n = 14, and for k = 3 up to n = 12
+   (experiments/benchmarks/results/dp.md).
+2. **The cluster-cut ILP warm-started by k-G in the middle** (n ≤ 40 bounded, every n
+   above the DP unbounded): it proves optima the DP cannot reach (letter, wdbc k = 6,
+   mushroom unbounded) and otherwise reports a certified gap; its LP no longer finishes
+   its root in a minute at n = 64 under a bound.
+3. **k-G above that**, with the whole budget: at n = 64–100 a 20% k-G start left `cuts`
+   behind k-G run alone (kdd k = 2: −443,310 against −442,805 in 60 s).
+
+A user who names a method gets that method; ``auto`` only fills in the name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from twbn.formulations.problem import Problem
+
+__all__ = ["Choice", "choose_method", "AUTO_TIME_LIMIT"]
+
+#: Largest n for which the unbounded DP runs (≈ 4 s at n = 22).
+DP_UNBOUNDED_MAX_N = 22
+#: Largest n for the bounded DP, by k (≤ 10 s measured; k ≥ 4 never picks the DP). At
+#: k ≤ 1 ``dp`` solves a maximum branching, polynomial at any n.
+DP_BOUNDED_MAX_N = {0: 10**9, 1: 10**9, 2: 14, 3: 12}
+#: Largest n for which the bounded cluster-cut ILP is chosen.
+CUTS_BOUNDED_MAX_N = 40
+#: Budget (seconds) when ``auto`` picks an anytime method and the caller gave none.
+AUTO_TIME_LIMIT = 60.0
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What ``auto`` runs: a method, an optional warm-start method, and why."""
+
+    method: str
+    warm_start: str | None
+    reason: str
+
+    def describe(self) -> str:
+        """One line: ``auto: cuts warm-started by kg (n = 17, k = 2: ...)``."""
+        how = self.method + (f" warm-started by {self.warm_start}" if self.warm_start else "")
+        return f"auto: {how} ({self.reason})"
+
+
+def choose_method(problem: Problem) -> Choice:
+    """The method ``auto`` runs on ``problem``, by n and k.
+
+    Parameters
+    ----------
+    problem : Problem
+        The cache and treewidth bound (None for unbounded).
+
+    Returns
+    -------
+    Choice
+        The method name, the warm-start method (or None) and a one-line reason.
+
+    Examples
+    --------
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> cache = ScoreCache.from_mapping("ABCDE", [{(): -1.0}] * 5)
+    >>> choose_method(Problem(cache, 2)).describe()
+    'auto: dp (n = 5, k = 2: the exact DP takes seconds up to n = 14 at this k)'
+    >>> choose_method(Problem(cache)).method
+    'dp'
+    """
+    n, k = problem.n, problem.treewidth
+    if k is not None and k >= n - 1:
+        k = None  # every network on n variables has treewidth <= n - 1
+    where = f"n = {n}, " + ("unbounded" if k is None else f"k = {k}")
+    if k is None:
+        if n <= DP_UNBOUNDED_MAX_N:
+            return Choice("dp", None, f"{where}: the exact DP takes seconds up to n = {DP_UNBOUNDED_MAX_N}")
+        return Choice("cuts", "kg" if problem.treewidth is not None else None,
+                      f"{where}: beyond the DP (n > {DP_UNBOUNDED_MAX_N}), the cluster-cut ILP proves "
+                      "optima or reports its gap")
+    dp_max = DP_BOUNDED_MAX_N.get(k)
+    if k <= 1:
+        return Choice("dp", None, f"{where}: at most one parent each, a maximum branching solves it exactly")
+    if dp_max is not None and n <= dp_max:
+        return Choice("dp", None, f"{where}: the exact DP takes seconds up to n = {dp_max} at this k")
+    if n <= CUTS_BOUNDED_MAX_N:
+        return Choice("cuts", "kg", f"{where}: too large for the exact DP, small enough for the cluster-cut ILP "
+                                    f"(n <= {CUTS_BOUNDED_MAX_N}), which reports a certified gap")
+    return Choice("kg", None, f"{where}: above n = {CUTS_BOUNDED_MAX_N} the cluster-cut ILP does not finish its "
+                              "root LP in a minute; k-G gets the whole budget (no bound)")

@@ -1,0 +1,225 @@
+"""One call from data to a network: ``score`` (phase 1) and ``learn`` (phases 1 and 2).
+
+Learning a Bayesian network whose moral graph has treewidth ≤ k runs in two phases
+(de Campos & Ji 2011; Korhonen & Parviainen 2013; Scanagatta et al. 2016):
+
+1. **parent-set identification**: the local score (BIC, AIC or BDeu) of every candidate
+   parent set of every variable, pruned by rules that never lose the optimum;
+2. **structure optimisation**: one candidate set per variable, acyclic, treewidth ≤ k,
+   maximising the sum of the local scores, by an exact DP, an ILP, CP-SAT or a heuristic.
+
+``learn`` does both and returns a certified :class:`~twbn.solution.Solution`.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Iterable
+
+from twbn.formulations.problem import Problem
+from twbn.scoring.cache import ScoreCache
+from twbn.scoring.data import DEFAULT_MAX_STATES, as_dataset
+from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS
+from twbn.solution import Solution
+
+__all__ = ["score", "learn"]
+
+log = logging.getLogger("twbn")
+
+
+def score(
+    data,
+    score: str = "bic",
+    max_parents: int = DEFAULT_MAX_PARENTS,
+    *,
+    ess: float = 1.0,
+    pruning: str = "all",
+    approximate: bool = False,
+    time_limit: float | None = None,
+    max_states: int = DEFAULT_MAX_STATES,
+    seed: int | None = None,
+) -> ScoreCache:
+    """The pruned local scores of the candidate parent sets of every variable.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, str, Path or Dataset
+        Complete discrete data: a DataFrame (one column per variable), the path of a CSV
+        or CSV.gz with a header of names, or a :class:`~twbn.scoring.data.Dataset`.
+    score : {"bic", "aic", "bdeu"}, default "bic"
+        The local score (natural logarithms).
+    max_parents : int, default 3
+        The most parents a candidate set may have.
+    ess : float, default 1.0
+        BDeu's equivalent sample size (BDeu only; other scores ignore it).
+    pruning : {"all", "entropy", "classic", "none"}, default "all"
+        Which safe pruning rules to apply (BDeu gets subset dominance only).
+    approximate : bool, default False
+        For hundreds of variables or more: best-first exploration among each
+        variable's 30 candidates of highest mutual information, 0.5 s per variable,
+        instead of the exhaustive Θ(n^(d+1)) scoring.
+    time_limit : float, optional
+        Exhaustive scoring only: stop after this many seconds with a valid, partial
+        cache (``cache.meta["complete"]`` is then False).
+    max_states : int, default 64
+        Reject columns with more states (identifiers, undiscretised numbers).
+    seed : int, optional
+        Accepted for symmetry with :func:`learn`; scoring is deterministic.
+
+    Returns
+    -------
+    ScoreCache
+        ``cache.parent_sets[v]`` best first, parent sets as sorted tuples of indices;
+        ``cache.names`` the variables. ``twbn.write_jkl`` saves it.
+
+    Raises
+    ------
+    DataError
+        Missing values, ragged rows, duplicate names, too many states.
+    ValueError
+        An unknown score or pruning mode, or a negative ``max_parents``.
+
+    Examples
+    --------
+    >>> import twbn
+    >>> cache = twbn.score(twbn.example_path("zoo"), max_parents=2)
+    >>> cache.n_variables, cache.names[:3]
+    (17, ('hair', 'feathers', 'eggs'))
+    >>> [cache.names[p] for p in cache.parent_sets[cache.names.index("milk")][0]]
+    ['eggs', 'venomous']
+    """
+    del seed  # deterministic
+    dataset = as_dataset(data, max_states=max_states)
+    if approximate:
+        if time_limit is not None:
+            raise ValueError("approximate scoring bounds the time per variable; time_limit applies to exhaustive scoring")
+        from twbn.scoring.explore import explore_cache
+
+        cache, _ = explore_cache(dataset, score=score, ess=ess, max_parents=max_parents,
+                                 pruning=pruning != "none", progress=False)
+        return cache
+    from twbn.scoring.parent_sets import build_cache
+
+    cache, _ = build_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning,
+                           time_limit=time_limit, progress=False)
+    return cache
+
+
+_score = score  # learn's own ``score`` parameter shadows the function
+
+
+def _arcs(arcs: Iterable, names: tuple[str, ...], kind: str) -> frozenset[tuple[int, int]]:
+    """(parent, child) index pairs from pairs of names or ``"A,B"`` strings."""
+    from twbn.formulations.problem import parse_arcs
+
+    out = set()
+    for arc in arcs:
+        if isinstance(arc, str):
+            out |= parse_arcs([arc], names)
+            continue
+        try:
+            parent, child = arc
+        except (TypeError, ValueError):
+            raise ValueError(f"{kind} arc {arc!r} must be a (parent, child) pair of variable names") from None
+        out |= parse_arcs([f"{parent},{child}"], names)
+    return frozenset(out)
+
+
+def learn(
+    data,
+    treewidth: int | None = None,
+    method: str = "auto",
+    *,
+    time_limit: float | None = None,
+    seed: int | None = None,
+    solver: str | None = None,
+    warm_start: "str | Solution | None" = None,
+    forbid: Iterable = (),
+    require: Iterable = (),
+    score: str = "bic",
+    max_parents: int = DEFAULT_MAX_PARENTS,
+    ess: float = 1.0,
+    pruning: str = "all",
+    approximate: bool = False,
+) -> Solution:
+    """Learn a Bayesian network whose moral graph has treewidth ≤ ``treewidth``.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, str, Path, Dataset or ScoreCache
+        Data (scored first with :func:`score` and the scoring parameters below), or a
+        score cache (a ScoreCache, or the path of a ``.jkl`` file).
+    treewidth : int, optional
+        The bound k; None learns without one.
+    method : str, default "auto"
+        ``auto`` (a rule by size, see below), or one of ``dp``, ``cuts``, ``milp``,
+        ``cp``, ``kg``, ``kastar``, ``s2``, ``s2plus``.
+    time_limit : float, optional
+        Seconds for the method (scoring not included). Without one, exact methods run
+        to the end, the heuristics stop after 10 s, and ``auto`` gives anytime methods
+        60 s.
+    seed : int, optional
+        Seed of the randomised methods; the same seed gives the same network.
+    solver : str, optional
+        Backend where a method has several (``milp``: highs, scip, cbc).
+    warm_start : str or Solution, optional
+        A start for ``cuts``, ``milp``, ``cp``: a Solution, a result file, ``tree`` or a
+        method name (run first on 20% of ``time_limit``).
+    forbid, require : iterable of (parent, child) name pairs
+        Background knowledge: arcs the network must not, or must, contain.
+    score, max_parents, ess, pruning, approximate
+        Scoring parameters (see :func:`score`) when ``data`` is data.
+
+    Returns
+    -------
+    Solution
+        Parents by name, score, proven bound and gap where the method proves one,
+        status, the certificate (elimination order and width). It has passed the
+        certificate checks; ``Solution.check(cache)`` runs the independent verifier.
+
+    Raises
+    ------
+    DataError, CacheError
+        Bad data or a malformed cache.
+    ValueError
+        Unknown variables in ``forbid``/``require``, a negative treewidth, an unknown
+        method or an option the method does not take.
+
+    Notes
+    -----
+    ``auto`` runs ``dp`` where it takes seconds (k ≤ 1 at any n, as a maximum
+    branching; unbounded n ≤ 22; k = 2 and n ≤ 14; k = 3 and n ≤ 12), the cluster-cut ILP warm-started by k-G up to n = 40
+    (bounded) or above the DP (unbounded), and k-G beyond; the choice and its reason
+    are in ``solution.stats["auto"]`` and logged to the ``twbn`` logger.
+
+    Examples
+    --------
+    >>> import twbn, pandas
+    >>> df = pandas.read_csv(twbn.example_path("housing"))
+    >>> sol = twbn.learn(df, treewidth=1)
+    >>> sol.status, round(sol.score, 3), sol.width
+    ('optimal', -5645.296, 1)
+    >>> len(sol.arcs), sorted(sol.parents)[:3]
+    (13, ['AGE', 'B', 'CHAS'])
+    >>> sol.stats["auto"]
+    'n = 14, k = 1: at most one parent each, a maximum branching solves it exactly'
+    """
+    from twbn.scoring.jkl import read_jkl
+    from twbn.solvers.registry import run
+
+    if isinstance(data, ScoreCache):
+        cache = data
+    elif isinstance(data, (str, Path)) and str(data).endswith(".jkl"):
+        cache = read_jkl(data)
+    else:
+        cache = _score(data, score, max_parents, ess=ess, pruning=pruning, approximate=approximate)
+    problem = Problem(cache, treewidth, _arcs(forbid, cache.names, "forbidden"),
+                      _arcs(require, cache.names, "required"))
+    if isinstance(warm_start, Solution):
+        from twbn.formulations.solution import Solution as Internal
+
+        warm_start = Internal.from_json(warm_start.to_json(), problem)
+    sol = run(problem, method, solver=solver, time_limit=time_limit, seed=seed, warm_start=warm_start,
+              log=log.info)
+    return Solution(sol.to_json(problem))

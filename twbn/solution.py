@@ -1,0 +1,216 @@
+"""A learned network as the user sees it: parents by name, its certificate, its provenance.
+
+A :class:`Solution` is a typed view of one result record, the JSON object that
+``twbn learn -o`` writes (docs/design.md, "Files"): variables, parents by name, score,
+bound, gap, status, the elimination order that certifies the width, and how it was
+obtained. It converts to networkx and pgmpy, writes BIF, and checks itself against a
+cache with the independent verifier.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Solution"]
+
+_REQUIRED = ("variables", "parents", "score", "bound", "gap", "status", "treewidth_bound",
+             "elimination_order", "width")
+
+
+class Solution:
+    """A learned Bayesian network with its certificate.
+
+    Build one with :func:`twbn.learn`, or read one with :meth:`from_json`.
+
+    Attributes
+    ----------
+    variables : tuple of str
+        Variable names, in the cache's order.
+    parents : dict of str to tuple of str, or None
+        Each variable's parents; None when no network was found (status ``infeasible``
+        or ``unknown``).
+    arcs : list of (str, str)
+        (parent, child) pairs.
+    score : float or None
+        Sum of the chosen local scores, recomputed from the cache.
+    bound : float or None
+        A proven upper bound on the best score under the same constraints, or None.
+    gap : float or None
+        ``(bound - score) / |score|``.
+    status : str
+        ``optimal``, ``feasible``, ``infeasible`` or ``unknown``.
+    width : int or None
+        Width of ``elimination_order`` on the moral graph: the certified treewidth bound.
+    treewidth : int or None
+        The bound k the network was learned under (None: unbounded).
+    elimination_order : tuple of str or None
+        The certificate: eliminating in this order on the moral graph has width ``width``.
+    method, solver, seed, time_limit, wall_time, trajectory, stats
+        How it was obtained.
+    """
+
+    def __init__(self, record: dict[str, Any]):
+        if not isinstance(record, dict):
+            raise ValueError(f"a result record is a JSON object, not {type(record).__name__}")
+        missing = [k for k in _REQUIRED if k not in record]
+        if missing:
+            raise ValueError(f"not a twbn result: missing fields {', '.join(missing)}")
+        names = record["variables"]
+        parents = record["parents"]
+        if parents is not None and (not isinstance(parents, dict) or set(parents) != set(names)):
+            raise ValueError("not a twbn result: 'parents' must list the parents of every variable")
+        self._record = copy.deepcopy(record)
+
+    # -- the record's fields ------------------------------------------------------------
+    @property
+    def variables(self) -> tuple[str, ...]:
+        return tuple(self._record["variables"])
+
+    @property
+    def parents(self) -> dict[str, tuple[str, ...]] | None:
+        p = self._record["parents"]
+        return None if p is None else {v: tuple(p[v]) for v in self._record["variables"]}
+
+    @property
+    def arcs(self) -> list[tuple[str, str]]:
+        p = self.parents or {}
+        return [(u, v) for v in self.variables for u in p.get(v, ())]
+
+    score = property(lambda self: self._record["score"])
+    bound = property(lambda self: self._record["bound"])
+    gap = property(lambda self: self._record["gap"])
+    status = property(lambda self: self._record["status"])
+    width = property(lambda self: self._record["width"])
+    treewidth = property(lambda self: self._record["treewidth_bound"])
+    method = property(lambda self: self._record.get("method", ""))
+    solver = property(lambda self: self._record.get("solver"))
+    seed = property(lambda self: self._record.get("seed"))
+    time_limit = property(lambda self: self._record.get("time_limit"))
+    wall_time = property(lambda self: self._record.get("wall_time"))
+    trajectory = property(lambda self: copy.deepcopy(self._record.get("trajectory", [])))
+    stats = property(lambda self: copy.deepcopy(self._record.get("stats", {})))
+
+    @property
+    def elimination_order(self) -> tuple[str, ...] | None:
+        o = self._record["elimination_order"]
+        return None if o is None else tuple(o)
+
+    def __repr__(self) -> str:
+        if self._record["parents"] is None:
+            return f"Solution(status={self.status!r}, no network, method={self.method!r})"
+        bound = "None" if self.bound is None else f"{self.bound:.3f}"
+        return (f"Solution(status={self.status!r}, score={self.score:.3f}, bound={bound}, width={self.width}, "
+                f"arcs={len(self.arcs)}, method={self.method!r})")
+
+    # -- files ---------------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        """The result record (a new dict), as ``twbn learn -o`` writes it."""
+        return copy.deepcopy(self._record)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | str | Path) -> "Solution":
+        """A Solution from a result record, or from the path of a result file.
+
+        Raises
+        ------
+        ValueError
+            If the file is not JSON or the object is not a twbn result.
+        """
+        if isinstance(data, (str, Path)):
+            try:
+                data = json.loads(Path(data).read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{data}: not JSON ({exc})") from None
+        return cls(data)
+
+    def save(self, path: str | Path) -> None:
+        """Write the result record as JSON, whole or not at all."""
+        from twbn.scoring.jkl import atomic_write_text
+
+        atomic_write_text(path, json.dumps(self._record, indent=2, allow_nan=False) + "\n")
+
+    # -- other libraries -----------------------------------------------------------------
+    def _require_network(self) -> list[list[int]]:
+        if self._record["parents"] is None:
+            raise ValueError(f"this result has no network (status {self.status})")
+        pos = {n: i for i, n in enumerate(self.variables)}
+        return [sorted(pos[p] for p in self._record["parents"][v]) for v in self.variables]
+
+    def to_networkx(self):
+        """The network as a ``networkx.DiGraph`` over every variable (arcs parent → child)."""
+        import networkx as nx
+
+        self._require_network()
+        g = nx.DiGraph()
+        g.add_nodes_from(self.variables)
+        g.add_edges_from(self.arcs)
+        return g
+
+    def to_pgmpy(self, data, *, ess: float = 1.0):
+        """A fitted pgmpy ``DiscreteBayesianNetwork``: this structure, CPTs from ``data``.
+
+        Parameters
+        ----------
+        data : pandas.DataFrame, str, Path or Dataset
+            The rows to fit the CPTs on (the same columns as the variables, any order).
+        ess : float, default 1.0
+            Dirichlet smoothing: BDeu-style pseudo-counts ess/(q·r) per cell, as in
+            ``twbn export`` and ``twbn evaluate``.
+
+        Returns
+        -------
+        pgmpy.models.DiscreteBayesianNetwork
+            State names are the data's states as text (as ``twbn`` reads them).
+        """
+        from twbn.experiments.inference import learned_model
+        from twbn.scoring.data import as_dataset
+
+        if not ess > 0:
+            raise ValueError(f"ess must be positive, got {ess}")
+        parents = self._require_network()
+        return learned_model(as_dataset(data), list(self.variables), parents, ess=ess)
+
+    def to_bif(self, path: str | Path, data, *, ess: float = 1.0) -> None:
+        """Write the fitted network (see :meth:`to_pgmpy`) as BIF, whole or not at all."""
+        from twbn.experiments.inference import write_bif
+
+        write_bif(self.to_pgmpy(data, ess=ess), path)
+
+    def log_likelihood(self, train, test, *, ess: float = 1.0) -> float:
+        """Held-out log-likelihood per row of ``test``, CPTs fitted on ``train``
+        (the figure ``twbn evaluate`` prints)."""
+        from twbn.scoring.data import as_dataset
+        from twbn.scoring.likelihood import held_out_log_likelihood
+
+        parents = self._require_network()
+        total, rows = held_out_log_likelihood(as_dataset(train), as_dataset(test), list(self.variables), parents,
+                                              ess=ess)
+        return total / rows
+
+    def check(self, cache, treewidth: int | None = None) -> list[str]:
+        """Run the independent verifier against ``cache`` (a ScoreCache or a jkl path).
+
+        It certifies validity: every parent set is in the cache, the graph is acyclic,
+        the elimination order has the stated width ≤ k, and the score is the sum of the
+        cached local scores. Returns the problems found; an empty list means valid.
+        """
+        from twbn.formulations.verify import verify_result
+        from twbn.scoring.jkl import read_jkl
+
+        if isinstance(cache, (str, Path)):
+            cache = read_jkl(cache)
+        return verify_result(cache, self._record, treewidth)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Solution) and self._record == other._record
+
+    __hash__ = None  # mutable record inside
+
+    @property
+    def is_network(self) -> bool:
+        """True when the result holds a network (status ``optimal`` or ``feasible``)."""
+        return self._record["parents"] is not None and not (self.score is None or math.isnan(self.score))
