@@ -68,16 +68,33 @@ def score_summary(cache, stats: dict) -> str:
 
 
 def cmd_score(args: argparse.Namespace) -> int:
-    from twbn.scoring.data import read_csv
     from twbn.scoring.jkl import write_jkl
-    from twbn.scoring.parent_sets import build_cache
 
     data_path = Path(args.data)
     out = Path(args.output) if args.output else Path(data_path.name.split(".")[0] + ".jkl")
     if not out.parent.exists():
         raise UserError(f"output folder {out.parent} does not exist")
+    if args.stats and not Path(args.stats).parent.exists():
+        raise UserError(f"folder {Path(args.stats).parent} of --stats does not exist")
+    cache, stats, summary = score_from_args(args, data_path)
+    write_jkl(cache, out)
+    if args.stats:
+        atomic_write_text(args.stats, json.dumps(stats, indent=2) + "\n")
+    if not args.quiet:
+        print(summary)
+        print(f"  wrote {out} (+ {out.name}.names)" + (f" and {args.stats}" if args.stats else ""))
+    if not stats["complete"] and not args.approximate:
+        print(f"twbn: warning: time limit of {args.time_limit} s reached; cache is partial", file=sys.stderr)
+    return 0
+
+
+def score_from_args(args: argparse.Namespace, data_path: Path):
+    """(cache, stats, summary text) of the scoring options in ``args`` on ``data_path``."""
+    from twbn.scoring.data import read_csv
+    from twbn.scoring.parent_sets import build_cache
+
     if args.score in LOCAL_STRUCTURE_SCORES:
-        return _score_local_structure(args, data_path, out)
+        return _score_local_structure(args, data_path)
     for flag, given in (("--max-splits", args.max_splits), ("--max-bins", args.max_bins),
                         ("--continuous", args.continuous), ("--categorical", args.categorical)):
         if given is not None:
@@ -102,19 +119,15 @@ def cmd_score(args: argparse.Namespace) -> int:
                                      jobs=2 if args.jobs is None else max(1, args.jobs),
                                      progress=None if not args.quiet else False)
         stats["data"] = str(data_path)
-        write_jkl(cache, out)
-        if args.stats:
-            atomic_write_text(args.stats, json.dumps(stats, indent=2) + "\n")
-        if not args.quiet:
-            print(f"{stats['score'].upper()} cache (approximate exploration): {stats['variables']} variables, "
-                  f"{stats['rows']} rows, in-degree <= {stats['max_parents']}, {stats['candidates']} candidate parents "
-                  f"per variable, {stats['time_per_variable']} s per variable, {stats['jobs']} processes")
-            print(f"  parent sets: {stats['scored']:,} scored, {stats['kept']:,} kept; "
-                  f"{stats['variables_explored_to_the_end']:,} variables explored to the end; "
-                  f"{'complete' if stats['complete'] else 'APPROXIMATE'}")
-            print(f"  time: {stats['seconds']:.2f} s ({stats['mi_seconds']:.2f} s pairwise mutual information)")
-            print(f"  wrote {out} (+ {out.name}.names)" + (f" and {args.stats}" if args.stats else ""))
-        return 0
+        summary = "\n".join([
+            f"{stats['score'].upper()} cache (approximate exploration): {stats['variables']} variables, "
+            f"{stats['rows']} rows, in-degree <= {stats['max_parents']}, {stats['candidates']} candidate parents "
+            f"per variable, {stats['time_per_variable']} s per variable, {stats['jobs']} processes",
+            f"  parent sets: {stats['scored']:,} scored, {stats['kept']:,} kept; "
+            f"{stats['variables_explored_to_the_end']:,} variables explored to the end; "
+            f"{'complete' if stats['complete'] else 'APPROXIMATE'}",
+            f"  time: {stats['seconds']:.2f} s ({stats['mi_seconds']:.2f} s pairwise mutual information)"])
+        return cache, stats, summary
     cache, stats = build_cache(
         dataset,
         score=args.score,
@@ -125,15 +138,7 @@ def cmd_score(args: argparse.Namespace) -> int:
         progress=None if not args.quiet else False,
     )
     stats["data"] = str(data_path)
-    write_jkl(cache, out)
-    if args.stats:
-        atomic_write_text(args.stats, json.dumps(stats, indent=2) + "\n")
-    if not args.quiet:
-        print(score_summary(cache, stats))
-        print(f"  wrote {out} (+ {out.name}.names)" + (f" and {args.stats}" if args.stats else ""))
-    if not stats["complete"]:
-        print(f"twbn: warning: time limit of {args.time_limit} s reached; cache is partial", file=sys.stderr)
-    return 0
+    return cache, stats, score_summary(cache, stats)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -172,8 +177,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
-def _score_local_structure(args: argparse.Namespace, data_path: Path, out: Path) -> int:
-    from twbn.scoring.jkl import write_jkl
+def _score_local_structure(args: argparse.Namespace, data_path: Path):
     from twbn.scoring.local_structure import DEFAULT_MAX_BINS, DEFAULT_MAX_SPLITS, build_local_structure_cache
     from twbn.scoring.mixed_data import read_mixed_csv
 
@@ -187,26 +191,56 @@ def _score_local_structure(args: argparse.Namespace, data_path: Path, out: Path)
         max_bins=DEFAULT_MAX_BINS if args.max_bins is None else args.max_bins, time_limit=args.time_limit,
         jobs=2 if args.jobs is None else max(1, args.jobs), progress=None if not args.quiet else False)
     stats["data"] = str(data_path)
-    write_jkl(cache, out)
-    if args.stats:
-        atomic_write_text(args.stats, json.dumps(stats, indent=2) + "\n")
+    kinds = list(stats["kinds"].values())
+    summary = "\n".join([
+        f"{args.score.upper()} cache: {stats['variables']} variables ({kinds.count('continuous')} continuous), "
+        f"{stats['rows']} rows, in-degree <= {stats['max_parents']}, max splits {stats['max_splits']}, "
+        f"max bins {stats['max_bins']}",
+        f"  parent sets: {stats['scored']:,} scored, {stats['kept']:,} kept; time {stats['seconds']:.2f} s"])
+    return cache, stats, summary
+
+
+SCORING_FLAGS = ("score", "ess", "max_parents", "pruning", "max_states", "approximate", "candidates",
+                 "time_per_variable", "jobs", "max_splits", "max_bins", "continuous", "categorical", "save_cache")
+
+
+def is_cache_path(path: str) -> bool:
+    """A jkl score cache (by its name); anything else ``learn`` reads as data."""
+    return Path(path).name.endswith((".jkl", ".jkl.gz"))
+
+
+def _learn_cache(args: argparse.Namespace):
+    """The cache ``learn`` works on: read from a jkl, or scored from data with the scoring
+    options (the defaults of ``twbn score``), saved where ``--save-cache`` says."""
+    from twbn.scoring.jkl import read_jkl, write_jkl
+
+    if is_cache_path(args.cache):
+        given = [f"--{f.replace('_', '-')}" for f in SCORING_FLAGS if getattr(args, f) not in (None, False)]
+        if given:
+            raise UserError(f"{', '.join(given)} apply when learning from data, not from a cache")
+        return read_jkl(args.cache)
+    if args.save_cache and not Path(args.save_cache).parent.exists():
+        raise UserError(f"folder {Path(args.save_cache).parent} of --save-cache does not exist")
+    opts = argparse.Namespace(**vars(args))
+    for flag, default in (("score", "bic"), ("max_parents", DEFAULT_MAX_PARENTS), ("pruning", "all"),
+                          ("max_states", DEFAULT_MAX_STATES)):
+        if getattr(opts, flag) is None:
+            setattr(opts, flag, default)
+    opts.time_limit = None  # --time-limit is the method's budget, not the scoring's
+    cache, stats, summary = score_from_args(opts, Path(args.cache))
     if not args.quiet:
-        kinds = list(stats["kinds"].values())
-        print(f"{args.score.upper()} cache: {stats['variables']} variables ({kinds.count('continuous')} continuous), "
-              f"{stats['rows']} rows, in-degree <= {stats['max_parents']}, max splits {stats['max_splits']}, "
-              f"max bins {stats['max_bins']}")
-        print(f"  parent sets: {stats['scored']:,} scored, {stats['kept']:,} kept; time {stats['seconds']:.2f} s")
-        print(f"  wrote {out} (+ {out.name}.names)" + (f" and {args.stats}" if args.stats else ""))
-    if not stats["complete"]:
-        print(f"twbn: warning: time limit of {args.time_limit} s reached; cache is partial", file=sys.stderr)
-    return 0
+        print(summary)
+    if args.save_cache:
+        write_jkl(cache, args.save_cache)
+        if not args.quiet:
+            print(f"  wrote {args.save_cache} (+ {Path(args.save_cache).name}.names)")
+    return cache
 
 
 def _load_problem(args: argparse.Namespace):
     from twbn.formulations.problem import Problem, parse_arcs, read_arc_file
-    from twbn.scoring.jkl import read_jkl
 
-    cache = read_jkl(args.cache)
+    cache = _learn_cache(args)
     forbidden = set(parse_arcs(args.forbid or [], cache.names))
     required = set(parse_arcs(args.require or [], cache.names))
     if args.forbid_file:
@@ -217,30 +251,24 @@ def _load_problem(args: argparse.Namespace):
 
 
 def cmd_learn(args: argparse.Namespace) -> int:
-    from twbn.solvers.registry import solve
+    from twbn.solvers.registry import run
 
-    problem = _load_problem(args)
-    out = Path(args.output) if args.output else Path(Path(args.cache).name.rsplit(".", 1)[0] + f".{args.method}.json")
+    stem = Path(args.cache).name.split(".")[0]
+    out = Path(args.output) if args.output else Path(f"{stem}.{args.method}.json")
     if not out.parent.exists():
         raise UserError(f"output folder {out.parent} does not exist")
-    warm, used = None, 0.0
-    if args.warm_start:
-        from twbn.solvers.registry import warm_start_solution
-
-        if args.method == "dp":
-            raise UserError("method dp is exact and takes no warm start")
-        warm, used = warm_start_solution(problem, args.warm_start, time_limit=args.time_limit, seed=args.seed)
-    limit = None if args.time_limit is None else max(0.1, args.time_limit - used)
-    sol = solve(problem, args.method, solver=args.solver, time_limit=limit, seed=args.seed, warm_start=warm)
+    problem = _load_problem(args)
+    sol = run(problem, args.method, solver=args.solver, time_limit=args.time_limit, seed=args.seed,
+              warm_start=args.warm_start, log=None if args.quiet else print)
     sol.write(problem, str(out))
     if not args.quiet:
         k = "unbounded" if problem.treewidth is None else f"treewidth <= {problem.treewidth}"
         if sol.parents is None:
-            print(f"{args.method}: {sol.status} ({k}) after {sol.wall_time:.2f} s: {sol.stats.get('reason', '')}")
+            print(f"{sol.method}: {sol.status} ({k}) after {sol.wall_time:.2f} s: {sol.stats.get('reason', '')}")
         else:
             arcs = sum(len(p) for p in sol.parents)
             bound = "none (heuristic)" if sol.bound is None else f"{sol.bound:.4f}"
-            print(f"{args.method}: {sol.status}, score {sol.score:.4f}, bound {bound}, "
+            print(f"{sol.method}: {sol.status}, score {sol.score:.4f}, bound {bound}, "
                   f"{arcs} arcs, width {sol.width} ({k}), {sol.wall_time:.2f} s")
         print(f"wrote {out}")
     return 0
@@ -341,6 +369,39 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_data(args: argparse.Namespace) -> int:
+    from twbn.experiments.datasets import BUNDLED, DEBD_SETS, DataMissing, bundled_path, data_dir, download_debd
+
+    if args.action == "list":
+        for name in BUNDLED:
+            print(f"{name:<10} bundled   {bundled_path(name)}")
+        try:
+            folder = data_dir(args.data_dir)
+        except DataMissing as exc:
+            print(f"DEBD sets: {exc}")
+            return 0
+        for name in DEBD_SETS:
+            path = folder / "debd" / f"{name}_train.csv.gz"
+            if path.exists():
+                print(f"{name:<10} DEBD      {path}")
+        return 0
+    if not args.names:
+        raise UserError(f"name the DEBD sets to download, e.g. nltcs plants; known: {', '.join(DEBD_SETS)}")
+    unknown = [n for n in args.names if n not in DEBD_SETS]
+    if unknown:
+        raise UserError(f"unknown DEBD set {unknown[0]!r}; known: {', '.join(DEBD_SETS)}")
+    folder = args.data_dir or __import__("os").environ.get("TWBN_DATA")
+    if not folder:
+        raise UserError("name the data folder: --data-dir DIR (or set TWBN_DATA)")
+    if not Path(folder).is_dir():
+        raise UserError(f"data folder {folder} does not exist")
+    try:
+        download_debd(args.names, folder, **({"base_url": args.base_url} if args.base_url else {}))
+    except (DataMissing, ValueError) as exc:
+        raise UserError(str(exc)) from None
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from twbn.experiments.report import write_report
 
@@ -349,27 +410,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="twbn", description="Learning Bayesian networks of bounded treewidth by mathematical programming."
-    )
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    s = sub.add_parser("score", help="data (CSV) -> pruned local-score cache (jkl)")
-    s.add_argument("data", metavar="DATA.csv", help="CSV or CSV.gz with a header of variable names")
-    s.add_argument("--score", choices=[*SCORES, *LOCAL_STRUCTURE_SCORES], default="bic",
-                   help="bic, aic, bdeu (discrete data); pcart, pcartp, ft, ftp (decision-tree local structure, "
-                        "categorical and continuous columns)")
+def _add_scoring_options(s: argparse.ArgumentParser, *, learn: bool) -> None:
+    """The scoring options of ``score``, and of ``learn`` from data (where every default is
+    None, so that giving one with a cache is caught)."""
+    d = (lambda value: None) if learn else (lambda value: value)
+    s.add_argument("--score", choices=[*SCORES, *LOCAL_STRUCTURE_SCORES], default=d("bic"),
+                   help="bic (default), aic, bdeu (discrete data); pcart, pcartp, ft, ftp (decision-tree local "
+                        "structure, categorical and continuous columns)")
     s.add_argument("--ess", type=_positive_float, default=None, help="BDeu equivalent sample size (default 1.0)")
-    s.add_argument("--max-parents", type=_nonneg_int, default=DEFAULT_MAX_PARENTS, metavar="D",
+    s.add_argument("--max-parents", type=_nonneg_int, default=d(DEFAULT_MAX_PARENTS), metavar="D",
                    help=f"maximum in-degree (default {DEFAULT_MAX_PARENTS})")
-    s.add_argument("--pruning", choices=list(PRUNING_MODES), default="all")
-    s.add_argument("--time-limit", type=_positive_float, default=None, metavar="S",
-                   help="stop exploring after S seconds, keeping a valid partial cache")
-    s.add_argument("--max-states", type=_nonneg_int, default=DEFAULT_MAX_STATES,
+    s.add_argument("--pruning", choices=list(PRUNING_MODES), default=d("all"), help="default all")
+    s.add_argument("--max-states", type=_nonneg_int, default=d(DEFAULT_MAX_STATES),
                    help=f"reject columns with more states (default {DEFAULT_MAX_STATES})")
-    s.add_argument("-o", "--output", metavar="CACHE.jkl", help="default: DATA name with .jkl, here")
-    s.add_argument("--stats", metavar="STATS.json", help="write pruning statistics as JSON")
     s.add_argument("--approximate", action="store_true",
                    help="for large n: best-first exploration over mutual-information candidates, per-variable budget")
     s.add_argument("--candidates", type=_nonneg_int, default=None, metavar="K",
@@ -384,6 +437,21 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ft: most quantile bins per continuous predictor (default 7)")
     s.add_argument("--continuous", nargs="+", metavar="NAME", help="pcart/ft: force these columns continuous")
     s.add_argument("--categorical", nargs="+", metavar="NAME", help="pcart/ft: force these columns categorical")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="twbn", description="Learning Bayesian networks of bounded treewidth by mathematical programming."
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("score", help="data (CSV) -> pruned local-score cache (jkl)")
+    s.add_argument("data", metavar="DATA.csv", help="CSV or CSV.gz with a header of variable names")
+    _add_scoring_options(s, learn=False)
+    s.add_argument("--time-limit", type=_positive_float, default=None, metavar="S",
+                   help="stop exploring after S seconds, keeping a valid partial cache")
+    s.add_argument("-o", "--output", metavar="CACHE.jkl", help="default: DATA name with .jkl, here")
+    s.add_argument("--stats", metavar="STATS.json", help="write pruning statistics as JSON")
     s.add_argument("-q", "--quiet", action="store_true", help="no summary, no progress bar")
     s.set_defaults(func=cmd_score)
 
@@ -406,10 +474,14 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--output-dir", default="out/demo", help="where demo files go (default out/demo)")
     d.set_defaults(func=cmd_demo)
 
-    le = sub.add_parser("learn", help="learn a network from a score cache")
-    le.add_argument("cache", metavar="CACHE.jkl")
+    le = sub.add_parser("learn", help="learn a network from data (scored first) or from a score cache")
+    le.add_argument("cache", metavar="DATA.csv|CACHE.jkl",
+                    help="a CSV/CSV.gz of data (scored first with the scoring options below) or a jkl cache")
     le.add_argument("--treewidth", type=_nonneg_int, default=None, metavar="K", help="bound (default: unbounded)")
-    le.add_argument("--method", required=True, help="dp (exact DP), milp (Nie et al. MILP), cuts (cluster-cut ILP on SCIP), cp (CP-SAT k-tree model), kg (k-G), kastar (k-A*), s2, s2plus (k-tree sampling / search)")
+    le.add_argument("--method", default="auto",
+                    help="auto (default: chosen by size, and says why), dp (exact DP), milp (Nie et al. MILP), "
+                         "cuts (cluster-cut ILP on SCIP), cp (CP-SAT k-tree model), kg (k-G), kastar (k-A*), "
+                         "s2, s2plus (k-tree sampling / search)")
     le.add_argument("--solver", default=None, help="milp backend: highs (default), scip, cbc; cuts: scip; cp: cpsat; s2, s2plus: phase 2 by auto (default), dp or cuts")
     le.add_argument("--time-limit", type=_positive_float, default=None, metavar="S")
     le.add_argument("--seed", type=int, default=None)
@@ -419,8 +491,11 @@ def build_parser() -> argparse.ArgumentParser:
     le.add_argument("--require", action="append", metavar="A,B", help="require the arc A->B (repeatable)")
     le.add_argument("--forbid-file", metavar="FILE", help="forbidden arcs, one PARENT,CHILD per line")
     le.add_argument("--require-file", metavar="FILE", help="required arcs, one PARENT,CHILD per line")
-    le.add_argument("-o", "--output", metavar="RESULT.json")
+    le.add_argument("-o", "--output", metavar="RESULT.json", help="default: DATA name with .METHOD.json, here")
     le.add_argument("-q", "--quiet", action="store_true")
+    sc = le.add_argument_group("scoring, when learning from data (as twbn score)")
+    _add_scoring_options(sc, learn=True)
+    sc.add_argument("--save-cache", metavar="CACHE.jkl", help="also keep the score cache")
     le.set_defaults(func=cmd_learn)
 
     ch = sub.add_parser("check", help="verify a result against a cache (exit 0 iff valid)")
@@ -458,6 +533,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="Dask scheduler, e.g. tcp://host:8786 (default: a local cluster of --jobs workers)")
     ex.add_argument("-q", "--quiet", action="store_true")
     ex.set_defaults(func=cmd_experiment)
+
+    da = sub.add_parser("data", help="list the data sets twbn can read; download the DEBD sets into a data folder")
+    da.add_argument("action", choices=["list", "download-debd"])
+    da.add_argument("names", nargs="*", metavar="NAME", help="with download-debd: the sets, e.g. nltcs plants")
+    da.add_argument("--data-dir", metavar="DIR", help="the data folder (default: $TWBN_DATA)")
+    da.add_argument("--base-url", default=None, help=argparse.SUPPRESS)
+    da.set_defaults(func=cmd_data)
 
     rp = sub.add_parser("report", help="tables (Markdown, CSV) and plots (PNG) from an experiment store")
     rp.add_argument("store", metavar="STORE.sqlite")

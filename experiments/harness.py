@@ -119,7 +119,7 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path) -> dict:
         proc = subprocess.Popen([sys.executable, "-m", "twbn.experiments.cell", str(spec_path), str(out_path)],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True,  # own process group: a timeout kills its children too
-                                cwd=Path(__file__).resolve().parents[1])
+                                cwd=tmp)  # a neutral folder: the cell imports the installed twbn
         try:
             _, err = proc.communicate(timeout=config.time_limit + config.kill_margin)
         except subprocess.TimeoutExpired:
@@ -201,7 +201,7 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
             require_pgmpy()
         except InferenceUnavailable as exc:
             raise ExperimentError(f"{config.path}: inference = true, but {exc}") from None
-    store_path = Path(store_path).resolve()  # cells run in the package's folder
+    store_path = Path(store_path).resolve()  # cells run in their own folders
     with ExitStack() as stack:
         store = Store(store_path)
         stack.callback(store.close)

@@ -7,7 +7,7 @@ learns: it calibrates pgmpy's junction tree (``BeliefPropagation``, which yields
 marginal at once) and runs variable-elimination queries, and reports the seconds and the
 largest clique pgmpy's triangulation found.
 
-pgmpy is an optional dependency (``pip install 'twbn[inference]'``); without it these
+pgmpy is a dependency of twbn; where it is missing (a broken install) these
 functions raise ``InferenceUnavailable`` with that advice.
 """
 
@@ -37,7 +37,7 @@ def require_pgmpy() -> None:
             import pgmpy.estimators  # noqa: F401
             import pgmpy.models  # noqa: F401
     except ImportError:
-        raise InferenceUnavailable("BIF export and inference timing need pgmpy: pip install 'twbn[inference]'") \
+        raise InferenceUnavailable("BIF export and inference timing need pgmpy: pip install pgmpy") \
             from None
     import logging
 

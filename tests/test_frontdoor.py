@@ -1,0 +1,221 @@
+"""The front door: twbn.score / twbn.learn / Solution, method auto, learning from data,
+the data folder, and the docstring examples (run as doctests, output checked)."""
+
+from __future__ import annotations
+
+import doctest
+import gzip
+import importlib
+import json
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import twbn
+from tests.conftest import BUNDLED
+from tests.helpers import random_cache
+from twbn.experiments.cli import main
+from twbn.formulations.problem import Problem
+from twbn.solvers.auto import CUTS_BOUNDED_MAX_N, DP_UNBOUNDED_MAX_N, choose_method
+
+DOCTEST_MODULES = ["twbn", "twbn.learning", "twbn.solution", "twbn.solvers.auto", "twbn.experiments.datasets"]
+
+
+@pytest.mark.parametrize("name", DOCTEST_MODULES)
+def test_docstring_examples_run(name):
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
+    if name != "twbn.solution":  # the Solution class documents attributes, not examples
+        assert result.attempted > 0
+
+
+def test_readme_python_example_runs_and_prints_what_it_says(capsys):
+    """The README's first Python block, run as written, prints the lines shown under it."""
+    text = (BUNDLED.parents[1] / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```python\n(.*?)```\n```\n(.*?)```", text, re.S)
+    assert block, "the README has a Python example followed by its output"
+    code, shown = block.group(1), block.group(2)
+    exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out
+    assert printed.strip().splitlines() == shown.strip().splitlines()
+
+
+def _string_frame() -> pd.DataFrame:
+    """Housing with every state written as text ('lo0', 'lo1', …)."""
+    df = pd.read_csv(BUNDLED / "housing.csv.gz")
+    return df.apply(lambda col: "lo" + col.astype(str))
+
+
+def test_learn_from_a_dataframe_with_string_states(tmp_path, capsys):
+    df = _string_frame()
+    train, test = df.iloc[:400], df.iloc[400:]
+    sol = twbn.learn(train, treewidth=2, time_limit=60, seed=0)
+    assert sol.status == "optimal" and sol.width <= 2
+    assert set(sol.parents) == set(df.columns)
+    assert all(isinstance(p, str) and p in df.columns for ps in sol.parents.values() for p in ps)
+    cache = twbn.score(train)
+    assert sol.check(cache) == []
+    # the DP on the same cache reaches the same optimum (the auto choice was the DP: n = 14, k = 2)
+    assert sol.method == "dp" and sol.score == pytest.approx(twbn.learn(cache, 2, "cuts", time_limit=60).score)
+
+    model = sol.to_pgmpy(train)
+    assert sorted(model.edges()) == sorted(sol.arcs)
+    assert set(model.nodes()) == set(df.columns)
+    # log-likelihood of the test rows under pgmpy's CPTs, row by row, against `twbn evaluate`
+    cpds = {c.variable: c for c in model.get_cpds()}
+    ours = 0.0
+    for _, row in test.iterrows():
+        for v, cpd in cpds.items():
+            ours += math.log(cpd.get_value(**{u: row[u] for u in cpd.scope()}))
+    res, trn, tst = tmp_path / "r.json", tmp_path / "train.csv", tmp_path / "test.csv"
+    sol.save(res)
+    train.to_csv(trn, index=False)
+    test.to_csv(tst, index=False)
+    capsys.readouterr()
+    assert main(["evaluate", str(res), "--train", str(trn), "--test", str(tst)]) == 0
+    per_row = float(re.search(r"log-likelihood: (-?[\d.]+) per sample", capsys.readouterr().out).group(1))
+    assert ours / len(test) == pytest.approx(per_row, abs=1e-6)
+    assert sol.log_likelihood(train, test) == pytest.approx(per_row, abs=1e-6)
+
+
+def test_dataframe_and_csv_give_the_same_cache():
+    df = pd.read_csv(BUNDLED / "zoo.csv.gz")
+    a, b = twbn.score(df), twbn.score(BUNDLED / "zoo.csv.gz")
+    assert a.names == b.names and a.families() == b.families()
+
+
+def test_dataframe_with_missing_values_is_refused():
+    df = pd.DataFrame({"A": ["x", "y", None], "B": ["1", "2", "3"]})
+    with pytest.raises(twbn.DataError, match="missing value in column 'A' at row 2"):
+        twbn.score(df)
+
+
+def test_solution_round_trip_networkx_and_background_knowledge(tmp_path):
+    cache = twbn.score(BUNDLED / "zoo.csv.gz", max_parents=2)
+    sol = twbn.learn(cache, treewidth=1, forbid=[("eggs", "milk")], require=["hair,milk"])
+    assert "hair" in sol.parents["milk"] and "eggs" not in sol.parents["milk"]
+    assert sol.check(cache) == []
+    sol.save(tmp_path / "s.json")
+    again = twbn.Solution.from_json(tmp_path / "s.json")
+    assert again == sol and again.to_json() == json.loads((tmp_path / "s.json").read_text())
+    g = sol.to_networkx()
+    assert set(g.nodes) == set(cache.names) and sorted(g.edges) == sorted(sol.arcs)
+    with pytest.raises(ValueError, match="not a variable"):
+        twbn.learn(cache, treewidth=1, forbid=[("eggs", "nope")])
+    with pytest.raises(ValueError, match="not a twbn result"):
+        twbn.Solution.from_json({"variables": []})
+
+
+def test_k1_dp_is_the_maximum_branching_on_the_cache():
+    """k = 1 by the branching in dp equals the KP DP (the independent bounded DP)."""
+    from twbn.solvers.exact.kp_dp import bounded_treewidth_optimum
+
+    cache = random_cache(9, seed=4, max_size=2)
+    sol = twbn.learn(cache, treewidth=1, method="dp")
+    assert sol.score == pytest.approx(bounded_treewidth_optimum(cache, 1)[1], abs=1e-9)
+    assert sol.check(cache) == [] and sol.width <= 1
+
+
+def _sized_cache(n: int, seed: int = 0) -> "twbn.ScoreCache":
+    """n variables, each with ∅ and four random parent sets of one or two parents."""
+    rng = np.random.default_rng(seed)
+    families = []
+    for v in range(n):
+        others = [u for u in range(n) if u != v]
+        fam = {(): -10.0 - 5 * rng.random()}
+        for _ in range(4):
+            ps = tuple(sorted(rng.choice(others, size=int(rng.integers(1, 3)), replace=False).tolist()))
+            fam[ps] = fam[()] + rng.uniform(-1.0, 4.0)
+        families.append(fam)
+    return twbn.ScoreCache.from_mapping([f"X{i}" for i in range(n)], families)
+
+
+@pytest.mark.parametrize("n,k,method", [(10, 2, "dp"), (14, 2, "dp"), (13, 3, "cuts"), (20, None, "dp"),
+                                        (30, 3, "cuts"), (45, 2, "kg"), (30, None, "cuts"), (200, 1, "dp")])
+def test_auto_rule(n, k, method):
+    choice = choose_method(Problem(_sized_cache(n), k))
+    assert choice.method == method
+    assert choice.warm_start == ("kg" if (method == "cuts" and k is not None) else None)
+
+
+@pytest.mark.parametrize("n,k,expected", [(12, 2, "dp"), (24, 2, "cuts"), (CUTS_BOUNDED_MAX_N + 5, 3, "kg")])
+def test_auto_small_middle_large_results_pass_check(tmp_path, capsys, n, k, expected):
+    from twbn.scoring.jkl import write_jkl
+
+    cache = _sized_cache(n, seed=n)
+    jkl, out = tmp_path / "c.jkl", tmp_path / "r.json"
+    write_jkl(cache, jkl)
+    assert main(["learn", str(jkl), "--treewidth", str(k), "--time-limit", "8", "--seed", "1", "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"auto: {expected}")
+    result = json.loads(out.read_text())
+    assert result["method"] == expected and result["stats"]["auto"]
+    assert main(["check", str(jkl), str(out)]) == 0
+
+
+def test_auto_unbounded_uses_dp_up_to_its_limit():
+    assert choose_method(Problem(_sized_cache(DP_UNBOUNDED_MAX_N))).method == "dp"
+    assert choose_method(Problem(_sized_cache(DP_UNBOUNDED_MAX_N + 1))).method == "cuts"
+    # a bound k >= n - 1 binds nothing
+    assert choose_method(Problem(_sized_cache(20), 19)).method == "dp"
+
+
+def test_learn_cli_scores_data_first_and_keeps_the_cache(tmp_path, capsys):
+    out, jkl = tmp_path / "r.json", tmp_path / "h.jkl"
+    assert main(["learn", str(BUNDLED / "housing.csv.gz"), "--treewidth", "2", "--max-parents", "2",
+                 "--save-cache", str(jkl), "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "BIC cache: 14 variables" in printed and "auto: dp (n = 14, k = 2" in printed
+    assert main(["check", str(jkl), str(out)]) == 0
+    # the same as scoring and learning in two steps
+    jkl2, out2 = tmp_path / "h2.jkl", tmp_path / "r2.json"
+    assert main(["score", str(BUNDLED / "housing.csv.gz"), "--max-parents", "2", "-o", str(jkl2), "-q"]) == 0
+    assert main(["learn", str(jkl2), "--treewidth", "2", "--method", "dp", "-o", str(out2), "-q"]) == 0
+    assert json.loads(out.read_text())["score"] == pytest.approx(json.loads(out2.read_text())["score"], abs=1e-9)
+
+
+def test_learn_cli_refuses_scoring_options_with_a_cache(tmp_path, capsys):
+    jkl = tmp_path / "z.jkl"
+    assert main(["score", str(BUNDLED / "zoo.csv.gz"), "--max-parents", "1", "-o", str(jkl), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["learn", str(jkl), "--max-parents", "2", "-o", str(tmp_path / "r.json")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["twbn: error: --max-parents apply when learning from data, not from a cache"]
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_data_folder_download_and_missing_message(tmp_path, monkeypatch, capsys):
+    from twbn.experiments.datasets import DataMissing, dataset_path
+
+    monkeypatch.delenv("TWBN_DATA", raising=False)
+    with pytest.raises(DataMissing, match="TWBN_DATA"):
+        dataset_path("nltcs")
+    src = tmp_path / "src" / "nltcs"
+    src.mkdir(parents=True)
+    rows = {"train": "0,1,1\n1,0,0\n", "valid": "1,1,1\n", "test": "0,0,0\n0,1,0\n"}
+    for split, text in rows.items():
+        (src / f"nltcs.{split}.data").write_text(text)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    with pytest.raises(DataMissing, match="twbn data download-debd nltcs --data-dir"):
+        dataset_path("nltcs", folder)
+    assert main(["data", "download-debd", "nltcs", "--data-dir", str(folder),
+                 "--base-url", (tmp_path / "src").as_uri()]) == 0
+    path = dataset_path("nltcs", folder)
+    assert gzip.decompress(path.read_bytes()).decode() == "X0,X1,X2\n0,1,1\n1,0,0\n"
+    ds = twbn.read_csv(folder / "debd" / "nltcs_test.csv.gz")
+    assert ds.names == ("X0", "X1", "X2") and ds.n_rows == 2
+    monkeypatch.setenv("TWBN_DATA", str(folder))
+    assert dataset_path("nltcs") == path
+    capsys.readouterr()
+    assert main(["data", "download-debd", "nope", "--data-dir", str(folder)]) == 1
+    assert "unknown DEBD set 'nope'" in capsys.readouterr().err
+
+
+def test_bundled_sets_are_all_there():
+    for name in twbn.EXAMPLES:
+        ds = twbn.read_csv(twbn.example_path(name))
+        assert ds.n_rows > 100 and np.all(ds.arities >= 1)
