@@ -8,6 +8,7 @@ held-out log-likelihood. A crash leaves no OUT; the harness records the cell as 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import sys
 import time
@@ -17,16 +18,13 @@ def run(spec: dict) -> dict:
     from twbn.formulations.problem import Problem
     from twbn.formulations.verify import verify_result
     from twbn.scoring.jkl import read_jkl
-    from twbn.solvers.registry import solve, warm_start_solution
+    from twbn.solvers.registry import run as run_method
 
     cache = read_jkl(spec["cache"])
     problem = Problem(cache, spec["treewidth"])
     t0 = time.monotonic()
-    warm, used = None, 0.0
-    if spec.get("warm_start"):
-        warm, used = warm_start_solution(problem, spec["warm_start"], time_limit=spec["time_limit"], seed=spec["seed"])
-    sol = solve(problem, spec["method"], solver=spec.get("solver"), time_limit=max(0.1, spec["time_limit"] - used),
-                seed=spec["seed"], warm_start=warm)
+    sol = run_method(problem, spec["method"], solver=spec.get("solver"), time_limit=spec["time_limit"],
+                     seed=spec["seed"], warm_start=spec.get("warm_start"), options=spec.get("options") or None)
     result = sol.to_json(problem)
     errors = verify_result(cache, result, spec["treewidth"])
     if errors:  # never store an uncertified network as a result
@@ -54,8 +52,25 @@ def run(spec: dict) -> dict:
     return out
 
 
+def die_with_parent(parent: int) -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (kill -9 of the harness
+    included), so that no cell outlives its grid; a no-op elsewhere."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before the request was made
+        os._exit(1)
+
+
 def main(argv: list[str]) -> int:
-    spec_path, out_path = argv
+    spec_path, out_path = argv[:2]
+    if len(argv) > 2:
+        die_with_parent(int(argv[2]))
     with open(spec_path, encoding="utf-8") as fh:
         spec = json.load(fh)
     if spec.get("memory_limit_mb"):

@@ -1,9 +1,10 @@
 """The ``twbn`` command line (contract: docs/design.md, "Command line contract").
 
-User errors (bad data, malformed caches, impossible options) print one line
-``twbn: error: …`` on stderr and exit with status 1; usage errors exit with 2. No
-command leaves a partial output file: everything is written to a temporary file and
-renamed.
+Exit codes: 0 success (``learn``: a network); 1 an error — bad data, malformed caches,
+impossible options, file-system failures — reported as one line ``twbn: error: …`` on
+stderr; 2 a usage error (argparse); 3 ``learn`` ran but found no network (status
+``infeasible`` or ``unknown``; the result file says why); 130 interrupted. No command
+leaves a partial output file: everything is written to a temporary file and renamed.
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS, PRUNING_MODES
 USER_ERRORS = (NetworkError, DataError, JklError, CacheError, InfeasibleError, ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
 
 
+#: ``learn`` ran to its end but has no network to report.
+EXIT_NO_NETWORK = 3
+#: Stopped by SIGINT or SIGTERM (``learn`` still writes its best result so far).
+EXIT_INTERRUPTED = 130
+
+
 class UserError(Exception):
     """A problem with what the user asked for; reported as one line, no traceback."""
 
@@ -35,6 +42,17 @@ def _positive_float(text: str) -> float:
         v = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return v
+
+
+def _time_limit(text: str) -> float:
+    """Seconds, or ``inf`` for no limit."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
     if not v > 0:
         raise argparse.ArgumentTypeError(f"must be positive, got {text}")
     return v
@@ -250,28 +268,79 @@ def _load_problem(args: argparse.Namespace):
     return Problem(cache, args.treewidth, frozenset(forbidden), frozenset(required))
 
 
+def _option_pairs(pairs: Sequence[str] | None) -> dict[str, str]:
+    """``--option NAME=VALUE`` (repeatable) as a mapping; the registry converts and checks."""
+    out: dict[str, str] = {}
+    for item in pairs or ():
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise UserError(f"--option {item!r} must be written NAME=VALUE")
+        out[name.strip().replace("-", "_")] = value
+    return out
+
+
+def _help_options(method: str) -> int:
+    from twbn.solvers.method_options import describe_options
+    from twbn.solvers.registry import get_method
+
+    spec = get_method(method)
+    print(f"method {spec.name}: {spec.summary}")
+    print(f"  backends (--solver): {', '.join(spec.backends) or 'none'}; "
+          f"treewidth bound: {'required, k >= ' + str(spec.min_treewidth) if spec.min_treewidth is not None else 'optional'}; "
+          f"warm start: {'yes' if spec.warm_start else 'no'}; default time limit: "
+          f"{'none (runs to the end)' if spec.default_time_limit is None else f'{spec.default_time_limit:g} s'}")
+    lines = describe_options(spec.options)
+    print("  options (--option NAME=VALUE):" + ("" if lines else " none"))
+    for line in lines:
+        print("    " + line)
+    return 0
+
+
 def cmd_learn(args: argparse.Namespace) -> int:
     from twbn.solvers.registry import run
 
+    if args.help_options:
+        if args.method == "auto":
+            raise UserError("--help-options needs --method METHOD (auto picks its own)")
+        return _help_options(args.method)
+    if args.cache is None:
+        raise UserError("learn needs DATA.csv or CACHE.jkl")
+    options = _option_pairs(args.option)
     stem = Path(args.cache).name.split(".")[0]
     out = Path(args.output) if args.output else Path(f"{stem}.{args.method}.json")
     if not out.parent.exists():
         raise UserError(f"output folder {out.parent} does not exist")
     problem = _load_problem(args)
-    sol = run(problem, args.method, solver=args.solver, time_limit=args.time_limit, seed=args.seed,
-              warm_start=args.warm_start, log=None if args.quiet else print)
+    from twbn.formulations.solution import Solution
+    from twbn.solvers.interrupt import StopRequest
+
+    stop = StopRequest()
+    try:
+        with stop.catching():
+            sol = run(problem, args.method, solver=args.solver, time_limit=args.time_limit, seed=args.seed,
+                      warm_start=args.warm_start, options=options or None, log=None if args.quiet else print,
+                      stop=stop)
+    except KeyboardInterrupt:  # a method with nothing to keep (the DPs, milp, cp)
+        stop.request()
+        sol = Solution(None, None, None, "unknown", method=args.method, solver=args.solver, seed=args.seed,
+                       time_limit=args.time_limit, stats={"reason": "interrupted before a network was found"})
     sol.write(problem, str(out))
     if not args.quiet:
         k = "unbounded" if problem.treewidth is None else f"treewidth <= {problem.treewidth}"
         if sol.parents is None:
-            print(f"{sol.method}: {sol.status} ({k}) after {sol.wall_time:.2f} s: {sol.stats.get('reason', '')}")
+            print(f"{sol.method}: no network: {sol.status} ({k}) after {sol.wall_time:.2f} s: "
+                  f"{sol.stats.get('reason', '')}")
         else:
             arcs = sum(len(p) for p in sol.parents)
             bound = "none (heuristic)" if sol.bound is None else f"{sol.bound:.4f}"
             print(f"{sol.method}: {sol.status}, score {sol.score:.4f}, bound {bound}, "
                   f"{arcs} arcs, width {sol.width} ({k}), {sol.wall_time:.2f} s")
         print(f"wrote {out}")
-    return 0
+    if stop.requested():
+        what = "its best network so far" if sol.parents is not None else "a result without a network"
+        print(f"twbn: interrupted; wrote {what} to {out}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return 0 if sol.parents is not None else EXIT_NO_NETWORK
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -288,9 +357,54 @@ def cmd_check(args: argparse.Namespace) -> int:
     errors = verify_result(cache, result, args.treewidth)
     for e in errors:
         print(f"{args.result}: {e}")
-    if not errors:
-        print(f"{args.result}: valid ({result.get('status')}, score {result.get('score')}, width {result.get('width')})")
-    return 0 if not errors else 1
+    if errors:
+        return 1
+    if result.get("parents") is None:
+        print(f"{args.result}: valid, no network (status {result.get('status')} as claimed by "
+              f"{result.get('method') or 'the method'}: {result.get('stats', {}).get('reason', 'no reason given')})")
+        return 0
+    k = result.get("treewidth_bound") if args.treewidth is None else args.treewidth
+    print(f"{args.result}: valid network: every parent set in the cache, acyclic, elimination order of width "
+          f"{result['width']}" + ("" if k is None else f" <= {k}") + f", score {result['score']} recomputed")
+    claim = f"status {result['status']}"
+    if result.get("bound") is not None:
+        claim += f", bound {result['bound']} (gap {100 * result['gap']:.4g}%)"
+    if not args.exact:
+        print(f"{args.result}: claimed by {result.get('method') or 'the method'}, not verified here: {claim}"
+              + (" (--exact re-solves small problems by DP)" if result["status"] == "optimal" or
+                 result.get("bound") is not None else ""))
+        return 0
+    return _check_exact(args, cache, result, k)
+
+
+def _check_exact(args: argparse.Namespace, cache, result: dict, k) -> int:
+    """``check --exact``: the optimum by the DP, against the claimed status and bound."""
+    from twbn.formulations.problem import Problem, parse_arcs
+    from twbn.solvers.auto import choose_method
+    from twbn.solvers.registry import solve
+
+    arcs = lambda kind: parse_arcs([f"{u},{v}" for u, v in result.get(kind) or []], cache.names)  # noqa: E731
+    problem = Problem(cache, k, arcs("forbidden"), arcs("required"))
+    if choose_method(problem).method != "dp":
+        raise UserError(f"--exact re-solves by DP, which is out of reach here (n = {problem.n}, "
+                        f"k = {'unbounded' if k is None else k}); see docs/auto.md")
+    opt = solve(problem, "dp")
+    if opt.score is None:
+        raise UserError(f"the DP found no network ({opt.status}: {opt.stats.get('reason', '')})")
+    tol = 1e-9 * max(1.0, abs(opt.score))
+    wrong = []
+    if result["status"] == "optimal" and result["score"] < opt.score - tol:
+        wrong.append(f"status optimal, but the optimum is {opt.score}")
+    if result.get("bound") is not None and result["bound"] < opt.score - tol:
+        wrong.append(f"bound {result['bound']} is below the optimum {opt.score}")
+    for w in wrong:
+        print(f"{args.result}: {w}")
+    if not wrong:
+        verdict = "optimal: confirmed" if result["score"] >= opt.score - tol else \
+            f"not optimal: {opt.score - result['score']:.6g} below the optimum"
+        print(f"{args.result}: the DP's optimum is {opt.score}; this network is {verdict}"
+              + ("" if result.get("bound") is None else "; its bound holds"))
+    return 1 if wrong else 0
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -475,7 +589,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_demo)
 
     le = sub.add_parser("learn", help="learn a network from data (scored first) or from a score cache")
-    le.add_argument("cache", metavar="DATA.csv|CACHE.jkl",
+    le.add_argument("cache", metavar="DATA.csv|CACHE.jkl", nargs="?",
                     help="a CSV/CSV.gz of data (scored first with the scoring options below) or a jkl cache")
     le.add_argument("--treewidth", type=_nonneg_int, default=None, metavar="K", help="bound (default: unbounded)")
     le.add_argument("--method", default="auto",
@@ -483,7 +597,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "cuts (cluster-cut ILP on SCIP), cp (CP-SAT k-tree model), kg (k-G), kastar (k-A*), "
                          "s2, s2plus (k-tree sampling / search)")
     le.add_argument("--solver", default=None, help="milp backend: highs (default), scip, cbc; cuts: scip; cp: cpsat; s2, s2plus: phase 2 by auto (default), dp or cuts")
-    le.add_argument("--time-limit", type=_positive_float, default=None, metavar="S")
+    le.add_argument("--time-limit", type=_time_limit, default=None, metavar="S",
+                    help="seconds for the method, warm start included (inf: none; default: the method's own)")
     le.add_argument("--seed", type=int, default=None)
     le.add_argument("--warm-start", default=None, metavar="tree|METHOD|RESULT.json",
                     help="start from the optimal tree (k=1), a method's result, or a result file")
@@ -491,6 +606,9 @@ def build_parser() -> argparse.ArgumentParser:
     le.add_argument("--require", action="append", metavar="A,B", help="require the arc A->B (repeatable)")
     le.add_argument("--forbid-file", metavar="FILE", help="forbidden arcs, one PARENT,CHILD per line")
     le.add_argument("--require-file", metavar="FILE", help="required arcs, one PARENT,CHILD per line")
+    le.add_argument("--option", action="append", metavar="NAME=VALUE",
+                    help="a method option (repeatable); --help-options lists them")
+    le.add_argument("--help-options", action="store_true", help="list the options of --method METHOD and exit")
     le.add_argument("-o", "--output", metavar="RESULT.json", help="default: DATA name with .METHOD.json, here")
     le.add_argument("-q", "--quiet", action="store_true")
     sc = le.add_argument_group("scoring, when learning from data (as twbn score)")
@@ -502,6 +620,8 @@ def build_parser() -> argparse.ArgumentParser:
     ch.add_argument("cache", metavar="CACHE.jkl")
     ch.add_argument("result", metavar="RESULT.json")
     ch.add_argument("--treewidth", type=_nonneg_int, default=None, metavar="K")
+    ch.add_argument("--exact", action="store_true",
+                    help="also re-solve by DP (small problems) and confirm the claimed optimum and bound")
     ch.set_defaults(func=cmd_check)
 
     ev = sub.add_parser("evaluate", help="held-out log-likelihood of a result")
@@ -561,7 +681,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         print("twbn: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ which cells are done.
     method = "milp"
     solver = "highs"
     warm_start = "kg"
+    options = { aggregate = false }   # the method's options (twbn learn --method M --help-options)
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
 from twbn.scoring.parent_sets import PRUNING_MODES
 
 METHOD_NAMES = ("dp", "milp", "cuts", "cp", "kg", "kastar", "s2", "s2plus")
+#: The top-level keys a config may have.
+KEYS = frozenset({"name", "score", "ess", "max_splits", "max_bins", "approximate", "candidates", "time_per_variable",
+                  "max_parents", "pruning", "folds", "seeds", "treewidths", "time_limit", "memory_limit_mb",
+                  "kill_margin", "inference", "data", "methods"})
 
 
 class ConfigError(ValueError):
@@ -101,6 +106,15 @@ def load_config(path: str | Path) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
 
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: not a config table")
+    unknown = sorted(set(raw) - KEYS)
+    if unknown:
+        import difflib
+
+        close = difflib.get_close_matches(unknown[0], sorted(KEYS), n=1)
+        raise ConfigError(f"{path}: unknown key {unknown[0]!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+
     def get(key, default=None, kind=None):
         v = raw.get(key, default)
         if v is None:
@@ -113,6 +127,9 @@ def load_config(path: str | Path) -> Config:
     for d in get("data", kind=list):
         if not isinstance(d, dict) or "name" not in d or "path" not in d:
             raise ConfigError(f"{path}: every [[data]] needs a name and a path")
+        if set(d) - {"name", "path"}:
+            raise ConfigError(f"{path}: data {d['name']!r} has no field {sorted(set(d) - {'name', 'path'})[0]!r} "
+                              "(fields: name, path; top-level keys go before the first [[data]])")
         p = (path.parent / d["path"]).resolve()
         if not p.exists():
             raise ConfigError(f"{path}: data file {p} does not exist")
@@ -158,8 +175,22 @@ def load_config(path: str | Path) -> Config:
         if m["name"] in methods:
             raise ConfigError(f"{path}: method label {m['name']!r} is used twice")
         own = bounds(m["treewidths"], f"treewidths of method {m['name']!r}") if "treewidths" in m else None
+        unknown = set(m) - {"name", "method", "solver", "warm_start", "treewidths", "options"}
+        if unknown:
+            raise ConfigError(f"{path}: method {m['name']!r} has no field {sorted(unknown)[0]!r} "
+                              "(fields: name, method, solver, warm_start, treewidths, options)")
+        _check_method(path, m["name"], method, m.get("solver"), m.get("warm_start"), m.get("options"))
         methods[m["name"]] = {"method": method, "solver": m.get("solver"), "warm_start": m.get("warm_start"),
-                              "treewidths": own}
+                              "treewidths": own, "options": dict(m.get("options") or {})}
+    seeds = get("seeds", [0], list)
+    if not seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds):
+        raise ConfigError(f"{path}: seeds must be a non-empty list of integers >= 0, got {seeds!r}")
+    memory = get("memory_limit_mb", 4000, int)
+    if isinstance(memory, bool) or memory < 1:
+        raise ConfigError(f"{path}: memory_limit_mb must be a positive integer, got {memory!r}")
+    margin = get("kill_margin", 60.0, (int, float))
+    if isinstance(margin, bool) or not margin >= 0:
+        raise ConfigError(f"{path}: kill_margin must be a number of seconds >= 0, got {margin!r}")
     folds = get("folds", 1, int)
     if folds < 1:
         raise ConfigError(f"{path}: folds must be >= 1")
@@ -168,10 +199,35 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(f"{path}: time_limit must be positive")
     return Config(
         name=str(get("name", path.stem)), path=path, data=data, score=score, max_parents=get("max_parents", 3, int),
-        pruning=pruning, ess=float(get("ess", 1.0)), folds=folds, seeds=tuple(get("seeds", [0], list)),
+        pruning=pruning, ess=float(get("ess", 1.0)), folds=folds, seeds=tuple(seeds),
         treewidths=tuple(tws), methods=methods, time_limit=time_limit,
-        memory_limit_mb=get("memory_limit_mb", 4000, int), kill_margin=float(get("kill_margin", 60.0)), raw=raw,
+        memory_limit_mb=memory, kill_margin=float(margin), raw=raw,
         inference=get("inference", False, bool), **extra)
+
+
+def _check_method(path: Path, label: str, method: str, solver, warm_start, options) -> None:
+    """The solver, warm start and options of one [[methods]] entry, checked against the
+    registry before anything is scored."""
+    from twbn.solvers.method_options import OptionError, parse_options
+    from twbn.solvers.registry import METHODS
+
+    spec = METHODS[method]
+    if solver is not None and solver not in spec.backends:
+        raise ConfigError(f"{path}: method {label!r}: {method} has no backend {solver!r}"
+                          + (f" (one of {', '.join(spec.backends)})" if spec.backends else " (it has none)"))
+    if warm_start is not None:
+        if not spec.warm_start:
+            raise ConfigError(f"{path}: method {label!r}: {method} takes no warm start")
+        if not isinstance(warm_start, str) or (warm_start not in METHODS and warm_start != "tree"
+                                                and not warm_start.endswith(".json")):
+            raise ConfigError(f"{path}: method {label!r}: warm_start must be tree, a method or a result file, "
+                              f"got {warm_start!r}")
+    if options is not None and not isinstance(options, dict):
+        raise ConfigError(f"{path}: method {label!r}: options must be a table, e.g. options = {{ cluster_k = 2 }}")
+    try:
+        parse_options(method, spec.options, options)
+    except OptionError as exc:
+        raise ConfigError(f"{path}: method {label!r}: {exc}") from None
 
 
 def expand(config: Config) -> list[Cell]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -109,14 +110,15 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path) -> dict:
         return {"status": "failed", "wall_time": 0.0, "error": f"not visible on this worker: {', '.join(missing)}"}
     spec = {**{k: v for k, v in prepared[cell.data, cell.fold].items() if k != "stats"},
             "discrete": config.score not in LOCAL_STRUCTURE_SCORES, "treewidth": cell.treewidth, "method": m["method"],
-            "solver": m["solver"], "warm_start": m["warm_start"], "time_limit": config.time_limit, "seed": cell.seed,
+            "solver": m["solver"], "warm_start": m["warm_start"], "options": m.get("options") or {}, "time_limit": config.time_limit, "seed": cell.seed,
             "ess": config.ess, "memory_limit_mb": config.memory_limit_mb,
             "inference": config.inference}
     with tempfile.TemporaryDirectory(prefix="twbn-cell-", dir=work) as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
         t0 = time.monotonic()
-        proc = subprocess.Popen([sys.executable, "-m", "twbn.experiments.cell", str(spec_path), str(out_path)],
+        proc = subprocess.Popen([sys.executable, "-m", "twbn.experiments.cell", str(spec_path), str(out_path),
+                                 str(os.getpid())],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True,  # own process group: a timeout kills its children too
                                 cwd=tmp)  # a neutral folder: the cell imports the installed twbn
@@ -203,7 +205,7 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
             raise ExperimentError(f"{config.path}: inference = true, but {exc}") from None
     store_path = Path(store_path).resolve()  # cells run in their own folders
     with ExitStack() as stack:
-        store = Store(store_path)
+        store = Store(store_path, writer=True)
         stack.callback(store.close)
         done = store.done_keys()
         if done and not resume:
@@ -214,6 +216,9 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
         cells = [c for c in expand(config) if c.key not in done]
         work = store_path.parent / (store_path.stem + ".work")
         work.mkdir(exist_ok=True)
+        # cell folders left by a run that was killed (we hold the store's lock: none is live)
+        for stale in work.glob("twbn-cell-*"):
+            shutil.rmtree(stale, ignore_errors=True)
         prepared = prepare_caches(config, work, log)
         for (name, fold), p in prepared.items():
             store.record_cache(name, fold, p["stats"])

@@ -75,13 +75,36 @@ def environment() -> dict:
     return env
 
 
+class StoreError(ValueError):
+    """A store that cannot be used: not SQLite, or in use by another writer."""
+
+
 class Store:
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, *, writer: bool = False):
+        """Open (or create) the store. A ``writer`` holds an exclusive lock on the file
+        (flock, which SQLite's own fcntl locks do not touch) for as long as it is open,
+        so that a second ``twbn experiment`` on the same store refuses at once."""
         self.path = Path(path)
-        self.db = sqlite3.connect(self.path, timeout=30)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.executescript(SCHEMA)
+        self._lock = None
+        if writer:
+            import fcntl
+
+            self._lock = open(self.path, "ab")
+            try:
+                fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self._lock.close()
+                raise StoreError(f"{self.path} is in use by another twbn experiment; wait for it or choose "
+                                 "another --store") from None
+        try:
+            self.db = sqlite3.connect(self.path, timeout=30)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            if self._lock is not None:
+                self._lock.close()
+            raise StoreError(f"{self.path} is not a twbn store ({exc})") from None
         have = {r[1] for r in self.db.execute("PRAGMA table_info(cells)")}
         for name, kind in LATER_COLUMNS:
             if name not in have:
@@ -129,3 +152,6 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+        if self._lock is not None:
+            self._lock.close()  # releases the flock
+            self._lock = None

@@ -43,10 +43,12 @@ from twbn.formulations.problem import Problem
 
 @dataclass(frozen=True)
 class MilpOptions:
-    tight_big_m: bool = True
-    aggregate: bool = True
-    two_cycles: bool = True
-    order_pairs: bool = True
+    """The strengthenings of the model (all on by default; ``plain()`` is Fig. 6 as published)."""
+
+    tight_big_m: bool = True  #: z, v in [0, n−1] and big-M n (8c, 8f)
+    aggregate: bool = True  #: 8f/8g/8h summed over the parent sets that contain j (or j and k)
+    two_cycles: bool = True  #: no 2-cycles: the cluster rows of size 2
+    order_pairs: bool = True  #: y_ij + y_ji <= 1
 
     @classmethod
     def plain(cls) -> "MilpOptions":

@@ -6,23 +6,37 @@ Solution out, whose certificate ``make_solution`` checks before it is returned.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
+from dataclasses import dataclass
+from typing import Callable
 
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import Solution, make_solution
+from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT as HEURISTIC_TIME_LIMIT
+from twbn.solvers.interrupt import StopRequest
+from twbn.solvers.method_options import (
+    CpOptions,
+    CutsOptions,
+    DpOptions,
+    KastarOptions,
+    KgOptions,
+    MilpOptions,
+    OptionError,
+    S2Options,
+    parse_options,
+)
 
 class MethodUnavailable(ValueError):
     """The method (or an option of it) is not available; the message says why."""
 
 
-def _solve_dp(problem: Problem, *, time_limit: float | None, seed: int | None, solver: str | None, **_) -> Solution:
+def _solve_dp(problem: Problem, *, time_limit, seed, solver, warm_start, options, stop) -> Solution:
     """Exact: Korhonen–Parviainen DP under a treewidth bound, Silander–Myllymäki without."""
     from twbn.solvers.exact.unbounded import unbounded_optimum
     from twbn.solvers.exact.kp_dp import DPTimeout, bounded_treewidth_optimum
 
-    if solver not in (None, "dp"):
-        raise MethodUnavailable(f"method dp has no backend {solver!r}")
     t0 = time.monotonic()
     info = dict(method="dp", solver=None, seed=seed, time_limit=time_limit)
     try:
@@ -60,59 +74,151 @@ def _solve_dp(problem: Problem, *, time_limit: float | None, seed: int | None, s
     return sol
 
 
-def _solve_milp(problem: Problem, *, time_limit, seed, solver, warm_start=None, **_) -> Solution:
-    from twbn.solvers.models.backends import BACKENDS
+def _solve_milp(problem, *, time_limit, seed, solver, warm_start, options, stop) -> Solution:
     from twbn.solvers.models.milp import solve_milp
 
-    if solver not in (None, *BACKENDS):
-        raise MethodUnavailable(f"method milp has no backend {solver!r}; choose one of {', '.join(BACKENDS)}")
-    return solve_milp(problem, solver=solver, time_limit=time_limit, seed=seed, warm_start=warm_start)
+    return solve_milp(problem, solver=solver, time_limit=time_limit, seed=seed, warm_start=warm_start,
+                      options=options)
 
 
-def _solve_cp(problem: Problem, *, time_limit, seed, solver, warm_start=None, **_) -> Solution:
+def _solve_cp(problem, *, time_limit, seed, solver, warm_start, options, stop) -> Solution:
     from twbn.solvers.models.cp import solve_cp
 
-    if solver not in (None, "cpsat"):
-        raise MethodUnavailable(f"method cp has only the backend 'cpsat', not {solver!r}")
-    return solve_cp(problem, time_limit=time_limit, seed=seed, warm_start=warm_start)
+    return solve_cp(problem, time_limit=time_limit, seed=seed, warm_start=warm_start, **dataclasses.asdict(options))
 
 
-def _solve_cuts(problem: Problem, *, time_limit, seed, solver, warm_start=None, **_) -> Solution:
+def _solve_cuts(problem, *, time_limit, seed, solver, warm_start, options, stop) -> Solution:
     from twbn.solvers.cuts.branch_and_cut import solve_cuts
 
-    if solver not in (None, "scip"):
-        raise MethodUnavailable(f"method cuts has only the backend 'scip' (it needs a constraint handler), not {solver!r}")
-    return solve_cuts(problem, time_limit=time_limit, seed=seed, warm_start=warm_start)
+    return solve_cuts(problem, time_limit=time_limit, seed=seed, warm_start=warm_start, stop=stop,
+                      **dataclasses.asdict(options))
 
 
-def _solve_kg(problem: Problem, *, time_limit, seed, solver, **_) -> Solution:
+def _solve_kg(problem, *, time_limit, seed, solver, warm_start, options, stop) -> Solution:
     from twbn.solvers.heuristics.kg import solve_kg
 
-    if solver is not None:
-        raise MethodUnavailable("method kg has no backends")
-    return solve_kg(problem, time_limit=time_limit, seed=seed)
+    return solve_kg(problem, time_limit=time_limit, seed=seed, stop=stop, **dataclasses.asdict(options))
 
 
-def _solve_kastar(problem: Problem, *, time_limit, seed, solver, **_) -> Solution:
+def _solve_kastar(problem, *, time_limit, seed, solver, warm_start, options, stop) -> Solution:
     from twbn.solvers.heuristics.kastar import solve_kastar
 
-    if solver is not None:
-        raise MethodUnavailable("method kastar has no backends")
-    return solve_kastar(problem, time_limit=time_limit, seed=seed)
+    return solve_kastar(problem, time_limit=time_limit, seed=seed, stop=stop, **dataclasses.asdict(options))
 
 
-def _solve_s2(problem: Problem, *, time_limit, seed, solver, plus=False, **_) -> Solution:
-    from twbn.solvers.heuristics.s2 import PHASE2, solve_s2
+def _s2(plus: bool):
+    def run(problem, *, time_limit, seed, solver, warm_start, options, stop) -> Solution:
+        from twbn.solvers.heuristics.s2 import solve_s2
 
-    if solver not in (None, *PHASE2):
-        raise MethodUnavailable(f"method s2/s2plus takes as backend its phase 2: {', '.join(PHASE2)}; not {solver!r}")
-    return solve_s2(problem, plus=plus, time_limit=time_limit, seed=seed, phase2=solver or "auto")
+        return solve_s2(problem, plus=plus, time_limit=time_limit, seed=seed, phase2=solver or "auto", stop=stop,
+                        **dataclasses.asdict(options))
+
+    return run
 
 
-METHODS = {"dp": _solve_dp, "milp": _solve_milp, "cuts": _solve_cuts, "cp": _solve_cp, "kg": _solve_kg, "kastar": _solve_kastar,
-           "s2": _solve_s2, "s2plus": lambda problem, **kw: _solve_s2(problem, plus=True, **kw)}
+@dataclass(frozen=True)
+class Method:
+    """What a method is and what it accepts: the registry checks every call against it."""
+
+    name: str
+    summary: str
+    run: Callable[..., Solution]
+    options: type
+    backends: tuple[str, ...] = ()  #: the first is the default
+    min_treewidth: int | None = None  #: None: unbounded allowed; else a bound k >= this is needed
+    warm_start: bool = False  #: takes a start network
+    default_time_limit: float | None = None  #: None: runs to the end (exact methods)
+    anytime: bool = False  #: returns its best network when stopped early
+
+
+METHODS: dict[str, Method] = {m.name: m for m in (
+    Method("dp", "exact DP: a maximum branching (k <= 1), Korhonen-Parviainen (bounded), Silander-Myllymaki "
+                 "(unbounded)", _solve_dp, DpOptions),
+    Method("milp", "the elimination-order MILP of Nie et al. (2014) in pyomo", _solve_milp, MilpOptions,
+           backends=("highs", "scip", "cbc"), warm_start=True, anytime=True),
+    Method("cuts", "the cluster-cut ILP (GOBNILP-style) on SCIP, bounded or unbounded", _solve_cuts, CutsOptions,
+           backends=("scip",), warm_start=True, anytime=True),
+    Method("cp", "the CP-SAT k-tree model", _solve_cp, CpOptions, backends=("cpsat",),
+           warm_start=True, anytime=True),
+    Method("kg", "k-G (Scanagatta et al. 2016)", _solve_kg, KgOptions, min_treewidth=1,
+           default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
+    Method("kastar", "k-A* (Scanagatta et al. 2016)", _solve_kastar, KastarOptions, min_treewidth=1,
+           default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
+    Method("s2", "S2: sampled k-trees, phase 2 by DP or cuts", _s2(False), S2Options,
+           backends=("auto", "dp", "cuts"), min_treewidth=1, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
+    Method("s2plus", "S2+: k-trees by informative-score search, phase 2 by DP or cuts", _s2(True), S2Options,
+           backends=("auto", "dp", "cuts"), min_treewidth=1, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
+)}
 #: Share of the time budget a method-name warm start may use.
 WARM_START_SHARE = 0.2
+
+
+def get_method(name: str) -> Method:
+    """The registered method ``name``; MethodUnavailable (with the names) otherwise."""
+    if name not in METHODS:
+        raise MethodUnavailable(f"unknown method {name!r}; available: {', '.join(METHODS)}")
+    return METHODS[name]
+
+
+def check_time_limit(time_limit) -> float | None:
+    """A time limit in seconds: positive, or None / infinity for none."""
+    if time_limit is None:
+        return None
+    try:
+        value = float(time_limit)
+    except (TypeError, ValueError):
+        raise ValueError(f"time limit must be a number of seconds, got {time_limit!r}") from None
+    if math.isnan(value) or not value > 0:
+        raise ValueError(f"time limit must be positive, got {time_limit}")
+    return None if math.isinf(value) else value
+
+
+def _required_cycle(problem: Problem) -> str | None:
+    """The first cycle among the required arcs, as text, or None."""
+    import networkx as nx
+
+    g = nx.DiGraph(list(problem.required))
+    try:
+        cycle = nx.find_cycle(g)
+    except nx.NetworkXNoCycle:
+        return None
+    names = problem.names
+    return " -> ".join([names[u] for u, _ in cycle] + [names[cycle[0][0]]])
+
+
+def infeasibility(problem: Problem) -> str | None:
+    """Why no network can satisfy ``problem``, found before any solver runs; or None."""
+    cycle = _required_cycle(problem)
+    if cycle is not None:
+        return f"the required arcs form a cycle: {cycle}"
+    if problem.treewidth is not None:
+        from collections import Counter
+
+        indeg = Counter(v for _, v in problem.required)
+        for v, d in indeg.items():
+            if d > problem.treewidth:
+                return (f"{problem.names[v]} must have {d} parents, but treewidth <= {problem.treewidth} allows at "
+                        f"most {problem.treewidth}")
+    try:
+        problem.candidates
+    except InfeasibleError as exc:
+        return str(exc)
+    return None
+
+
+def certified_start(problem: Problem, start: Solution) -> Solution:
+    """``start`` re-certified for ``problem`` (its sets must be candidates here, acyclic, of
+    width <= k); MethodUnavailable saying why it cannot be used."""
+    if start.parents is None:
+        raise MethodUnavailable(f"the warm start has no network (status {start.status})")
+    if len(start.parents) != problem.n:
+        raise MethodUnavailable(f"the warm start has {len(start.parents)} variables, the cache {problem.n}")
+    try:
+        return make_solution(problem, start.parents, bound=None, status="feasible", method=start.method or "start",
+                             order_hint=start.elimination_order)
+    except (KeyError, ValueError) as exc:
+        reason = exc.args[0] if exc.args else exc
+        raise MethodUnavailable(f"the warm start is not a network of this problem: {reason}") from None
 
 
 def solve(
@@ -123,18 +229,76 @@ def solve(
     time_limit: float | None = None,
     seed: int | None = None,
     warm_start: Solution | None = None,
+    options=None,
+    stop: "StopRequest | None" = None,
 ) -> Solution:
-    if method not in METHODS:
-        raise MethodUnavailable(f"unknown method {method!r}; available: {', '.join(METHODS)}")
-    if time_limit is not None and not time_limit > 0:
-        raise ValueError(f"time limit must be positive, got {time_limit}")
-    return METHODS[method](problem, time_limit=time_limit, seed=seed, solver=solver, warm_start=warm_start)
+    """Run ``method`` on ``problem`` and return its certified Solution.
+
+    Everything is validated here, once, before any solver runs: the method and its
+    backend (``solver``), its ``options`` (an options object of solvers/method_options.py
+    or a mapping of names to values), whether it takes a warm start and a problem with or
+    without a bound, and the time limit (seconds; None: the method's default — the
+    heuristics stop after 10 s, exact methods run to the end). A problem that admits no
+    network (required arcs in a cycle, more required parents than k, no candidate set
+    left for a variable) gives an ``infeasible`` Solution whose ``stats["reason"]`` says
+    why, whatever the method. The result's ``time_limit`` is the limit given.
+
+    Raises MethodUnavailable (a ValueError) naming the method and what it cannot take.
+    """
+    spec = get_method(method)
+    time_limit = check_time_limit(time_limit)
+    if solver is not None and solver not in spec.backends:
+        raise MethodUnavailable(f"method {method} has no backend {solver!r}" + (
+            f"; choose one of {', '.join(spec.backends)}" if spec.backends else " (it has none)"))
+    try:
+        opts = parse_options(method, spec.options, options)
+    except OptionError as exc:
+        raise MethodUnavailable(str(exc)) from None
+    if spec.min_treewidth is not None and (problem.treewidth is None or problem.treewidth < spec.min_treewidth):
+        raise MethodUnavailable(f"method {method} needs a treewidth bound k >= {spec.min_treewidth} (--treewidth K)")
+    if warm_start is not None:
+        if not spec.warm_start:
+            takers = ", ".join(m.name for m in METHODS.values() if m.warm_start)
+            raise MethodUnavailable(f"method {method} takes no warm start (these do: {takers})")
+        warm_start = certified_start(problem, warm_start)
+    why = infeasibility(problem)
+    if why is not None:
+        return Solution(None, None, None, "infeasible", method=method, solver=solver, seed=seed,
+                        time_limit=time_limit, stats={"reason": why})
+    limit = time_limit if time_limit is not None else spec.default_time_limit
+    sol = spec.run(problem, time_limit=limit, seed=seed, solver=solver, warm_start=warm_start, options=opts,
+                   stop=stop)
+    sol.time_limit = time_limit
+    if sol.parents is None and not sol.stats.get("reason"):
+        sol.stats["reason"] = ("no network found within the time limit" if sol.status == "unknown"
+                               else "the method proved that no network satisfies the constraints")
+    return sol
 
 
-def warm_start_solution(problem: Problem, spec: str, *, time_limit: float | None, seed: int | None) -> tuple[Solution, float]:
+def _check_warm_spec(problem: Problem, spec: str) -> None:
+    """Refuse a warm-start name that cannot work, before any time is spent."""
+    if spec == "tree":
+        return
+    if spec.endswith(".json"):
+        import os
+
+        if not os.path.isfile(spec):
+            raise MethodUnavailable(f"warm start {spec}: no such file")
+        return
+    if spec not in METHODS:
+        raise MethodUnavailable(f"warm start {spec!r} is neither tree, a result file (.json) nor a method "
+                                f"({', '.join(METHODS)})")
+    start = METHODS[spec]
+    if start.min_treewidth is not None and (problem.treewidth is None or problem.treewidth < start.min_treewidth):
+        raise MethodUnavailable(f"warm start {spec} needs a treewidth bound k >= {start.min_treewidth}")
+
+
+def warm_start_solution(problem: Problem, spec: str, *, time_limit: float | None, seed: int | None,
+                        stop: "StopRequest | None" = None) -> tuple[Solution, float]:
     """The start named by ``--warm-start``: ``tree`` (the optimal treewidth-1 network, a
     maximum branching: valid for every k), a result file, or a method run first on a
     ``WARM_START_SHARE`` of the budget. Returns it and the seconds it used."""
+    _check_warm_spec(problem, spec)
     t0 = time.monotonic()
     if spec == "tree":
         from twbn.solvers.exact.branching import optimal_forest
@@ -144,14 +308,23 @@ def warm_start_solution(problem: Problem, spec: str, *, time_limit: float | None
     elif spec.endswith(".json"):
         import json
 
-        with open(spec, encoding="utf-8") as fh:
-            sol = Solution.from_json(json.load(fh), problem)
+        try:
+            with open(spec, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise MethodUnavailable(f"warm start {spec}: not JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise MethodUnavailable(f"warm start {spec}: not a result object")
+        try:
+            sol = Solution.from_json(data, problem)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise MethodUnavailable(f"warm start {spec}: not a result of this cache ({exc})") from None
     else:
         budget = None if time_limit is None else WARM_START_SHARE * time_limit
-        sol = solve(problem, spec, time_limit=budget, seed=seed)
+        sol = solve(problem, spec, time_limit=budget, seed=seed, stop=stop)
     if sol.parents is None:
-        raise ValueError(f"warm start {spec!r} has no network (status {sol.status})")
-    return sol, time.monotonic() - t0
+        raise MethodUnavailable(f"warm start {spec!r} has no network (status {sol.status})")
+    return certified_start(problem, sol), time.monotonic() - t0
 
 
 def run(
@@ -162,18 +335,26 @@ def run(
     time_limit: float | None = None,
     seed: int | None = None,
     warm_start: "str | Solution | None" = None,
+    options=None,
     log=None,
+    stop: "StopRequest | None" = None,
 ) -> Solution:
     """``solve`` with the choices of ``twbn learn``: ``method="auto"`` (solvers/auto.py),
     and a warm start given as a Solution, a result-file path, ``tree`` or a method name
-    (run first on a share of ``time_limit``, which the method's own limit then excludes).
-    ``log`` receives the one line saying what ``auto`` chose and why."""
+    (run first on ``WARM_START_SHARE`` of ``time_limit``; the method gets what is left of
+    the same deadline). Everything is validated before the warm start runs. The result
+    records the limit given as ``time_limit`` and, in ``stats["warm_start"]``, where the
+    start came from, its score and the seconds it took. ``log`` receives the one line
+    saying what ``auto`` chose and why."""
     from twbn.solvers.auto import AUTO_TIME_LIMIT, choose_method
 
+    time_limit = check_time_limit(time_limit)
     choice = None
     if method == "auto":
         if solver is not None:
             raise MethodUnavailable("a --solver needs a named method; auto picks its own")
+        if options:
+            raise MethodUnavailable("method options need a named method; auto picks its own")
         choice = choose_method(problem)
         method = choice.method
         reason = choice.describe()
@@ -186,18 +367,34 @@ def run(
             reason += f"; {AUTO_TIME_LIMIT:g} s budget"
         if log is not None:
             log(reason)
-    elif method not in METHODS:
-        raise MethodUnavailable(f"unknown method {method!r}; available: auto, {', '.join(METHODS)}")
-    warm, used = None, 0.0
-    if warm_start is not None:
-        if method == "dp":
-            raise MethodUnavailable("method dp is exact and takes no warm start")
+    spec = get_method(method)
+    try:
+        parse_options(method, spec.options, options)
+    except OptionError as exc:
+        raise MethodUnavailable(str(exc)) from None
+    if warm_start is not None and not spec.warm_start:
+        takers = ", ".join(m.name for m in METHODS.values() if m.warm_start)
+        raise MethodUnavailable(f"method {method} takes no warm start (these do: {takers})")
+    if isinstance(warm_start, str):
+        _check_warm_spec(problem, warm_start)
+    warm, used, label = None, 0.0, None
+    if warm_start is not None and infeasibility(problem) is None:
         if isinstance(warm_start, Solution):
-            warm = warm_start
+            warm, label = certified_start(problem, warm_start), warm_start.method or "a given network"
         else:
-            warm, used = warm_start_solution(problem, warm_start, time_limit=time_limit, seed=seed)
-    limit = None if time_limit is None else max(0.1, time_limit - used)
-    sol = solve(problem, method, solver=solver, time_limit=limit, seed=seed, warm_start=warm)
+            warm, used = warm_start_solution(problem, warm_start, time_limit=time_limit, seed=seed, stop=stop)
+            label = warm_start
+    if stop is not None and stop.requested() and warm is not None:
+        # interrupted during the warm start: its network is the best there is
+        warm.time_limit, warm.seed = time_limit, seed
+        warm.stats = {**warm.stats, "interrupted": True, "warm_start": {"from": label, "seconds": round(used, 4)}}
+        return warm
+    remaining = None if time_limit is None else max(0.1, time_limit - used)
+    sol = solve(problem, method, solver=solver, time_limit=remaining, seed=seed, warm_start=warm, options=options,
+                stop=stop)
+    sol.time_limit = time_limit
+    if warm is not None:
+        sol.stats["warm_start"] = {"from": label, "score": warm.score, "seconds": round(used, 4)}
     if choice is not None:
         sol.stats["auto"] = choice.reason
     return sol

@@ -432,5 +432,5 @@ def test_warm_start_is_used_and_never_lost():
 def test_cuts_rejects_other_backends():
     from twbn.solvers.registry import MethodUnavailable
 
-    with pytest.raises(MethodUnavailable, match="only the backend 'scip'"):
+    with pytest.raises(MethodUnavailable, match="method cuts has no backend 'highs'; choose one of scip"):
         solve(Problem(random_cache(3, 0)), "cuts", solver="highs")

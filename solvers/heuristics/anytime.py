@@ -10,6 +10,10 @@ import time
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution, make_solution
 
+#: Budget (seconds) of the anytime heuristics when neither a time limit nor an iteration
+#: limit is given: the one definition, which the registry uses too.
+DEFAULT_TIME_LIMIT = 10.0
+
 
 def whole_clique_solution(problem: Problem, t0: float, **info) -> Solution:
     """With n ≤ k+1 every DAG fits in one (k+1)-clique: the unbounded optimum is the
@@ -22,8 +26,9 @@ def whole_clique_solution(problem: Problem, t0: float, **info) -> Solution:
 
 
 class Anytime:
-    def __init__(self, limit: float | None, max_iterations: int | None, t0: float | None = None):
+    def __init__(self, limit: float | None, max_iterations: int | None, t0: float | None = None, stop=None):
         self.t0 = time.monotonic() if t0 is None else t0
+        self.stop = stop  # a StopRequest (solvers/interrupt.py) or None
         self.limit = limit
         self.max_iterations = max_iterations
         self.tries = 0
@@ -44,6 +49,8 @@ class Anytime:
 
     def next_try(self) -> bool:
         """Count a try; False once the time limit or the iteration limit is reached."""
+        if self.stop is not None and self.stop.requested():
+            return False
         if self.tries and ((self.limit is not None and time.monotonic() - self.t0 >= self.limit)
                            or (self.max_iterations is not None and self.tries >= self.max_iterations)):
             return False
@@ -51,7 +58,8 @@ class Anytime:
         return True
 
     def solution(self, problem: Problem, extra_stats: dict, **info) -> Solution:
-        stats = {"iterations": len(self.scores), "median_score": statistics.median(self.scores) if self.scores else None,
+        stats = {"iterations": len(self.scores), **({"interrupted": True} if self.stop is not None and
+                                                     self.stop.requested() else {}), "median_score": statistics.median(self.scores) if self.scores else None,
                  "max_score": max(self.scores) if self.scores else None, **extra_stats}
         wall = round(time.monotonic() - self.t0, 4)
         if self.best is None:

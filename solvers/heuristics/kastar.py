@@ -30,11 +30,11 @@ import time
 
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution
-from twbn.solvers.heuristics.anytime import Anytime, whole_clique_solution
+from twbn.solvers.interrupt import StopRequest, cooperating
+from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime, whole_clique_solution
 from twbn.solvers.heuristics.kg import _KG
 
-DEFAULT_TIME_LIMIT = 10.0
-DEFAULT_MAX_EXPANSIONS = 20_000
+from twbn.solvers.method_options import KASTAR_MAX_EXPANSIONS as DEFAULT_MAX_EXPANSIONS
 
 
 class _KAStar(_KG):
@@ -127,9 +127,8 @@ def solve_kastar(
     *,
     time_limit: float | None = None,
     seed: int | None = None,
-    max_iterations: int | None = None,
+    max_iterations: int | None = None, stop: "StopRequest | None" = None,
     max_expansions: int = DEFAULT_MAX_EXPANSIONS,
-    **_,
 ) -> Solution:
     """Anytime k-A* until ``time_limit`` (default 10 s) or ``max_iterations`` orders;
     reproducible from ``seed`` as k-G."""
@@ -143,13 +142,14 @@ def solve_kastar(
     info = dict(method="kastar", seed=seed, time_limit=time_limit)
     if n <= problem.treewidth + 1:
         return whole_clique_solution(problem, t0, **info)
-    run = Anytime(limit, max_iterations, t0)
+    run = Anytime(limit, max_iterations, t0, stop)
     truncated = 0
     order = list(range(n))
-    while run.next_try():
-        rng.shuffle(order)
-        got = search.network_astar(list(order), max_expansions, run.deadline)
-        if got is not None:
-            truncated += got[3]
-            run.offer(got[1], got[0], got[2][::-1])
+    with cooperating(stop):
+        while run.next_try():
+            rng.shuffle(order)
+            got = search.network_astar(list(order), max_expansions, run.deadline)
+            if got is not None:
+                truncated += got[3]
+                run.offer(got[1], got[0], got[2][::-1])
     return run.solution(problem, {"truncated_orders": truncated, "max_expansions": max_expansions}, **info)

@@ -26,10 +26,10 @@ import time
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution
 from twbn.scoring.cache import ParentSet, ScoreCache
-from twbn.solvers.heuristics.anytime import Anytime, whole_clique_solution
+from twbn.solvers.interrupt import StopRequest, cooperating
+from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime, whole_clique_solution
 from twbn.solvers.exact.unbounded import unbounded_optimum
 
-DEFAULT_TIME_LIMIT = 10.0
 
 
 class _KG:
@@ -102,7 +102,7 @@ class _KG:
 
 
 def solve_kg(
-    problem: Problem, *, time_limit: float | None = None, seed: int | None = None, max_iterations: int | None = None, **_
+    problem: Problem, *, time_limit: float | None = None, seed: int | None = None, max_iterations: int | None = None, stop: "StopRequest | None" = None
 ) -> Solution:
     """Anytime k-G until ``time_limit`` (default 10 s) or ``max_iterations`` orders;
     the sequence of orders is reproducible from ``seed`` (so with ``max_iterations`` and
@@ -116,12 +116,13 @@ def solve_kg(
     n = problem.n
     if n <= problem.treewidth + 1:
         return whole_clique_solution(problem, t0, method="kg", seed=seed, time_limit=time_limit)
-    run = Anytime(limit, max_iterations, t0)
+    run = Anytime(limit, max_iterations, t0, stop)
     order = list(range(n))
-    while run.next_try():
-        rng.shuffle(order)
-        got = kg.network(list(order))
-        if got is not None:
-            run.offer(got[1], got[0], got[2][::-1])
+    with cooperating(stop):
+        while run.next_try():
+            rng.shuffle(order)
+            got = kg.network(list(order))
+            if got is not None:
+                run.offer(got[1], got[0], got[2][::-1])
     return run.solution(problem, {"distinct_first_cliques": len(kg.first_memo)}, method="kg", seed=seed,
                         time_limit=time_limit)

@@ -37,11 +37,11 @@ from twbn.formulations.ktree_codes import random_k_tree
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution, make_solution
 from twbn.scoring.cache import ScoreCache
-from twbn.solvers.heuristics.anytime import Anytime
+from twbn.solvers.interrupt import StopRequest, cooperating
+from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime
 from twbn.solvers.exact.superstructure_dp import best_dag_in_graph
 
-DEFAULT_TIME_LIMIT = 10.0
-DEFAULT_MAX_EXPANSIONS = 5_000
+from twbn.solvers.method_options import S2_MAX_EXPANSIONS as DEFAULT_MAX_EXPANSIONS
 PHASE2 = ("auto", "dp", "cuts")
 #: "auto" uses the super-structure DP up to this k and the cluster-cut ILP above it: the
 #: DP's tables grow as 3^(k+1) per bag (zoo, one random k-tree: 0.02 s at k = 2, 1.2 s at
@@ -180,10 +180,9 @@ def solve_s2(
     plus: bool = False,
     time_limit: float | None = None,
     seed: int | None = None,
-    max_iterations: int | None = None,
+    max_iterations: int | None = None, stop: "StopRequest | None" = None,
     phase2: str = "auto",
     max_expansions: int = DEFAULT_MAX_EXPANSIONS,
-    **_,
 ) -> Solution:
     """Anytime S2 (or S2+ with ``plus``) until ``time_limit`` (default 10 s) or
     ``max_iterations`` k-trees through phase 2; reproducible from ``seed``."""
@@ -208,34 +207,35 @@ def solve_s2(
         return make_solution(problem, got[0], bound=None, status="feasible", order_hint=got[2],
                              wall_time=round(time.monotonic() - t0, 4),
                              stats={"iterations": 1, "median_score": got[1], "max_score": got[1]}, **info)
-    run = Anytime(limit, max_iterations, t0)
+    run = Anytime(limit, max_iterations, t0, stop)
     sampled = 0
     proven = 0
     unproven = 0  # phase 2 stopped by the deadline before proving its network best
     best_is = None
     strength = w.sum(axis=1)
-    while run.next_try():
-        if plus:
-            if run.tries == 1:
-                first = tuple(sorted(np.argsort(-strength, kind="stable")[: k + 1].tolist()))
+    with cooperating(stop):
+        while run.next_try():
+            if plus:
+                if run.tries == 1:
+                    first = tuple(sorted(np.argsort(-strength, kind="stable")[: k + 1].tolist()))
+                else:
+                    first = tuple(sorted(rng.sample(range(n), k + 1)))
+                adj, exact = _best_k_tree(w, k, first, max_expansions, run.deadline)
+                proven += exact
+                sampled += 1
+                accepted = True
             else:
-                first = tuple(sorted(rng.sample(range(n), k + 1)))
-            adj, exact = _best_k_tree(w, k, first, max_expansions, run.deadline)
-            proven += exact
-            sampled += 1
-            accepted = True
-        else:
-            adj = random_k_tree(n, k, rng)
-            sampled += 1
-            score_is = informative_score(adj, w, cand)
-            accepted = score_is > 0 and (best_is is None or best_is <= 0 or rng.random() < min(1.0, score_is / best_is))
-            if best_is is None or score_is > best_is:
-                best_is = score_is
-        if accepted:
-            got = _phase2(problem, adj, phase2, run.deadline)
-            if got is not None:
-                run.offer(got[1], got[0], got[2])
-                unproven += not got[3]
+                adj = random_k_tree(n, k, rng)
+                sampled += 1
+                score_is = informative_score(adj, w, cand)
+                accepted = score_is > 0 and (best_is is None or best_is <= 0 or rng.random() < min(1.0, score_is / best_is))
+                if best_is is None or score_is > best_is:
+                    best_is = score_is
+            if accepted:
+                got = _phase2(problem, adj, phase2, run.deadline)
+                if got is not None:
+                    run.offer(got[1], got[0], got[2])
+                    unproven += not got[3]
     extra = {"sampled_k_trees": sampled, "phase2": phase2, "phase2_unproven": unproven}
     if plus:
         extra["k_trees_proven_best"] = proven

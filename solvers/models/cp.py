@@ -19,16 +19,22 @@ import multiprocessing
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import Solution, certificate_order, make_solution
 
-#: Seconds allowed beyond the time limit for spawning, importing and building.
+#: Seconds allowed beyond the time limit before the child is stopped (it should never come
+#: to that: the child's CP-SAT limit is what is left of the deadline).
 MARGIN = 120.0
+#: Seconds kept back from the deadline for sending the result back and certifying it.
+RETURN_SECONDS = 0.5
 
 
-def _cp_worker(problem: Problem, time_limit, seed, hint, workers, options, fix_hint=False) -> dict:
-    """Runs in the child: build, hint, solve; plain data back."""
+def _cp_worker(problem: Problem, deadline, seed, hint, workers, options, fix_hint=False) -> dict:
+    """Runs in the child: build, hint, solve; plain data back. ``deadline`` is a
+    ``time.monotonic()`` instant (the clock is system-wide), or None: the spawn, the
+    imports and the build all count against it."""
     from ortools.sat.python import cp_model
 
     from twbn.formulations.cp_ktree import add_hint, build_ktree_cp
 
+    _die_with_parent()
     t0 = time.monotonic()
     cp = build_ktree_cp(problem, **options)
     build_s = time.monotonic() - t0
@@ -39,8 +45,8 @@ def _cp_worker(problem: Problem, time_limit, seed, hint, workers, options, fix_h
             for idx, val in zip(list(proto.solution_hint.vars), list(proto.solution_hint.values)):
                 cp.model.add(cp.model.get_int_var_from_proto_index(idx) == val)
     solver = cp_model.CpSolver()
-    if time_limit is not None:
-        solver.parameters.max_time_in_seconds = max(0.1, time_limit - build_s)
+    if deadline is not None:
+        solver.parameters.max_time_in_seconds = max(0.05, deadline - time.monotonic() - RETURN_SECONDS)
     solver.parameters.num_workers = workers or os.cpu_count() or 1
     if seed is not None:
         solver.parameters.random_seed = int(seed) % 2**31
@@ -74,6 +80,18 @@ def _cp_worker(problem: Problem, time_limit, seed, hint, workers, options, fix_h
         if cp.p is not None:
             out["order"] = sorted(range(problem.n), key=lambda i: (solver.value(cp.p[i]), -i))
     return out
+
+
+def _die_with_parent() -> None:
+    """The CP-SAT child dies with the process that spawned it (Linux), so that a killed
+    ``twbn learn`` or experiment cell leaves no CP-SAT search running."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def run_isolated(fn, *args, timeout: float | None):
@@ -118,7 +136,8 @@ def solve_cp(
     options = {"redundant": redundant, "permutation": permutation}
     timeout = None if time_limit is None else time_limit + MARGIN
     try:
-        out = run_isolated(_cp_worker, problem, time_limit, seed, hint, workers, options, timeout=timeout)
+        deadline = None if time_limit is None else t0 + time_limit
+        out = run_isolated(_cp_worker, problem, deadline, seed, hint, workers, options, timeout=timeout)
     except FutureTimeout:
         return Solution(None, None, None, "unknown", wall_time=round(time.monotonic() - t0, 4),
                         stats={"reason": "the CP-SAT process overran its time limit"}, **info)
@@ -144,5 +163,5 @@ def solve_cp(
 
 def hint_check(problem: Problem, parents, order) -> tuple[str, float | None]:
     """Solve with every variable fixed to its hint: (status, objective). For tests."""
-    out = run_isolated(_cp_worker, problem, 60.0, 0, (parents, order), None, {}, True, timeout=180)
+    out = run_isolated(_cp_worker, problem, time.monotonic() + 60.0, 0, (parents, order), None, {}, True, timeout=180)
     return out["status"], out["objective"]

@@ -1,0 +1,186 @@
+"""Each method's tuning options: a dataclass with defaults, validated on construction.
+
+The registry (solvers/registry.py) takes options as one of these, or as a mapping of
+names to values (from ``--option NAME=VALUE`` or an experiment config), which
+:func:`parse_options` converts and checks, naming the method and the option when it
+refuses one. This module imports no solver, so the command line can list options cheaply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import typing
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from twbn.formulations.elimination_milp import MilpOptions
+
+__all__ = ["DpOptions", "MilpOptions", "CutsOptions", "CpOptions", "KgOptions", "KastarOptions", "S2Options",
+           "OptionError", "parse_options", "describe_options"]
+
+#: Default share of the elapsed time the cuts LNS may use (bounded mode).
+LNS_SHARE = 0.3
+#: Default cap on the nodes one A* search expands: k-A*, and S2+'s phase 2.
+KASTAR_MAX_EXPANSIONS = 20_000
+S2_MAX_EXPANSIONS = 5_000
+
+
+class OptionError(ValueError):
+    """An option a method does not take, or a value it cannot use."""
+
+
+def _positive_int(name: str, value, allow_none: bool = True) -> None:
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise OptionError(f"option {name} must be an integer >= 1, got {value!r}")
+
+
+@dataclass(frozen=True)
+class DpOptions:
+    """The DPs take no options."""
+
+
+@dataclass(frozen=True)
+class CutsOptions:
+    """The cluster-cut ILP's separation and search (docs/cuts.md)."""
+
+    exact: str = "always"  #: exact cluster separation by sub-IP: always, root or never
+    edges: bool = True  #: the 2-cluster (edge) rows up front
+    cluster_k: int = 3  #: largest k of the k-cluster rows (4); 1 = cluster rows (3) only
+    matroid: bool = True  #: matroid rows (5) of rank 2 … cluster_k
+    minor: bool = True  #: minor density rows (6), bounded mode
+    lns: bool | None = None  #: large-neighbourhood search; None = on in bounded mode
+    lns_share: float = LNS_SHARE  #: share of the elapsed time the LNS may use
+
+    def __post_init__(self):
+        if self.exact not in ("always", "root", "never"):
+            raise OptionError(f"option exact must be always, root or never, got {self.exact!r}")
+        _positive_int("cluster_k", self.cluster_k, allow_none=False)
+        if not 0.0 <= self.lns_share < 1.0:
+            raise OptionError(f"option lns_share must lie in [0, 1), got {self.lns_share!r}")
+
+
+@dataclass(frozen=True)
+class CpOptions:
+    """The CP-SAT k-tree model."""
+
+    workers: int | None = None  #: CP-SAT search workers (default: one per core)
+    redundant: bool = True  #: redundant clique-count constraints
+    permutation: bool = True  #: the elimination order as a permutation (symmetry breaking)
+
+    def __post_init__(self):
+        _positive_int("workers", self.workers)
+
+
+@dataclass(frozen=True)
+class KgOptions:
+    """k-G (Scanagatta et al. 2016)."""
+
+    max_iterations: int | None = None  #: stop after this many orders (with the time limit, whichever first)
+
+    def __post_init__(self):
+        _positive_int("max_iterations", self.max_iterations)
+
+
+@dataclass(frozen=True)
+class KastarOptions:
+    """k-A* (Scanagatta et al. 2016)."""
+
+    max_iterations: int | None = None  #: stop after this many orders
+    max_expansions: int = KASTAR_MAX_EXPANSIONS  #: nodes one A* search may expand
+
+    def __post_init__(self):
+        _positive_int("max_iterations", self.max_iterations)
+        _positive_int("max_expansions", self.max_expansions, allow_none=False)
+
+
+@dataclass(frozen=True)
+class S2Options:
+    """S2 and S2+ (Scanagatta et al. 2016); phase 2 is the backend (``--solver``)."""
+
+    max_iterations: int | None = None  #: stop after this many k-trees
+    max_expansions: int = S2_MAX_EXPANSIONS  #: S2+: nodes one A* search may expand
+
+    def __post_init__(self):
+        _positive_int("max_iterations", self.max_iterations)
+        _positive_int("max_expansions", self.max_expansions, allow_none=False)
+
+
+def _convert(method: str, name: str, kind, value):
+    """``value`` (text from the command line, or a TOML value) as ``kind``."""
+    args = typing.get_args(kind)
+    optional = type(None) in args
+    base = next((a for a in args if a is not type(None)), kind) if args else kind
+    if isinstance(value, str):
+        text = value.strip()
+        if optional and text.lower() in ("none", "null", ""):
+            return None
+        if base is bool:
+            if text.lower() in ("true", "yes", "on", "1"):
+                return True
+            if text.lower() in ("false", "no", "off", "0"):
+                return False
+            raise OptionError(f"method {method}: option {name} is true or false, got {value!r}")
+        if base is int:
+            try:
+                return int(text)
+            except ValueError:
+                raise OptionError(f"method {method}: option {name} is an integer, got {value!r}") from None
+        if base is float:
+            try:
+                return float(text)
+            except ValueError:
+                raise OptionError(f"method {method}: option {name} is a number, got {value!r}") from None
+        return text
+    if value is None and optional:
+        return None
+    if base is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, base) or (base is int and isinstance(value, bool)):
+        raise OptionError(f"method {method}: option {name} must be {base.__name__}, got {value!r}")
+    return value
+
+
+def parse_options(method: str, cls: type, given: Mapping[str, Any] | Any | None):
+    """An options object of ``cls`` for ``method`` from None (the defaults), an instance,
+    or a mapping of option names to values (text or typed); OptionError names the method,
+    the option and, for a misspelling, the option meant."""
+    if given is None:
+        return cls()
+    if isinstance(given, cls):
+        return given
+    if not isinstance(given, Mapping):
+        raise OptionError(f"method {method}: options must be a mapping of names to values, not {type(given).__name__}")
+    hints = typing.get_type_hints(cls)
+    known = [f.name for f in dataclasses.fields(cls)]
+    values = {}
+    for name, value in given.items():
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            takes = f"; it takes {', '.join(known)}" if known else "; it takes no options"
+            raise OptionError(f"method {method} has no option {name!r}{hint}{takes}")
+        values[name] = _convert(method, name, hints[name], value)
+    try:
+        return cls(**values)
+    except OptionError as exc:
+        raise OptionError(f"method {method}: {exc}") from None
+
+
+def describe_options(cls: type) -> list[str]:
+    """One line per option: name, type, default and what it does (from the comments)."""
+    import inspect
+
+    hints = typing.get_type_hints(cls)
+    notes = {}
+    for line in inspect.getsource(cls).splitlines():
+        if "#:" in line and ":" in line.split("#:")[0]:
+            notes[line.split(":")[0].strip()] = line.split("#:", 1)[1].strip()
+    out = []
+    for f in dataclasses.fields(cls):
+        kind = hints[f.name]
+        shown = getattr(kind, "__name__", None) or str(kind).replace("typing.", "")
+        out.append(f"{f.name}={f.default!r}  ({shown}) {notes.get(f.name, '')}".rstrip())
+    return out

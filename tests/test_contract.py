@@ -1,0 +1,277 @@
+"""One contract for every method and every failure: options, warm starts, budgets,
+infeasibility, interrupts, exit codes, stores, configs, and what `check` certifies."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BUNDLED
+from tests.helpers import random_cache
+from twbn.experiments.cli import EXIT_INTERRUPTED, EXIT_NO_NETWORK, main
+from twbn.formulations.problem import Problem
+from twbn.formulations.verify import verify_result
+from twbn.scoring.data import read_csv
+from twbn.scoring.jkl import write_jkl
+from twbn.scoring.parent_sets import build_cache
+from twbn.solvers.registry import METHODS, MethodUnavailable, run, solve
+
+#: Seconds a method may take beyond its time limit (process start, model building and
+#: certification included); docs/methods.md states it.
+TIME_MARGIN = 2.5
+
+
+@pytest.fixture(scope="module")
+def wdbc():
+    return build_cache(read_csv(BUNDLED / "wdbc.csv.gz"), score="bic", max_parents=3, progress=False)[0]
+
+
+@pytest.mark.parametrize("method", list(METHODS))
+def test_every_method_rejects_an_option_it_does_not_take(method):
+    problem = Problem(random_cache(6, seed=1, max_size=2), 2)
+    with pytest.raises(MethodUnavailable, match=f"method {method} has no option 'max_iteration'"):
+        solve(problem, method, options={"max_iteration": 3})
+
+
+def test_an_option_typo_gets_a_suggestion_and_values_are_checked():
+    problem = Problem(random_cache(6, seed=1, max_size=2), 2)
+    with pytest.raises(MethodUnavailable, match=r"no option 'max_iteration' \(did you mean max_iterations\?\)"):
+        solve(problem, "kg", options={"max_iteration": 3})
+    with pytest.raises(MethodUnavailable, match="option cluster_k must be an integer >= 1"):
+        solve(problem, "cuts", options={"cluster_k": "0"})
+    with pytest.raises(MethodUnavailable, match="option lns_share must lie in"):
+        solve(problem, "cuts", options={"lns_share": 1.5})
+    sol = solve(problem, "kg", options={"max_iterations": "7"}, seed=3)
+    assert sol.stats["iterations"] == 7
+
+
+@pytest.mark.parametrize("method", list(METHODS))
+def test_warm_starts_only_where_taken_and_only_from_the_same_problem(method):
+    cache = random_cache(7, seed=2, max_size=2)
+    problem = Problem(cache, 2)
+    start = solve(problem, "dp")
+    if not METHODS[method].warm_start:
+        with pytest.raises(MethodUnavailable, match=f"method {method} takes no warm start"):
+            solve(problem, method, warm_start=start)
+        return
+    # a cache with the same variables in which the start's parent sets are missing
+    other = random_cache(7, seed=99, max_size=2)
+    foreign = solve(Problem(other, 2), "dp")
+    if any(ps not in cache.parent_sets[v] for v, ps in enumerate(foreign.parents)):
+        with pytest.raises(MethodUnavailable, match="warm start is not a network of this problem"):
+            solve(problem, method, warm_start=foreign, time_limit=5)
+    sol = solve(problem, method, warm_start=start, time_limit=20, seed=0)
+    assert sol.score >= start.score - 1e-9 and verify_result(cache, sol.to_json(problem), 2) == []
+
+
+@pytest.mark.parametrize("method", list(METHODS))
+def test_required_cycle_is_infeasible_with_a_reason_for_every_method(method):
+    cache = random_cache(6, seed=3, max_size=2)
+    problem = Problem(cache, 2, required={(0, 1), (1, 2), (2, 0)})
+    sol = solve(problem, method, time_limit=5)
+    assert sol.status == "infeasible" and sol.parents is None
+    assert sol.stats["reason"] == "the required arcs form a cycle: X0 -> X1 -> X2 -> X0"
+    assert verify_result(cache, sol.to_json(problem), 2) == []
+
+
+def test_more_required_parents_than_k_is_infeasible():
+    problem = Problem(random_cache(6, seed=3, max_size=3), 1, required={(0, 3), (1, 3)})
+    sol = solve(problem, "kg")
+    assert sol.status == "infeasible" and "X3 must have 2 parents" in sol.stats["reason"]
+
+
+@pytest.mark.parametrize("method", ["milp", "cuts", "cp", "kg", "kastar", "s2", "s2plus"])
+def test_every_method_honours_its_time_limit_on_a_real_cache(wdbc, method):
+    problem = Problem(wdbc, 3)
+    t0 = time.monotonic()
+    sol = solve(problem, method, time_limit=3.0, seed=0)
+    took = time.monotonic() - t0
+    assert took <= 3.0 + TIME_MARGIN, f"{method} took {took:.2f} s on a 3 s limit"
+    assert sol.time_limit == 3.0
+    if sol.parents is not None:
+        assert verify_result(wdbc, sol.to_json(problem), 3) == []
+
+
+def test_run_records_the_users_limit_and_the_warm_starts_share(wdbc):
+    problem = Problem(wdbc, 2)
+    sol = run(problem, "cuts", time_limit=5.0, warm_start="kg", seed=0)
+    assert sol.time_limit == 5.0
+    assert sol.stats["warm_start"]["from"] == "kg" and 0.5 <= sol.stats["warm_start"]["seconds"] <= 1.5
+    assert sol.score >= sol.stats["warm_start"]["score"] - 1e-9
+
+
+def test_heuristic_default_budget_and_inf(tmp_path):
+    problem = Problem(random_cache(8, seed=5, max_size=2), 2)
+    assert solve(problem, "kg", time_limit=float("inf"), options={"max_iterations": 5}).stats["iterations"] == 5
+    with pytest.raises(ValueError, match="time limit must be positive"):
+        solve(problem, "kg", time_limit=0)
+
+
+def _twbn(*args, **kw):
+    return subprocess.Popen([sys.executable, "-m", "twbn.experiments.cli", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+@pytest.mark.parametrize("method,extra,wait", [("kg", ["--time-limit", "inf"], 4.0),
+                                               ("cuts", ["--warm-start", "tree", "--time-limit", "120"], 8.0)])
+def test_sigint_keeps_the_best_network_so_far(tmp_path, wdbc, method, extra, wait):
+    jkl, out = tmp_path / "w.jkl", tmp_path / "r.json"
+    write_jkl(wdbc, jkl)
+    proc = _twbn("learn", jkl, "--treewidth", 3, "--method", method, *extra, "-o", out)
+    time.sleep(wait)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_INTERRUPTED
+    assert err.strip().splitlines() == [f"twbn: interrupted; wrote its best network so far to {out}"]
+    result = json.loads(out.read_text())
+    assert result["status"] == "feasible" and result["stats"].get("engine_status", "userinterrupt") == "userinterrupt"
+    assert main(["check", str(jkl), str(out)]) == 0
+
+
+def test_cli_options_reach_the_method_and_help_lists_them(tmp_path, capsys):
+    jkl, out = tmp_path / "c.jkl", tmp_path / "r.json"
+    write_jkl(random_cache(8, seed=6, max_size=2), jkl)
+    assert main(["learn", str(jkl), "--treewidth", "2", "--method", "cuts", "--option", "cluster_k=2",
+                 "--option", "matroid=false", "-o", str(out), "-q"]) == 0
+    stats = json.loads(out.read_text())["stats"]
+    assert stats["cluster_k"] == 2 and stats["matroid_rows"] is False
+    assert main(["learn", "--method", "kg", "--help-options"]) == 0
+    assert "max_iterations=None" in capsys.readouterr().out
+    assert main(["learn", str(jkl), "--treewidth", "2", "--method", "kg", "--option", "cluster_k=2"]) == 1
+    assert capsys.readouterr().err.strip() == ("twbn: error: method kg has no option 'cluster_k'; "
+                                               "it takes max_iterations")
+
+
+def test_learn_exit_code_when_no_network(tmp_path, capsys):
+    jkl, out = tmp_path / "c.jkl", tmp_path / "r.json"
+    write_jkl(random_cache(5, seed=7, max_size=2), jkl)
+    assert main(["learn", str(jkl), "--treewidth", "2", "--method", "kg", "--require", "X0,X1", "--require",
+                 "X1,X0", "-o", str(out)]) == EXIT_NO_NETWORK
+    assert "no network: infeasible" in capsys.readouterr().out
+    assert json.loads(out.read_text())["status"] == "infeasible"
+
+
+def test_check_says_what_it_certifies_and_exact_catches_a_false_claim(tmp_path, capsys):
+    cache = build_cache(read_csv(BUNDLED / "housing.csv.gz"), score="bic", max_parents=2, progress=False)[0]
+    jkl, res, fake = tmp_path / "h.jkl", tmp_path / "k.json", tmp_path / "fake.json"
+    write_jkl(cache, jkl)
+    assert main(["learn", str(jkl), "--treewidth", "2", "--method", "kg", "--option", "max_iterations=3",
+                 "--seed", "0", "-o", str(res), "-q"]) == 0
+    r = json.loads(res.read_text())
+    r.update(status="optimal", bound=r["score"], gap=0.0)
+    fake.write_text(json.dumps(r))
+    capsys.readouterr()
+    assert main(["check", str(jkl), str(fake)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{fake}: valid network: every parent set in the cache, acyclic")
+    assert out[1].startswith(f"{fake}: claimed by kg, not verified here: status optimal")
+    optimum = solve(Problem(cache, 2), "dp").score
+    if r["score"] < optimum - 1e-6:  # 3 orders of k-G rarely find the optimum; if they do, nothing to catch
+        assert main(["check", str(jkl), str(fake), "--exact"]) == 1
+        assert f"status optimal, but the optimum is {optimum}" in capsys.readouterr().out
+
+
+def _config(tmp_path: Path, body: str) -> Path:
+    """A config with ``body``'s top-level keys, one data set, and ``body``'s [[methods]]."""
+    top, sep, methods = body.partition("[[methods]]")
+    p = tmp_path / "c.toml"
+    p.write_text(f'name = "t"\ntreewidths = [2]\ntime_limit = 2\n{top}[[data]]\nname = "h"\npath = '
+                 f'"{BUNDLED / "housing.csv.gz"}"\n{sep}{methods}')
+    return p
+
+
+@pytest.mark.parametrize("body,message", [
+    ('time_limt = 3\n[[methods]]\nname = "kg"\n', "unknown key 'time_limt' (did you mean 'time_limit'?)"),
+    ('seeds = ["a"]\n[[methods]]\nname = "kg"\n', "seeds must be a non-empty list of integers >= 0"),
+    ('kill_margin = -100\n[[methods]]\nname = "kg"\n', "kill_margin must be a number of seconds >= 0"),
+    ('memory_limit_mb = 0\n[[methods]]\nname = "kg"\n', "memory_limit_mb must be a positive integer"),
+    ('[[methods]]\nname = "kg"\nwarm_start = "cuts"\n', "method 'kg': kg takes no warm start"),
+    ('[[methods]]\nname = "c"\nmethod = "cuts"\nwarm_start = "nope"\n', "warm_start must be tree, a method"),
+    ('[[methods]]\nname = "m"\nmethod = "milp"\nsolver = "gurobi"\n', "milp has no backend 'gurobi'"),
+    ('[[methods]]\nname = "c"\nmethod = "cuts"\noptions = { clusterk = 2 }\n', "did you mean cluster_k?"),
+])
+def test_config_errors_are_one_line_before_anything_runs(tmp_path, capsys, body, message):
+    store = tmp_path / "s.sqlite"
+    assert main(["experiment", str(_config(tmp_path, body)), "--store", str(store), "-q"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+    assert not store.exists()
+
+
+def test_config_method_options_reach_the_cells(tmp_path):
+    from twbn.experiments.store import Store
+
+    cfg = _config(tmp_path, '[[methods]]\nname = "kg3"\nmethod = "kg"\noptions = { max_iterations = 3 }\n')
+    store = tmp_path / "s.sqlite"
+    assert main(["experiment", str(cfg), "--store", str(store), "-q"]) == 0
+    s = Store(store)
+    (cell,) = s.cells()
+    s.close()
+    assert json.loads(cell["result"])["stats"]["iterations"] == 3
+
+
+def test_store_not_sqlite_and_a_second_writer_refused(tmp_path, capsys):
+    from twbn.experiments.store import Store
+
+    cfg = _config(tmp_path, '[[methods]]\nname = "kg"\n')
+    bad = tmp_path / "bad.sqlite"
+    bad.write_text("not a database at all, just text\n" * 10)
+    assert main(["experiment", str(cfg), "--store", str(bad), "-q"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"twbn: error: {bad} is not a twbn store")
+    store = tmp_path / "s.sqlite"
+    holder = Store(store, writer=True)
+    try:
+        t0 = time.monotonic()
+        assert main(["experiment", str(cfg), "--store", str(store), "-q"]) == 1
+        assert time.monotonic() - t0 < 5
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"twbn: error: {store} is in use by another twbn experiment; wait for it or choose "
+                       "another --store"]
+    finally:
+        holder.close()
+    assert main(["experiment", str(cfg), "--store", str(store), "-q"]) == 0
+
+
+def _cell_processes(work: Path) -> list[int]:
+    import psutil
+
+    pids = []
+    for p in psutil.process_iter(["cmdline"]):
+        cmd = " ".join(p.info["cmdline"] or [])
+        if "twbn.experiments.cell" in cmd and str(work) in cmd:
+            pids.append(p.pid)
+    return pids
+
+
+def test_kill_9_of_experiment_leaves_no_cell_and_resume_runs_the_rest(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'name = "t"\ntreewidths = [2, 3]\ntime_limit = 4\nseeds = [0, 1]\n[[data]]\nname = "h"\n'
+                   f'path = "{BUNDLED / "housing.csv.gz"}"\n[[methods]]\nname = "kg"\n')
+    store = tmp_path / "s.sqlite"
+    work = tmp_path / "s.work"
+    proc = _twbn("experiment", cfg, "--store", store, "--jobs", "2", "-q")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(_cell_processes(work)) < 2:
+        time.sleep(0.2)
+    cells = _cell_processes(work)
+    assert cells, "no cell process started"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _cell_processes(work):
+        time.sleep(0.2)
+    assert _cell_processes(work) == []
+    assert list(work.glob("twbn-cell-*"))  # what the killed run left
+    resumed = _twbn("experiment", cfg, "--store", store, "--resume", "--jobs", "2")
+    out, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, err
+    assert "4 cells to run (0 already in" in out
+    assert not list(work.glob("twbn-cell-*"))
