@@ -10,6 +10,7 @@ leaves a partial output file: everything is written to a temporary file and rena
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -24,7 +25,7 @@ from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
 from twbn.scoring.networks import NetworkError
 from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS, PRUNING_MODES
 
-USER_ERRORS = (NetworkError, DataError, JklError, CacheError, InfeasibleError, ValueError, FileNotFoundError, PermissionError, IsADirectoryError)
+USER_ERRORS = (NetworkError, DataError, JklError, CacheError, InfeasibleError, ValueError)
 
 
 #: ``learn`` ran to its end but has no network to report.
@@ -312,16 +313,24 @@ def cmd_learn(args: argparse.Namespace) -> int:
         raise UserError(f"output folder {out.parent} does not exist")
     problem = _load_problem(args)
     from twbn.formulations.solution import Solution
-    from twbn.solvers.interrupt import StopRequest
+    from twbn.solvers.control import RunControl, live_line
 
-    stop = StopRequest()
+    control = RunControl()
+    on_tty = sys.stderr.isatty() and not args.quiet
+    live = live_line(control, sys.stderr) if on_tty else contextlib.nullcontext()
+
+    def say(line: str) -> None:
+        if on_tty:
+            sys.stderr.write("\r\033[K")  # under the live line
+        print(line, flush=True)
+
     try:
-        with stop.catching():
+        with control.catching(), live:
             sol = run(problem, args.method, solver=args.solver, time_limit=args.time_limit, seed=args.seed,
-                      warm_start=args.warm_start, options=options or None, log=None if args.quiet else print,
-                      stop=stop)
+                      warm_start=args.warm_start, options=options or None, log=None if args.quiet else say,
+                      control=control)
     except KeyboardInterrupt:  # a method with nothing to keep (the DPs, milp, cp)
-        stop.request()
+        control.request_stop()
         sol = Solution(None, None, None, "unknown", method=args.method, solver=args.solver, seed=args.seed,
                        time_limit=args.time_limit, stats={"reason": "interrupted before a network was found"})
     sol.write(problem, str(out))
@@ -336,7 +345,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
             print(f"{sol.method}: {sol.status}, score {sol.score:.4f}, bound {bound}, "
                   f"{arcs} arcs, width {sol.width} ({k}), {sol.wall_time:.2f} s")
         print(f"wrote {out}")
-    if stop.requested():
+    if control.stop_requested():
         what = "its best network so far" if sol.parents is not None else "a result without a network"
         print(f"twbn: interrupted; wrote {what} to {out}", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -678,6 +687,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except USER_ERRORS as exc:
         print(f"twbn: error: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # the file system: a folder it cannot write, a full disk, …
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"twbn: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("twbn: interrupted", file=sys.stderr)

@@ -124,7 +124,7 @@ def _plots(cells: list[dict], methods: list[str], out: Path) -> list[str]:
         fig, axes = plt.subplots(1, len(datas), figsize=(4.5 * len(datas), 3.4), squeeze=False)
         drew = False
         for ax, d in zip(axes[0], datas):
-            for m in methods:
+            for i, m in enumerate(methods):
                 pts = defaultdict(list)
                 for c in cells:
                     if c["data"] != d or c["method"] != m or c["treewidth"] is None:
@@ -135,8 +135,15 @@ def _plots(cells: list[dict], methods: list[str], out: Path) -> list[str]:
                         pts[c["treewidth"]].append(v)
                 if pts:
                     ks = sorted(pts)
-                    ax.plot(ks, [statistics.fmean(pts[k]) for k in ks], marker="o", label=m)
+                    # methods that tie (e.g. two exact ones) stay visible: markers differ in shape and size
+                    ax.plot(ks, [statistics.fmean(pts[k]) for k in ks], marker="os^Dv<>"[i % 7],
+                            markersize=max(4, 10 - 2 * i), fillstyle="none" if i % 2 else "full", label=m)
                     drew = True
+            ks_all = sorted({c["treewidth"] for c in cells if c["data"] == d and c["treewidth"] is not None})
+            if ks_all:
+                ax.set_xticks(ks_all)
+                if len(ks_all) == 1:
+                    ax.set_xlim(ks_all[0] - 1, ks_all[0] + 1)
             ax.set_title(d)
             ax.set_xlabel("treewidth bound k")
             ax.set_ylabel(label)
@@ -157,6 +164,10 @@ def _plots(cells: list[dict], methods: list[str], out: Path) -> list[str]:
                         (x["treewidth"] or 0 for x in inf), default=0) + 1].append(c["junction_tree_s"])
             ks = sorted(pts)
             ax.plot(ks, [1000 * statistics.fmean(pts[k]) for k in ks], marker="o", label=d)
+        xs = sorted({x for line in ax.get_lines() for x in line.get_xdata()})
+        ax.set_xticks(xs)
+        if len(xs) == 1:
+            ax.set_xlim(xs[0] - 1, xs[0] + 1)
         ax.set_xlabel("treewidth bound k (rightmost: unbounded, if run)")
         ax.set_ylabel("junction tree: build + calibrate (ms)")
         ax.set_yscale("log")
@@ -164,25 +175,41 @@ def _plots(cells: list[dict], methods: list[str], out: Path) -> list[str]:
         save_png(fig, out / "inference_by_treewidth.png")
         made.append("inference_by_treewidth.png")
         plt.close(fig)
-    fig, ax = plt.subplots(figsize=(6, 3.6))
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
     drew = False
     for c in cells:
         traj = json.loads(c["trajectory"]) if c.get("trajectory") else []
-        pts = [(p["time"], (p["bound"] - p["incumbent"]) / abs(p["incumbent"])) for p in traj
-               if p.get("bound") is not None and p.get("incumbent") not in (None, 0)]
-        if len(pts) >= 1:
-            ax.step([t for t, _ in pts], [100 * g for _, g in pts], where="post",
+        pts = [(p["time"], 100 * max(GAP_FLOOR, (p["bound"] - p["incumbent"]) / abs(p["incumbent"])))
+               for p in traj if _finite_bound(p.get("bound")) and p.get("incumbent") not in (None, 0)]
+        if pts:
+            ax.step([t for t, _ in pts], [g for _, g in pts], where="post", marker="o", markersize=3,
                     label=f"{c['data']} k={_k(c['treewidth'])} {c['method']} f{c['fold']} s{c['seed']}")
             drew = True
     if drew:
+        from matplotlib.ticker import LogLocator
+
         ax.set_xlabel("seconds")
-        ax.set_ylabel("gap (%)")
-        ax.set_yscale("symlog", linthresh=0.1)
-        ax.legend(fontsize=6)
+        ax.set_ylabel("gap (%), log scale")
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(numticks=7))
+        ax.axhline(100 * GAP_FLOOR, color="grey", lw=0.6, ls=":")
+        ax.set_title(f"gap over time (points at {100 * GAP_FLOOR:g}%: closed)", fontsize=9)
+        ax.legend(fontsize=6, loc="upper right")
         save_png(fig, out / "gap_over_time.png")
         made.append("gap_over_time.png")
     plt.close(fig)
     return made
+
+
+#: Gaps below this (a fraction) are drawn at it: a log axis has no zero.
+GAP_FLOOR = 1e-6
+
+
+def _finite_bound(b) -> bool:
+    """A bound worth drawing: finite, and not an engine's stand-in for infinity (SCIP 1e20)."""
+    import math
+
+    return isinstance(b, (int, float)) and math.isfinite(b) and abs(b) < 1e19
 
 
 def candidate_lines(cells: list[dict]) -> list[str]:
@@ -225,11 +252,34 @@ def pruning_lines(caches: list[dict]) -> list[str]:
 
 
 def write_report(store_path: str | Path, out_dir: str | Path) -> list[Path]:
+    """Write the report of a store into ``out_dir``: every file or none (they are made in a
+    temporary folder beside it and moved in at the end)."""
+    import shutil
+    import tempfile
+
     store_path, out = Path(store_path), Path(out_dir)
     if not store_path.exists():
         raise FileNotFoundError(f"no store {store_path}")
-    out.mkdir(parents=True, exist_ok=True)
-    store = Store(store_path)
+    if not out.parent.exists():
+        raise FileNotFoundError(f"folder {out.parent} of the report does not exist")
+    try:
+        stage = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot write: {exc.strerror}", str(out)) from None
+    try:
+        made = _write_report(store_path, stage)
+        out.mkdir(exist_ok=True)
+        for p in made:
+            os.replace(p, out / p.name)
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot write: {exc.strerror}", str(out)) from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return [out / p.name for p in made]
+
+
+def _write_report(store_path: Path, out: Path) -> list[Path]:
+    store = Store(store_path, readonly=True)
     try:
         cells = store.cells()
         caches = store.caches()

@@ -80,7 +80,7 @@ class StoreError(ValueError):
 
 
 class Store:
-    def __init__(self, path: str | Path, *, writer: bool = False):
+    def __init__(self, path: str | Path, *, writer: bool = False, readonly: bool = False):
         """Open (or create) the store. A ``writer`` holds an exclusive lock on the file
         (flock, which SQLite's own fcntl locks do not touch) for as long as it is open,
         so that a second ``twbn experiment`` on the same store refuses at once."""
@@ -96,14 +96,21 @@ class Store:
                 self._lock.close()
                 raise StoreError(f"{self.path} is in use by another twbn experiment; wait for it or choose "
                                  "another --store") from None
+        self.readonly = readonly
+        created = not self.path.exists() or self.path.stat().st_size == 0
         try:
+            if readonly:
+                self.db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+                self.db.execute("SELECT count(*) FROM cells").fetchone()
+                return
             self.db = sqlite3.connect(self.path, timeout=30)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.executescript(SCHEMA)
         except sqlite3.DatabaseError as exc:
-            if self._lock is not None:
-                self._lock.close()
+            self._abandon(created)
+            if isinstance(exc, sqlite3.OperationalError) and "no such table" not in str(exc):
+                raise StoreError(f"{self.path}: cannot open the store ({exc})") from None  # e.g. a full disk
             raise StoreError(f"{self.path} is not a twbn store ({exc})") from None
         have = {r[1] for r in self.db.execute("PRAGMA table_info(cells)")}
         for name, kind in LATER_COLUMNS:
@@ -149,6 +156,18 @@ class Store:
         cur = self.db.execute("SELECT * FROM cells ORDER BY data, fold, treewidth, method, seed")
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r)) for r in cur]
+
+    def _abandon(self, created: bool) -> None:
+        """After a failed open: close, and remove what this open created (no partial store)."""
+        db = getattr(self, "db", None)
+        if db is not None:
+            db.close()
+        if created and not self.readonly:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                Path(str(self.path) + suffix).unlink(missing_ok=True)
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
     def close(self) -> None:
         self.db.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -103,9 +104,10 @@ def encode_columns(
 def _open_text(path: Path):
     with open(path, "rb") as fh:
         magic = fh.read(2)
+    # utf-8-sig: a byte-order mark (as spreadsheet programs write) is not part of a name
     if magic == b"\x1f\x8b":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
 
 
 def read_csv(path: str | Path, *, max_states: int = DEFAULT_MAX_STATES) -> Dataset:
@@ -135,6 +137,11 @@ def read_csv_columns(path: str | Path) -> tuple[list[str], list[np.ndarray]]:
             header = [h.strip() for h in header]
             if not header or header == [""]:
                 raise DataError(f"{path}: empty header line")
+            if len(header) == 1:
+                for sep, what in (("\t", "tabs"), (";", "semicolons"), ("|", "bars")):
+                    if sep in header[0]:
+                        raise DataError(f"{path}: the header has one column and its name contains {what}: "
+                                        "twbn reads comma-separated files (convert it, e.g. with pandas)")
             for j, h in enumerate(header):
                 if h == "":
                     raise DataError(f"{path}: line 1: column {j + 1} has an empty name")
@@ -158,7 +165,7 @@ def read_csv_columns(path: str | Path) -> tuple[list[str], list[np.ndarray]]:
                         )
                     row[j] = cell
                 rows.append(row)
-    except (UnicodeDecodeError, gzip.BadGzipFile, EOFError, csv.Error) as exc:
+    except (UnicodeDecodeError, gzip.BadGzipFile, EOFError, csv.Error, zlib.error) as exc:
         raise DataError(f"{path}: cannot read as CSV: {exc}") from None
     if not rows:
         raise DataError(f"{path}: no data rows after the header")

@@ -36,7 +36,10 @@ def atomic_path(path: str | Path):
     ``path`` with the permissions open() would give, on failure removed: never a
     partial file."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    except OSError as exc:  # name the file the user asked for, not the temporary one
+        raise OSError(exc.errno, f"cannot write: {exc.strerror}", str(path)) from None
     os.close(fd)
     try:
         yield tmp
@@ -45,6 +48,9 @@ def atomic_path(path: str | Path):
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise OSError(exc.errno, f"cannot write: {exc.strerror}", str(path)) from None
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -82,10 +88,17 @@ def format_names(cache: ScoreCache) -> str:
 
 
 def write_jkl(cache: ScoreCache, path: str | Path, *, names: bool = True) -> None:
-    """Write ``path`` and (by default) its sidecar ``path.names``, each atomically."""
-    atomic_write_text(path, format_jkl(cache))
-    if names:
-        atomic_write_text(sidecar_path(path), format_names(cache))
+    """Write ``path`` and (by default) its sidecar ``path.names``, each atomically; if the
+    sidecar cannot be written, the cache file is removed too (never one without the other)."""
+    body = format_jkl(cache)
+    side = format_names(cache) if names else None  # its checks run before anything is written
+    atomic_write_text(path, body)
+    if side is not None:
+        try:
+            atomic_write_text(sidecar_path(path), side)
+        except BaseException:
+            Path(path).unlink(missing_ok=True)
+            raise
 
 
 def _read_sidecar(path: Path) -> tuple[list[str], list[int | None]]:

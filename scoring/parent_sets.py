@@ -202,7 +202,8 @@ def build_cache(
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=top, desc="scoring levels", unit="level", file=sys.stderr, leave=False)
+        # one bar per level of parent-set size, counting the sets scored in it
+        bar = tqdm(total=0, desc="scoring", unit=" sets", file=sys.stderr, leave=False, mininterval=0.25)
 
     for d in range(1, top + 1):
         jobs: dict[ParentSet, list[int]] = defaultdict(list)
@@ -241,8 +242,13 @@ def build_cache(
                 complete = False
                 break
         new_level: list[list[ParentSet]] = [[] for _ in range(n)]
+        if bar is not None:
+            bar.reset(total=len(jobs))
+            bar.set_description(f"scoring parent sets of size {d}/{top}")
         if complete:
-            for s in sorted(jobs):
+            for done, s in enumerate(sorted(jobs), 1):
+                if bar is not None and done % 64 == 0:
+                    bar.update(64)
                 children = jobs[s]
                 sc, ll = scorer.family(s, children)
                 h = np.full(n, np.nan)
@@ -264,8 +270,6 @@ def build_cache(
         for store in (hcond, hup):
             for key in [k for k in store if 0 < len(k) < d]:
                 del store[key]
-        if bar is not None:
-            bar.update(1)
         if not complete:
             stopped_level = d
             break

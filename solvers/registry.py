@@ -15,7 +15,7 @@ from typing import Callable
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import Solution, make_solution
 from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT as HEURISTIC_TIME_LIMIT
-from twbn.solvers.interrupt import StopRequest
+from twbn.solvers.control import RunControl
 from twbn.solvers.method_options import (
     CpOptions,
     CutsOptions,
@@ -32,7 +32,7 @@ class MethodUnavailable(ValueError):
     """The method (or an option of it) is not available; the message says why."""
 
 
-def _solve_dp(problem: Problem, *, time_limit, seed, solver, warm_start, options, stop) -> Solution:
+def _solve_dp(problem: Problem, *, time_limit, seed, solver, warm_start, options, control) -> Solution:
     """Exact: Korhonen–Parviainen DP under a treewidth bound, Silander–Myllymäki without."""
     from twbn.solvers.exact.unbounded import unbounded_optimum
     from twbn.solvers.exact.kp_dp import DPTimeout, bounded_treewidth_optimum
@@ -74,43 +74,43 @@ def _solve_dp(problem: Problem, *, time_limit, seed, solver, warm_start, options
     return sol
 
 
-def _solve_milp(problem, *, time_limit, seed, solver, warm_start, options, stop) -> Solution:
+def _solve_milp(problem, *, time_limit, seed, solver, warm_start, options, control) -> Solution:
     from twbn.solvers.models.milp import solve_milp
 
     return solve_milp(problem, solver=solver, time_limit=time_limit, seed=seed, warm_start=warm_start,
                       options=options)
 
 
-def _solve_cp(problem, *, time_limit, seed, solver, warm_start, options, stop) -> Solution:
+def _solve_cp(problem, *, time_limit, seed, solver, warm_start, options, control) -> Solution:
     from twbn.solvers.models.cp import solve_cp
 
     return solve_cp(problem, time_limit=time_limit, seed=seed, warm_start=warm_start, **dataclasses.asdict(options))
 
 
-def _solve_cuts(problem, *, time_limit, seed, solver, warm_start, options, stop) -> Solution:
+def _solve_cuts(problem, *, time_limit, seed, solver, warm_start, options, control) -> Solution:
     from twbn.solvers.cuts.branch_and_cut import solve_cuts
 
-    return solve_cuts(problem, time_limit=time_limit, seed=seed, warm_start=warm_start, stop=stop,
+    return solve_cuts(problem, time_limit=time_limit, seed=seed, warm_start=warm_start, control=control,
                       **dataclasses.asdict(options))
 
 
-def _solve_kg(problem, *, time_limit, seed, solver, warm_start, options, stop) -> Solution:
+def _solve_kg(problem, *, time_limit, seed, solver, warm_start, options, control) -> Solution:
     from twbn.solvers.heuristics.kg import solve_kg
 
-    return solve_kg(problem, time_limit=time_limit, seed=seed, stop=stop, **dataclasses.asdict(options))
+    return solve_kg(problem, time_limit=time_limit, seed=seed, control=control, **dataclasses.asdict(options))
 
 
-def _solve_kastar(problem, *, time_limit, seed, solver, warm_start, options, stop) -> Solution:
+def _solve_kastar(problem, *, time_limit, seed, solver, warm_start, options, control) -> Solution:
     from twbn.solvers.heuristics.kastar import solve_kastar
 
-    return solve_kastar(problem, time_limit=time_limit, seed=seed, stop=stop, **dataclasses.asdict(options))
+    return solve_kastar(problem, time_limit=time_limit, seed=seed, control=control, **dataclasses.asdict(options))
 
 
 def _s2(plus: bool):
-    def run(problem, *, time_limit, seed, solver, warm_start, options, stop) -> Solution:
+    def run(problem, *, time_limit, seed, solver, warm_start, options, control) -> Solution:
         from twbn.solvers.heuristics.s2 import solve_s2
 
-        return solve_s2(problem, plus=plus, time_limit=time_limit, seed=seed, phase2=solver or "auto", stop=stop,
+        return solve_s2(problem, plus=plus, time_limit=time_limit, seed=seed, phase2=solver or "auto", control=control,
                         **dataclasses.asdict(options))
 
     return run
@@ -230,7 +230,7 @@ def solve(
     seed: int | None = None,
     warm_start: Solution | None = None,
     options=None,
-    stop: "StopRequest | None" = None,
+    control: "RunControl | None" = None,
 ) -> Solution:
     """Run ``method`` on ``problem`` and return its certified Solution.
 
@@ -266,8 +266,10 @@ def solve(
         return Solution(None, None, None, "infeasible", method=method, solver=solver, seed=seed,
                         time_limit=time_limit, stats={"reason": why})
     limit = time_limit if time_limit is not None else spec.default_time_limit
+    if control is not None:
+        control.begin(method)
     sol = spec.run(problem, time_limit=limit, seed=seed, solver=solver, warm_start=warm_start, options=opts,
-                   stop=stop)
+                   control=control)
     sol.time_limit = time_limit
     if sol.parents is None and not sol.stats.get("reason"):
         sol.stats["reason"] = ("no network found within the time limit" if sol.status == "unknown"
@@ -294,7 +296,7 @@ def _check_warm_spec(problem: Problem, spec: str) -> None:
 
 
 def warm_start_solution(problem: Problem, spec: str, *, time_limit: float | None, seed: int | None,
-                        stop: "StopRequest | None" = None) -> tuple[Solution, float]:
+                        control: "RunControl | None" = None) -> tuple[Solution, float]:
     """The start named by ``--warm-start``: ``tree`` (the optimal treewidth-1 network, a
     maximum branching: valid for every k), a result file, or a method run first on a
     ``WARM_START_SHARE`` of the budget. Returns it and the seconds it used."""
@@ -321,7 +323,7 @@ def warm_start_solution(problem: Problem, spec: str, *, time_limit: float | None
             raise MethodUnavailable(f"warm start {spec}: not a result of this cache ({exc})") from None
     else:
         budget = None if time_limit is None else WARM_START_SHARE * time_limit
-        sol = solve(problem, spec, time_limit=budget, seed=seed, stop=stop)
+        sol = solve(problem, spec, time_limit=budget, seed=seed, control=control)
     if sol.parents is None:
         raise MethodUnavailable(f"warm start {spec!r} has no network (status {sol.status})")
     return certified_start(problem, sol), time.monotonic() - t0
@@ -337,7 +339,7 @@ def run(
     warm_start: "str | Solution | None" = None,
     options=None,
     log=None,
-    stop: "StopRequest | None" = None,
+    control: "RunControl | None" = None,
 ) -> Solution:
     """``solve`` with the choices of ``twbn learn``: ``method="auto"`` (solvers/auto.py),
     and a warm start given as a Solution, a result-file path, ``tree`` or a method name
@@ -382,16 +384,16 @@ def run(
         if isinstance(warm_start, Solution):
             warm, label = certified_start(problem, warm_start), warm_start.method or "a given network"
         else:
-            warm, used = warm_start_solution(problem, warm_start, time_limit=time_limit, seed=seed, stop=stop)
+            warm, used = warm_start_solution(problem, warm_start, time_limit=time_limit, seed=seed, control=control)
             label = warm_start
-    if stop is not None and stop.requested() and warm is not None:
+    if control is not None and control.stop_requested() and warm is not None:
         # interrupted during the warm start: its network is the best there is
         warm.time_limit, warm.seed = time_limit, seed
         warm.stats = {**warm.stats, "interrupted": True, "warm_start": {"from": label, "seconds": round(used, 4)}}
         return warm
     remaining = None if time_limit is None else max(0.1, time_limit - used)
     sol = solve(problem, method, solver=solver, time_limit=remaining, seed=seed, warm_start=warm, options=options,
-                stop=stop)
+                control=control)
     sol.time_limit = time_limit
     if warm is not None:
         sol.stats["warm_start"] = {"from": label, "score": warm.score, "seconds": round(used, 4)}

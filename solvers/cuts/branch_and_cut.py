@@ -56,7 +56,7 @@ from twbn.formulations.solution import Solution, certificate_order, make_solutio
 from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters, local_matroid_rows
 from twbn.solvers.cuts.lns import fixed_fill, fixed_outside, neighbourhood
 from twbn.solvers.cuts.minor_separation import minor_density_rows
-from twbn.solvers.interrupt import StopRequest, cooperating
+from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.models.backends import _finite, record_scip_trajectory, root_bound
 
 EXACT_MODES = ("always", "root", "never")
@@ -434,7 +434,7 @@ def _handler_classes():
             self.kinds = {held: _LnsKind(min(LNS_START_SIZE, problem.n)) for held in (True, False)}
             self.spent = 0.0
             self.counts = {"lns_calls": 0, "lns_improvements": 0, "lns_seconds": 0.0}
-            self.stop = None  # the StopRequest of the solve, set after construction
+            self.control = None  # the RunControl of the solve, set after construction
 
         def _held_next(self) -> bool:
             """The kind of the next neighbourhood: each kind ``LNS_TRIES`` times in turn, then
@@ -451,7 +451,7 @@ def _handler_classes():
             now = time.monotonic()
             left = LNS_CALL_LIMIT if self.deadline is None else min(LNS_CALL_LIMIT, self.deadline - now - 1.0)
             if (m.getNSols() == 0 or self.spent > self.share * (now - self.t0) or left < 1.0
-                    or (self.stop is not None and self.stop.requested())):
+                    or (self.control is not None and self.control.stop_requested())):
                 return {"result": SCIP_RESULT.DIDNOTRUN}
             best = m.getBestSol()
             parents = self.ilp.table.network(self.handler._values(best))
@@ -463,7 +463,8 @@ def _handler_classes():
             start = make_solution(sub, parents, bound=None, status="feasible", method="cuts", order_hint=hint)
             fill = fixed_fill(parents, start.elimination_order, free) if held else None
             found = solve_cuts(sub, time_limit=left, seed=self.rng.randrange(2**31), warm_start=start, lns=False,
-                               fixed_y=fill, stop=self.stop, **LNS_SUB_OPTIONS)
+                               fixed_y=fill, control=self.control, _report=False,
+                               **LNS_SUB_OPTIONS)
             self.counts["lns_calls"] += 1
             gained = found.parents is not None and found.score > start.score + 1e-9 * max(1.0, abs(start.score))
             if gained:
@@ -501,7 +502,8 @@ def solve_cuts(
     lns_share: float = LNS_SHARE,
     fixed_y: dict[tuple[int, int], int] | None = None,
     scip_params: dict | None = None,
-    stop: "StopRequest | None" = None,
+    control: "RunControl | None" = None,
+    _report: bool = True,
 ) -> Solution:
     """Solve ``problem`` with the cluster-cut ILP: unbounded when ``problem.treewidth`` is
     None, bounded otherwise, or — with ``within``, a chordal graph no wider than the bound —
@@ -572,13 +574,14 @@ def solve_cuts(
     lns_heur = None
     if lns:
         lns_heur = lns_cls(ilp, model_problem, handler, t0, deadline, seed, lns_share)
-        lns_heur.stop = stop
+        lns_heur.control = control
         # after each node's LP, not inside the root's cutting loop: there it took 31 s of
         # wdbc k = 2's 96 s (after k-G) and the root bound was −11,583 instead of −11,656.
         # Its share counts from the start, so it catches up once the root is done
         m.includeHeur(lns_heur, "twbn_lns", "large-neighbourhood search on the incumbent", "L", priority=-100000, freq=1,
                       timingmask=pyscipopt.SCIP_HEURTIMING.AFTERLPNODE)
-    traj = record_scip_trajectory(m)
+    traj = record_scip_trajectory(m, None if control is None or not _report else
+                                  lambda inc, bound: control.report(incumbent=inc, bound=bound))
     start_score = None
     if warm_start is not None and warm_start.parents is not None:
         order = None
@@ -592,11 +595,11 @@ def solve_cuts(
             m.setSolVal(sol, var, vals.get(var.name, 0.0))
         m.addSol(sol, free=True)
         start_score = sum(model_problem.candidates.score_of(v, p) for v, p in enumerate(warm_start.parents))
-    if stop is not None:
-        # SIGINT too goes to the StopRequest, whose hook interrupts SCIP at its next callback
+    if control is not None:
+        # SIGINT too goes to the RunControl, whose hook interrupts SCIP at its next callback
         m.setParam("misc/catchctrlc", False)
-    with cooperating(stop, m.interruptSolve):
-        if stop is None or not stop.requested():
+    with cooperating(control, m.interruptSolve):
+        if control is None or not control.stop_requested():
             m.optimize()
     if os.environ.get("TWBN_SCIP_STATISTICS"):  # a developer's view of where SCIP spent its time
         m.writeStatistics(os.environ["TWBN_SCIP_STATISTICS"])

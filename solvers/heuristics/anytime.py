@@ -26,9 +26,9 @@ def whole_clique_solution(problem: Problem, t0: float, **info) -> Solution:
 
 
 class Anytime:
-    def __init__(self, limit: float | None, max_iterations: int | None, t0: float | None = None, stop=None):
+    def __init__(self, limit: float | None, max_iterations: int | None, t0: float | None = None, control=None):
         self.t0 = time.monotonic() if t0 is None else t0
-        self.stop = stop  # a StopRequest (solvers/interrupt.py) or None
+        self.control = control  # a RunControl (solvers/control.py) or None
         self.limit = limit
         self.max_iterations = max_iterations
         self.tries = 0
@@ -43,13 +43,17 @@ class Anytime:
     def offer(self, score: float, parents, order_hint) -> None:
         """Record one candidate solution (a network and an elimination-order hint)."""
         self.scores.append(score)
+        if self.control is not None:
+            self.control.report(iterations=self.tries)
         if self.best is None or score > self.best[0]:
+            if self.control is not None:
+                self.control.report(incumbent=score)
             self.best = (score, parents, order_hint)
             self.trajectory.append({"time": round(time.monotonic() - self.t0, 4), "incumbent": score, "bound": None})
 
     def next_try(self) -> bool:
         """Count a try; False once the time limit or the iteration limit is reached."""
-        if self.stop is not None and self.stop.requested():
+        if self.control is not None and self.control.stop_requested():
             return False
         if self.tries and ((self.limit is not None and time.monotonic() - self.t0 >= self.limit)
                            or (self.max_iterations is not None and self.tries >= self.max_iterations)):
@@ -58,8 +62,8 @@ class Anytime:
         return True
 
     def solution(self, problem: Problem, extra_stats: dict, **info) -> Solution:
-        stats = {"iterations": len(self.scores), **({"interrupted": True} if self.stop is not None and
-                                                     self.stop.requested() else {}), "median_score": statistics.median(self.scores) if self.scores else None,
+        stats = {"iterations": len(self.scores), **({"interrupted": True} if self.control is not None and
+                                                     self.control.stop_requested() else {}), "median_score": statistics.median(self.scores) if self.scores else None,
                  "max_score": max(self.scores) if self.scores else None, **extra_stats}
         wall = round(time.monotonic() - self.t0, 4)
         if self.best is None:

@@ -30,7 +30,7 @@ import time
 
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution
-from twbn.solvers.interrupt import StopRequest, cooperating
+from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime, whole_clique_solution
 from twbn.solvers.heuristics.kg import _KG
 
@@ -127,7 +127,7 @@ def solve_kastar(
     *,
     time_limit: float | None = None,
     seed: int | None = None,
-    max_iterations: int | None = None, stop: "StopRequest | None" = None,
+    max_iterations: int | None = None, control: "RunControl | None" = None,
     max_expansions: int = DEFAULT_MAX_EXPANSIONS,
 ) -> Solution:
     """Anytime k-A* until ``time_limit`` (default 10 s) or ``max_iterations`` orders;
@@ -142,10 +142,10 @@ def solve_kastar(
     info = dict(method="kastar", seed=seed, time_limit=time_limit)
     if n <= problem.treewidth + 1:
         return whole_clique_solution(problem, t0, **info)
-    run = Anytime(limit, max_iterations, t0, stop)
+    run = Anytime(limit, max_iterations, t0, control)
     truncated = 0
     order = list(range(n))
-    with cooperating(stop):
+    with cooperating(control):
         while run.next_try():
             rng.shuffle(order)
             got = search.network_astar(list(order), max_expansions, run.deadline)

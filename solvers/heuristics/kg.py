@@ -26,7 +26,7 @@ import time
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution
 from twbn.scoring.cache import ParentSet, ScoreCache
-from twbn.solvers.interrupt import StopRequest, cooperating
+from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime, whole_clique_solution
 from twbn.solvers.exact.unbounded import unbounded_optimum
 
@@ -102,7 +102,7 @@ class _KG:
 
 
 def solve_kg(
-    problem: Problem, *, time_limit: float | None = None, seed: int | None = None, max_iterations: int | None = None, stop: "StopRequest | None" = None
+    problem: Problem, *, time_limit: float | None = None, seed: int | None = None, max_iterations: int | None = None, control: "RunControl | None" = None
 ) -> Solution:
     """Anytime k-G until ``time_limit`` (default 10 s) or ``max_iterations`` orders;
     the sequence of orders is reproducible from ``seed`` (so with ``max_iterations`` and
@@ -116,9 +116,9 @@ def solve_kg(
     n = problem.n
     if n <= problem.treewidth + 1:
         return whole_clique_solution(problem, t0, method="kg", seed=seed, time_limit=time_limit)
-    run = Anytime(limit, max_iterations, t0, stop)
+    run = Anytime(limit, max_iterations, t0, control)
     order = list(range(n))
-    with cooperating(stop):
+    with cooperating(control):
         while run.next_try():
             rng.shuffle(order)
             got = kg.network(list(order))

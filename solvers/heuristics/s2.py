@@ -37,7 +37,7 @@ from twbn.formulations.ktree_codes import random_k_tree
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution, make_solution
 from twbn.scoring.cache import ScoreCache
-from twbn.solvers.interrupt import StopRequest, cooperating
+from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime
 from twbn.solvers.exact.superstructure_dp import best_dag_in_graph
 
@@ -180,7 +180,7 @@ def solve_s2(
     plus: bool = False,
     time_limit: float | None = None,
     seed: int | None = None,
-    max_iterations: int | None = None, stop: "StopRequest | None" = None,
+    max_iterations: int | None = None, control: "RunControl | None" = None,
     phase2: str = "auto",
     max_expansions: int = DEFAULT_MAX_EXPANSIONS,
 ) -> Solution:
@@ -207,13 +207,13 @@ def solve_s2(
         return make_solution(problem, got[0], bound=None, status="feasible", order_hint=got[2],
                              wall_time=round(time.monotonic() - t0, 4),
                              stats={"iterations": 1, "median_score": got[1], "max_score": got[1]}, **info)
-    run = Anytime(limit, max_iterations, t0, stop)
+    run = Anytime(limit, max_iterations, t0, control)
     sampled = 0
     proven = 0
     unproven = 0  # phase 2 stopped by the deadline before proving its network best
     best_is = None
     strength = w.sum(axis=1)
-    with cooperating(stop):
+    with cooperating(control):
         while run.next_try():
             if plus:
                 if run.tries == 1:

@@ -119,9 +119,10 @@ def _highs(path, time_limit, seed, start, threads) -> MipOutcome:
     return MipOutcome(st, values, objective, bound, traj, stats)
 
 
-def record_scip_trajectory(m) -> list[dict]:
+def record_scip_trajectory(m, on_point=None) -> list[dict]:
     """Attach an event handler to a pyscipopt Model that appends (time, incumbent, bound)
-    on every new best solution and at most every 0.5 s of solved nodes; returns the list."""
+    on every new best solution and at most every 0.5 s of solved nodes; returns the list.
+    ``on_point(incumbent, bound)`` hears each point as it comes (the live line)."""
     import pyscipopt
 
     traj: list[dict] = []
@@ -144,6 +145,8 @@ def record_scip_trajectory(m) -> list[dict]:
             self.last = t
             inc = self.model.getPrimalbound() if self.model.getNSols() else None
             traj.append({"time": round(t, 4), "incumbent": _finite(inc), "bound": _finite(self.model.getDualbound())})
+            if on_point is not None:
+                on_point(traj[-1]["incumbent"], traj[-1]["bound"])
 
     m.includeEventhdlr(Trajectory(), "twbn_trajectory", "records incumbent and bound over time")
     return traj

@@ -1,0 +1,187 @@
+"""Bad input and file-system faults, table-driven: each gives its exit code, one line
+``twbn: error: …`` on stderr, no traceback, and leaves no file behind."""
+
+from __future__ import annotations
+
+import errno
+import gzip
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BUNDLED
+from tests.helpers import random_cache
+from twbn.experiments.cli import main
+from twbn.experiments.datasets import network_path
+from twbn.scoring.jkl import write_jkl
+
+HOUSING = BUNDLED / "housing.csv.gz"
+
+
+@pytest.fixture
+def made(tmp_path):
+    """A small cache, a result on it, and a store with one cell, in ``tmp_path/in``."""
+    src = tmp_path / "in"
+    src.mkdir()
+    assert main(["score", str(HOUSING), "--max-parents", "2", "-o", str(src / "h.jkl"), "-q"]) == 0
+    assert main(["learn", str(src / "h.jkl"), "--treewidth", "1", "-o", str(src / "r.json"), "-q"]) == 0
+    cfg = src / "c.toml"
+    cfg.write_text(f'name = "t"\ntreewidths = [2]\ntime_limit = 1\n[[data]]\nname = "h"\npath = "{HOUSING}"\n'
+                   '[[methods]]\nname = "kg"\n')
+    assert main(["experiment", str(cfg), "--store", str(src / "s.sqlite"), "-q"]) == 0
+    return src
+
+
+def _commands(src: Path, out: Path) -> dict[str, list[str]]:
+    return {
+        "score": ["score", str(HOUSING), "-o", str(out / "x.jkl"), "-q"],
+        "score --stats": ["score", str(HOUSING), "-o", str(out / "x.jkl"), "--stats", str(out / "x.json"), "-q"],
+        "learn": ["learn", str(src / "h.jkl"), "--treewidth", "1", "-o", str(out / "x.json"), "-q"],
+        "learn from data": ["learn", str(HOUSING), "--treewidth", "1", "--save-cache", str(out / "x.jkl"), "-o",
+                            str(out / "x.json"), "-q"],
+        "export": ["export", str(src / "r.json"), "--data", str(HOUSING), "-o", str(out / "x.bif")],
+        "sample": ["sample", str(network_path("alarm")), "--rows", "3000", "-o", str(out / "x.csv.gz")],
+        "report": ["report", str(src / "s.sqlite"), "-o", str(out / "rep")],
+        "experiment": ["experiment", str(src / "c.toml"), "--store", str(out / "x.sqlite"), "-q"],
+    }
+
+
+def _one_error_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("twbn: error: ") and "Traceback" not in err, err
+    return lines[0]
+
+
+@pytest.mark.parametrize("name", ["score", "score --stats", "learn", "learn from data", "export", "sample",
+                                  "report", "experiment"])
+def test_full_disk(made, tmp_path, name):
+    """A write that fails part-way (RLIMIT_FSIZE: the kernel refuses to grow a file past a
+    kB, as a full disk does)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    cmd = _commands(made, out)[name]
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024))
+
+    proc = subprocess.run([sys.executable, "-m", "twbn.experiments.cli", *cmd], capture_output=True, text=True,
+                          preexec_fn=small_files, timeout=300)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    line = _one_error_line(proc.stderr)
+    assert "too large" in line or "disk I/O error" in line or "full" in line, line
+    assert list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["score", "score --stats", "learn", "learn from data", "export", "sample",
+                                  "report"])
+def test_read_only_folder(made, tmp_path, monkeypatch, capsys, name):
+    """A folder nothing can be created in (tests run as root here, so the refusal is
+    injected where the writers create their temporary files)."""
+    out = tmp_path / "out"
+    out.mkdir()
+    real_mkstemp, real_mkdtemp = tempfile.mkstemp, tempfile.mkdtemp
+
+    def refuse(real):
+        def make(*args, dir=None, **kw):
+            if dir is not None and Path(dir).resolve() == out.resolve():
+                raise PermissionError(errno.EACCES, "Permission denied", str(dir))
+            return real(*args, dir=dir, **kw)
+        return make
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse(real_mkstemp))
+    monkeypatch.setattr(tempfile, "mkdtemp", refuse(real_mkdtemp))
+    capsys.readouterr()
+    assert main(_commands(made, out)[name]) == 1
+    line = _one_error_line(capsys.readouterr().err)
+    assert "Permission denied" in line and str(out) in line
+    assert list(out.iterdir()) == []
+
+
+def _bad_inputs(tmp: Path) -> list[tuple[str, list[str], str]]:
+    """(label, command, text the one error line must contain)."""
+    corrupt = tmp / "corrupt.csv.gz"
+    corrupt.write_bytes(HOUSING.read_bytes()[:300])
+    tsv = tmp / "t.tsv"
+    tsv.write_text("A\tB\n1\t2\n2\t1\n")
+    jkl = tmp / "c.jkl"
+    write_jkl(random_cache(5, seed=1, max_size=2), jkl)
+    other = tmp / "other.jkl"
+    write_jkl(random_cache(5, seed=9, max_size=2), other)
+    foreign = tmp / "foreign.json"
+    assert main(["learn", str(other), "--treewidth", "2", "--method", "dp", "-o", str(foreign), "-q"]) == 0
+    notjson = tmp / "n.json"
+    notjson.write_text("{ not json")
+    return [
+        ("missing data", ["score", str(tmp / "nope.csv"), "-o", str(tmp / "o" / "x.jkl")], "no such file"),
+        ("missing output folder", ["score", str(HOUSING), "-o", str(tmp / "o" / "no" / "x.jkl")], "does not exist"),
+        ("--stats folder missing", ["score", str(HOUSING), "-o", str(tmp / "o" / "x.jkl"), "--stats",
+                                    str(tmp / "no" / "s.json")], "of --stats does not exist"),
+        ("corrupt gzip", ["score", str(corrupt), "-o", str(tmp / "o" / "x.jkl")], "cannot read as CSV"),
+        ("tab-separated", ["score", str(tsv), "-o", str(tmp / "o" / "x.jkl")], "comma-separated"),
+        ("foreign warm start", ["learn", str(jkl), "--treewidth", "2", "--method", "cuts", "--warm-start",
+                                str(foreign), "-o", str(tmp / "o" / "x.json")], "warm start"),
+        ("warm start not JSON", ["learn", str(jkl), "--treewidth", "2", "--method", "cuts", "--warm-start",
+                                 str(notjson), "-o", str(tmp / "o" / "x.json")], "not JSON"),
+        ("unknown method", ["learn", str(jkl), "--method", "gobnilp", "-o", str(tmp / "o" / "x.json")],
+         "unknown method 'gobnilp'"),
+        ("bad solver", ["learn", str(jkl), "--method", "milp", "--solver", "gurobi", "-o", str(tmp / "o" / "x.json")],
+         "milp has no backend 'gurobi'"),
+        ("kg unbounded", ["learn", str(jkl), "--method", "kg", "-o", str(tmp / "o" / "x.json")],
+         "needs a treewidth bound"),
+        ("unknown variable", ["learn", str(jkl), "--forbid", "X0,Q", "-o", str(tmp / "o" / "x.json")],
+         "'Q' is not a variable"),
+    ]
+
+
+def test_bad_inputs_table(tmp_path, capsys):
+    (tmp_path / "o").mkdir()
+    for label, cmd, text in _bad_inputs(tmp_path):
+        capsys.readouterr()
+        assert main(cmd) == 1, label
+        line = _one_error_line(capsys.readouterr().err)
+        assert text in line, (label, line)
+        assert list((tmp_path / "o").iterdir()) == [], label
+
+
+def test_a_byte_order_mark_is_not_part_of_a_name(tmp_path):
+    p = tmp_path / "bom.csv"
+    p.write_bytes("\ufeffA,B\n1,2\n2,1\n1,1\n".encode("utf-8"))
+    assert main(["score", str(p), "-o", str(tmp_path / "b.jkl"), "-q"]) == 0
+    assert (tmp_path / "b.jkl.names").read_text().split("\n")[0].split("\t")[0] == "A"
+    with gzip.open(tmp_path / "bom.csv.gz", "wb") as fh:
+        fh.write(p.read_bytes())
+    from twbn.scoring.data import read_csv
+
+    assert read_csv(tmp_path / "bom.csv.gz").names == ("A", "B")
+
+
+def test_jkl_is_removed_when_its_names_cannot_be_written(tmp_path, monkeypatch):
+    import twbn.scoring.jkl as jkl
+
+    real = jkl.atomic_write_text
+
+    def fail_on_names(path, text):
+        if str(path).endswith(".names"):
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        real(path, text)
+
+    monkeypatch.setattr(jkl, "atomic_write_text", fail_on_names)
+    with pytest.raises(OSError):
+        jkl.write_jkl(random_cache(4, seed=0, max_size=1), tmp_path / "c.jkl")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_check_on_a_result_that_is_not_json_or_not_a_result(tmp_path, capsys):
+    jkl = tmp_path / "c.jkl"
+    write_jkl(random_cache(4, seed=0, max_size=1), jkl)
+    bad = tmp_path / "b.json"
+    for text, expect in (("{ nope", "not JSON"), (json.dumps([1, 2]), "not a result object")):
+        bad.write_text(text)
+        capsys.readouterr()
+        assert main(["check", str(jkl), str(bad)]) == 1
+        assert expect in _one_error_line(capsys.readouterr().err)
