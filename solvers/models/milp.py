@@ -64,6 +64,10 @@ def solve_milp(
     stats = {"model": milp.size, "build_seconds": round(build_s, 4), "options": vars(milp.options), **out.stats}
     if start_score is not None:
         stats["warm_start_score"] = start_score
+        # the start is an incumbent from the moment the model exists, whether or not the
+        # engine reports it (CBC reports only its final point)
+        if not trajectory or trajectory[0]["incumbent"] is None or abs(trajectory[0]["incumbent"] - start_score) > 1e-6:
+            trajectory.insert(0, {"time": round(build_s, 4), "incumbent": start_score, "bound": None})
     info = dict(method="milp", solver=solver, seed=seed, time_limit=time_limit, wall_time=wall,
                 trajectory=trajectory, stats=stats)
     if out.values is None:
