@@ -2,8 +2,10 @@
 
 Exit codes: 0 success (``learn``: a network); 1 an error — bad data, malformed caches,
 impossible options, file-system failures — reported as one line ``twbn: error: …`` on
-stderr; 2 a usage error (argparse); 3 ``learn`` ran but found no network (status
-``infeasible`` or ``unknown``; the result file says why); 130 interrupted. No command
+stderr; 2 a usage error (argparse); 3 the work ran but is incomplete: ``learn`` found no
+network (status ``infeasible`` or ``unknown``; the result file says why), ``experiment``
+had cells that failed or timed out (a summary line on stderr); 130 interrupted
+(``learn`` still writes its best network so far). No command
 leaves a partial output file: everything is written to a temporary file and renamed.
 """
 
@@ -28,8 +30,9 @@ from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS, PRUNING_MODES
 USER_ERRORS = (NetworkError, DataError, JklError, CacheError, InfeasibleError, ValueError)
 
 
-#: ``learn`` ran to its end but has no network to report.
-EXIT_NO_NETWORK = 3
+#: ``learn`` ran to its end but has no network to report; ``experiment`` ran, but some
+#: cells failed or timed out (they are in the store with their errors).
+EXIT_NO_NETWORK = EXIT_INCOMPLETE = 3
 #: Stopped by SIGINT or SIGTERM (``learn`` still writes its best result so far).
 EXIT_INTERRUPTED = 130
 
@@ -341,7 +344,10 @@ def cmd_learn(args: argparse.Namespace) -> int:
                   f"{sol.stats.get('reason', '')}")
         else:
             arcs = sum(len(p) for p in sol.parents)
-            bound = "none (heuristic)" if sol.bound is None else f"{sol.bound:.4f}"
+            bound = "none" if sol.bound is None else f"{sol.bound:.4f}"
+            if sol.bound is not None:
+                bound += f" (gap {100 * sol.gap:.2f}%" + (", the sum of best local scores)"
+                                                          if sol.stats.get("bound_source") else ")")
             print(f"{sol.method}: {sol.status}, score {sol.score:.4f}, bound {bound}, "
                   f"{arcs} arcs, width {sol.width} ({k}), {sol.wall_time:.2f} s")
         print(f"wrote {out}")
@@ -489,6 +495,12 @@ def cmd_experiment(args: argparse.Namespace) -> int:
                             log=(lambda _m: None) if args.quiet else print)
     if not args.quiet:
         print(f"done: {', '.join(f'{v} {k}' for k, v in sorted(counts.items())) or 'nothing to run'}; store {store}")
+    bad = {k: v for k, v in counts.items() if k in ("failed", "timeout")}
+    if bad:
+        print(f"twbn: {sum(bad.values())} of {sum(counts.values())} cells did not finish "
+              f"({', '.join(f'{v} {k}' for k, v in sorted(bad.items()))}); their errors are in {store}",
+              file=sys.stderr)
+        return EXIT_INCOMPLETE
     return 0
 
 

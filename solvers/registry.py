@@ -221,6 +221,26 @@ def certified_start(problem: Problem, start: Solution) -> Solution:
         raise MethodUnavailable(f"the warm start is not a network of this problem: {reason}") from None
 
 
+def trivial_bound(problem: Problem) -> float:
+    """The sum of each variable's best candidate score: an upper bound on every network
+    (it drops acyclicity and the treewidth bound), at no cost."""
+    return math.fsum(float(scores[0]) for scores in problem.candidates.scores)
+
+
+def floor_bound(problem: Problem, sol: Solution) -> None:
+    """Never report a bound worse than :func:`trivial_bound` (nor none at all where a
+    network exists): replace a missing, infinite or weaker bound by it, and call a network
+    that reaches it optimal — it is then a proof."""
+    if sol.status == "infeasible":
+        return
+    trivial = trivial_bound(problem)
+    if sol.bound is None or not math.isfinite(sol.bound) or sol.bound > trivial:
+        sol.bound = trivial if sol.score is None else max(trivial, sol.score)
+        sol.stats["bound_source"] = "sum of each variable's best candidate score"
+    if sol.score is not None and sol.status == "feasible" and sol.bound - sol.score <= 1e-9 * max(1.0, abs(sol.score)):
+        sol.status = "optimal"
+
+
 def solve(
     problem: Problem,
     method: str,
@@ -241,7 +261,8 @@ def solve(
     heuristics stop after 10 s, exact methods run to the end). A problem that admits no
     network (required arcs in a cycle, more required parents than k, no candidate set
     left for a variable) gives an ``infeasible`` Solution whose ``stats["reason"]`` says
-    why, whatever the method. The result's ``time_limit`` is the limit given.
+    why, whatever the method. The result's ``time_limit`` is the limit given, and its bound
+    is never worse than the sum of each variable's best candidate score.
 
     Raises MethodUnavailable (a ValueError) naming the method and what it cannot take.
     """
@@ -271,6 +292,7 @@ def solve(
     sol = spec.run(problem, time_limit=limit, seed=seed, solver=solver, warm_start=warm_start, options=opts,
                    control=control)
     sol.time_limit = time_limit
+    floor_bound(problem, sol)
     if sol.parents is None and not sol.stats.get("reason"):
         sol.stats["reason"] = ("no network found within the time limit" if sol.status == "unknown"
                                else "the method proved that no network satisfies the constraints")

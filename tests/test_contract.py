@@ -275,3 +275,23 @@ def test_kill_9_of_experiment_leaves_no_cell_and_resume_runs_the_rest(tmp_path):
     assert resumed.returncode == 0, err
     assert "4 cells to run (0 already in" in out
     assert not list(work.glob("twbn-cell-*"))
+
+
+def test_no_bound_is_worse_than_the_sum_of_best_local_scores(wdbc):
+    problem = Problem(wdbc, 3)
+    trivial = sum(max(s.tolist()) for s in wdbc.scores)  # each variable's best cached score, by hand
+    for method, limit in (("kg", 1.0), ("cuts", 2.0)):
+        sol = solve(problem, method, time_limit=limit, seed=0)
+        assert sol.bound is not None and sol.bound <= trivial + 1e-6, method
+        assert verify_result(wdbc, sol.to_json(problem), 3) == []
+    assert solve(problem, "kg", time_limit=1.0, seed=0).bound == pytest.approx(trivial, abs=1e-6)
+
+
+def test_a_network_that_reaches_the_trivial_bound_is_proved_optimal():
+    from twbn.scoring.cache import ScoreCache
+
+    # every variable's best set is a single parent along a chain: the best sets form a DAG of width 1
+    fams = [{(): -5.0}] + [{(): -5.0, (v - 1,): -1.0, (v - 1, v + 1) if v + 1 < 6 else (0,): -3.0} for v in range(1, 6)]
+    cache = ScoreCache.from_mapping([f"V{i}" for i in range(6)], fams)
+    sol = solve(Problem(cache, 2), "kg", time_limit=1.0, seed=0)
+    assert sol.score == pytest.approx(-10.0) and sol.status == "optimal" and sol.bound == pytest.approx(-10.0)

@@ -110,13 +110,13 @@ def test_crash_and_overrun_cost_one_cell(tmp_path):
     # the memory limit leaves the cell no room to import numpy; the kill margin is shorter
     # than the start-up of a cell, so kg overruns; the DP cells still complete
     starved = _config(tmp_path, "starved", methods=('name = "dp"',), memory_limit_mb=60, seeds="[0]", folds=1)
-    assert main(["experiment", str(starved), "--store", str(tmp_path / "a.sqlite"), "-q"]) == 0
+    assert main(["experiment", str(starved), "--store", str(tmp_path / "a.sqlite"), "-q"]) == 3  # cells failed
     (key, status, *_), = _rows(tmp_path / "a.sqlite")
     assert status == "failed"
     over = _config(tmp_path, "over", methods=('name = "kg"', 'name = "dp"'), kill_margin=0.05, seeds="[0]", folds=1,
                    time_limit=3)
     store = tmp_path / "b.sqlite"
-    assert main(["experiment", str(over), "--store", str(store), "-q"]) == 0
+    assert main(["experiment", str(over), "--store", str(store), "-q"]) == 3
     with sqlite3.connect(store) as db:
         got = dict(db.execute("SELECT method, status FROM cells").fetchall())
         err = db.execute("SELECT error FROM cells WHERE method = 'kg'").fetchone()[0]
