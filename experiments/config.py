@@ -49,7 +49,7 @@ from twbn.scoring.local_scores import SCORES
 from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
 from twbn.scoring.parent_sets import PRUNING_MODES
 
-METHOD_NAMES = ("dp", "milp", "cuts", "cp", "kg", "kastar", "s2", "s2plus")
+METHOD_NAMES = ("dp", "milp", "cuts", "cp", "kg", "kmax", "kastar", "s2", "s2plus")
 #: The top-level keys a config may have.
 KEYS = frozenset({"name", "score", "ess", "max_splits", "max_bins", "approximate", "candidates", "time_per_variable",
                   "max_parents", "pruning", "folds", "seeds", "treewidths", "time_limit", "memory_limit_mb",

@@ -16,7 +16,7 @@ from typing import Any, Mapping
 
 from twbn.formulations.elimination_milp import MilpOptions
 
-__all__ = ["DpOptions", "MilpOptions", "CutsOptions", "CpOptions", "KgOptions", "KastarOptions", "S2Options",
+__all__ = ["DpOptions", "MilpOptions", "CutsOptions", "CpOptions", "KgOptions", "KmaxOptions", "KastarOptions", "S2Options",
            "OptionError", "parse_options", "describe_options"]
 
 #: Default share of the elapsed time the cuts LNS may use (bounded mode).
@@ -79,6 +79,16 @@ class KgOptions:
     """k-G (Scanagatta et al. 2016)."""
 
     max_iterations: int | None = None  #: stop after this many orders (with the time limit, whichever first)
+
+    def __post_init__(self):
+        _positive_int("max_iterations", self.max_iterations)
+
+
+@dataclass(frozen=True)
+class KmaxOptions:
+    """k-MAX (Scanagatta et al. 2018)."""
+
+    max_iterations: int | None = None  #: stop after this many networks (with the time limit, whichever first)
 
     def __post_init__(self):
         _positive_int("max_iterations", self.max_iterations)

@@ -22,6 +22,7 @@ from twbn.solvers.method_options import (
     DpOptions,
     KastarOptions,
     KgOptions,
+    KmaxOptions,
     MilpOptions,
     OptionError,
     S2Options,
@@ -100,6 +101,12 @@ def _solve_kg(problem, *, time_limit, seed, solver, warm_start, options, control
     return solve_kg(problem, time_limit=time_limit, seed=seed, control=control, **dataclasses.asdict(options))
 
 
+def _solve_kmax(problem, *, time_limit, seed, solver, warm_start, options, control) -> Solution:
+    from twbn.solvers.heuristics.kmax import solve_kmax
+
+    return solve_kmax(problem, time_limit=time_limit, seed=seed, control=control, **dataclasses.asdict(options))
+
+
 def _solve_kastar(problem, *, time_limit, seed, solver, warm_start, options, control) -> Solution:
     from twbn.solvers.heuristics.kastar import solve_kastar
 
@@ -142,6 +149,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            warm_start=True, anytime=True),
     Method("kg", "k-G (Scanagatta et al. 2016)", _solve_kg, KgOptions, min_treewidth=1,
            default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
+    Method("kmax", "k-MAX (Scanagatta et al. 2018): the variable of least normalised loss next", _solve_kmax,
+           KmaxOptions, min_treewidth=1, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
     Method("kastar", "k-A* (Scanagatta et al. 2016)", _solve_kastar, KastarOptions, min_treewidth=1,
            default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
     Method("s2", "S2: sampled k-trees, phase 2 by DP or cuts", _s2(False), S2Options,

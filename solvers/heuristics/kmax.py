@@ -1,0 +1,161 @@
+"""k-MAX: greedy learning of bounded-treewidth networks by least normalised loss.
+
+Scanagatta, Corani, Zaffalon, Yoo & Kang (2018), "Efficient learning of bounded-treewidth
+Bayesian networks from complete and incomplete data sets", IJAR 95, Sec. 4 (BLIP's
+``solver.kmax``). Like k-G it grows a k-tree and keeps every family inside one of its
+k-cliques, so the moral graph has treewidth ≤ k; unlike k-G, the next variable is not
+taken from a random order but chosen:
+
+1. a random variable and its candidate parents (from its best parent sets, best first;
+   random variables if too few) form the first (k+1)-clique, whose best DAG is learned
+   exactly (as in k-G, memoised);
+2. each variable not yet placed has its best *admissible* parent set: the best cached set
+   inside some k-clique of the current k-tree. Its normalised loss is
+   (best − chosen) / (best − worst) over its own cached scores (0 when all are equal);
+3. the variable of least loss (ties broken at random) is placed with that set, attached
+   to the k-clique holding it, which adds the k new k-cliques C ∖ {u} ∪ {v};
+4. only the new k-cliques can improve another variable's choice, so only the variables
+   with a candidate set inside a new k-clique are looked at again (an index from parent
+   set to the variables that have it, and a priority queue with lazy deletion).
+
+Restarts from new random first cliques until the time is up (anytime); reproducible from
+the seed. The reverse insertion order is a perfect elimination order of the k-tree: the
+certificate.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+import time
+from collections import defaultdict
+
+from twbn.formulations.problem import Problem
+from twbn.formulations.solution import Solution
+from twbn.scoring.cache import ParentSet
+from twbn.solvers.control import RunControl, cooperating
+from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime, whole_clique_solution
+from twbn.solvers.heuristics.kg import _KG
+
+__all__ = ["solve_kmax"]
+
+
+class _KMax(_KG):
+    def __init__(self, problem: Problem):
+        super().__init__(problem)
+        # parent set → [(variable, rank of the set among the variable's candidates)]
+        self.by_set: dict[ParentSet, list[tuple[int, int]]] = defaultdict(list)
+        for v, cands in enumerate(self.cands):
+            for rank, (ps, _) in enumerate(cands):
+                self.by_set[ps].append((v, rank))
+        self.range = []
+        for cands in self.cands:
+            best, worst = cands[0][1], cands[-1][1]
+            self.range.append(best - worst)
+
+    def loss(self, v: int, rank: int) -> float:
+        """(best − chosen) / (best − worst) of v's cached scores; 0 when they are all equal."""
+        span = self.range[v]
+        return 0.0 if span <= 0 else (self.cands[v][0][1] - self.cands[v][rank][1]) / span
+
+    def start_clique(self, v0: int, rng: random.Random) -> tuple[int, ...]:
+        """v0, then its candidate parents from its best sets on, then random variables."""
+        clique = [v0]
+        for ps, _ in self.cands[v0]:
+            for p in ps:
+                if p not in clique and len(clique) <= self.k:
+                    clique.append(p)
+            if len(clique) == self.k + 1:
+                break
+        others = [u for u in range(self.n) if u not in clique]
+        rng.shuffle(others)
+        clique += others[: self.k + 1 - len(clique)]
+        return tuple(sorted(clique))
+
+    def network(self, v0: int, rng: random.Random):
+        """The k-MAX network from first vertex ``v0``: (parents, score, insertion order), or None."""
+        k, n = self.k, self.n
+        head = self.start_clique(v0, rng)
+        first = self.first_clique(head)
+        if first is None:
+            return None
+        parents: list[ParentSet | None] = [None] * n
+        score = first[1]
+        for v, ps in zip(head, first[0]):
+            parents[v] = ps
+        order = list(head)
+        inside: dict[tuple[int, ...], tuple[int, ...]] = {}
+        for c in itertools.combinations(head, k):
+            for r in range(k + 1):
+                for sub in itertools.combinations(c, r):
+                    inside.setdefault(sub, c)
+        placed = [False] * n
+        for v in head:
+            placed[v] = True
+        # rank[v]: v's best admissible candidate so far (len(cands) = none yet)
+        rank = [len(c) for c in self.cands]
+        heap: list[tuple[float, float, int, int]] = []
+        for v in range(n):
+            if placed[v]:
+                continue
+            for r, (ps, _) in enumerate(self.cands[v]):
+                if ps in inside:
+                    rank[v] = r
+                    heapq.heappush(heap, (self.loss(v, r), rng.random(), v, r))
+                    break
+        while heap:
+            _, _, v, r = heapq.heappop(heap)
+            if placed[v] or r != rank[v]:
+                continue  # placed already, or a better choice was pushed since
+            ps, s = self.cands[v][r]
+            c = inside[ps]
+            parents[v] = ps
+            score += s
+            placed[v] = True
+            order.append(v)
+            new_keys = []
+            for size in range(k):
+                for sub in itertools.combinations(c, size):
+                    u = next(w for w in c if w not in sub)
+                    key = tuple(sorted(sub + (v,)))
+                    inside[key] = tuple(sorted(c[:c.index(u)] + c[c.index(u) + 1:] + (v,)))
+                    new_keys.append(key)
+            for key in new_keys:
+                for w, rw in self.by_set.get(key, ()):
+                    if not placed[w] and rw < rank[w]:
+                        rank[w] = rw
+                        heapq.heappush(heap, (self.loss(w, rw), rng.random(), w, rw))
+        if len(order) < n:
+            return None  # some variable never had an admissible set (no ∅ among its candidates)
+        return parents, score, order
+
+
+def solve_kmax(
+    problem: Problem, *, time_limit: float | None = None, seed: int | None = None,
+    max_iterations: int | None = None, control: "RunControl | None" = None,
+) -> Solution:
+    """Anytime k-MAX until ``time_limit`` (default 10 s) or ``max_iterations`` networks;
+    reproducible from ``seed`` (with ``max_iterations`` and no time limit, so is the result).
+
+    Raises
+    ------
+    ValueError
+        Without a treewidth bound k >= 1.
+    """
+    if problem.treewidth is None or problem.treewidth < 1:
+        raise ValueError("method kmax needs a treewidth bound k >= 1 (--treewidth)")
+    t0 = time.monotonic()
+    limit = DEFAULT_TIME_LIMIT if time_limit is None and max_iterations is None else time_limit
+    rng = random.Random(seed)
+    search = _KMax(problem)
+    info = dict(method="kmax", seed=seed, time_limit=time_limit)
+    if problem.n <= problem.treewidth + 1:
+        return whole_clique_solution(problem, t0, **info)
+    run = Anytime(limit, max_iterations, t0, control)
+    with cooperating(control):
+        while run.next_try():
+            got = search.network(rng.randrange(problem.n), rng)
+            if got is not None:
+                run.offer(got[1], got[0], got[2][::-1])
+    return run.solution(problem, {"distinct_first_cliques": len(search.first_memo)}, **info)
