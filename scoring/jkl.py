@@ -121,14 +121,23 @@ def _read_sidecar(path: Path) -> tuple[list[str], list[int | None]]:
 
 
 def read_jkl(path: str | Path) -> ScoreCache:
-    """Read a jkl cache (lenient dialects, see module doc) and its sidecar if present."""
+    """Read a jkl cache (lenient dialects, see module doc; gzip-compressed too) and its
+    sidecar if present (``X.jkl.names``, also for ``X.jkl.gz``)."""
+    import gzip
+    import zlib
+
     path = Path(path)
     if not path.exists():
         raise JklError(f"{path}: no such file")
     try:
-        raw = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        raw = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise JklError(f"{path}: not a text file ({exc})") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise JklError(f"{path}: cannot read ({exc})") from None
     # (line number, tokens) of meaningful lines
     lines = []
     for lineno, line in enumerate(raw.splitlines(), 1):
@@ -187,6 +196,8 @@ def read_jkl(path: str | Path) -> ScoreCache:
 
     headers = [b[1] for b in blocks]
     side = sidecar_path(path)
+    if not side.exists() and path.name.endswith(".gz"):
+        side = sidecar_path(path.with_name(path.name[:-3]))
     arities = None
     if side.exists():
         names, side_arities = _read_sidecar(side)

@@ -119,3 +119,17 @@ def test_atomic_writes_get_ordinary_permissions(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "x.txt").stat().st_mode) == 0o644
+
+
+def test_gzip_cache_with_the_plain_sidecar(tmp_path, zoo_cache):
+    import gzip
+
+    cache = zoo_cache
+    write_jkl(cache, tmp_path / "z.jkl")
+    (tmp_path / "z.jkl.gz").write_bytes(gzip.compress((tmp_path / "z.jkl").read_bytes()))
+    (tmp_path / "z.jkl").unlink()
+    again = read_jkl(tmp_path / "z.jkl.gz")  # names from z.jkl.names, as the anchor caches ship
+    assert again.names == cache.names and again.families() == cache.families()
+    (tmp_path / "bad.jkl.gz").write_bytes(gzip.compress(b"3\n")[:-6])
+    with pytest.raises(JklError, match="cannot read"):
+        read_jkl(tmp_path / "bad.jkl.gz")
