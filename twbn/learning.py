@@ -154,7 +154,7 @@ def learn(
         The bound k; None learns without one.
     method : str, default "auto"
         ``auto`` (a rule by size, see below), or one of ``dp``, ``cuts``, ``milp``,
-        ``cp``, ``kg``, ``kastar``, ``s2``, ``s2plus``.
+        ``cp``, ``kg``, ``kmax``, ``kastar``, ``s2``, ``s2plus``.
     time_limit : float, optional
         Seconds for the method (scoring not included). Without one, exact methods run
         to the end, the heuristics stop after 10 s, and ``auto`` gives anytime methods
@@ -190,7 +190,7 @@ def learn(
     -----
     ``auto`` runs ``dp`` where it takes seconds (k ≤ 1 at any n, as a maximum
     branching; unbounded n ≤ 22; k = 2 and n ≤ 14; k = 3 and n ≤ 12), the cluster-cut ILP warm-started by k-G up to n = 40
-    (bounded) or above the DP (unbounded), and k-G beyond; the choice and its reason
+    (bounded) or above the DP (unbounded), and k-MAX beyond; the choice and its reason
     are in ``solution.stats["auto"]`` and logged to the ``twbn`` logger.
 
     Examples

@@ -63,7 +63,7 @@ def run_one(cache_path: str, k: int, method: str, budget: float) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--anchors", required=True, metavar="DIR", help="folder with caches/NAME.jkl.gz")
+    ap.add_argument("--anchors", metavar="DIR", help="folder with caches/NAME.jkl.gz (required)")
     ap.add_argument("--budget", type=float, default=60.0)
     ap.add_argument("--caches", nargs="+", default=list(CACHES), choices=CACHES)
     ap.add_argument("--ks", nargs="+", type=int, default=list(KS))
@@ -72,6 +72,8 @@ def main() -> None:
     if args.one:
         print(json.dumps(run_one(args.one[0], int(args.one[1]), args.one[2], float(args.one[3]))))
         return
+    if args.anchors is None:
+        ap.error("--anchors DIR is required")
     rows = ["| cache | k | BLIP k-G | BLIP k-MAX | twbn kg | twbn kmax | ΔBIC best twbn − best BLIP | kg it/s ÷ BLIP k-G | "
             "kmax it/s ÷ BLIP k-MAX | valid |", "|---|---|---|---|---|---|---|---|---|---|"]
     for name in args.caches:
