@@ -65,23 +65,43 @@ class _KG:
         self.first_memo[key] = result
         return result
 
-    def network(self, order: list[int]):
-        """The k-G network for ``order``: (parents, score, insertion order) or None."""
-        k, n = self.k, self.n
-        head = tuple(sorted(order[: k + 1]))
+    def start(self, head: tuple[int, ...]):
+        """The network and k-tree after the first clique ``head`` (sorted): (parents,
+        score, inside) with ``inside`` mapping every subset (sorted tuple) of some k-clique
+        to one k-clique holding it; None if the clique has no DAG of cached sets."""
         first = self.first_clique(head)
         if first is None:
             return None
-        parents: list[ParentSet | None] = [None] * n
-        score = first[1]
+        parents: list[ParentSet | None] = [None] * self.n
         for v, ps in zip(head, first[0]):
             parents[v] = ps
-        # every subset (sorted tuple) of some k-clique → one k-clique holding it
         inside: dict[tuple[int, ...], tuple[int, ...]] = {}
-        for c in itertools.combinations(head, k):
-            for r in range(k + 1):
+        for c in itertools.combinations(head, self.k):
+            for r in range(self.k + 1):
                 for sub in itertools.combinations(c, r):
                     inside.setdefault(sub, c)
+        return parents, first[1], inside
+
+    def attach(self, inside: dict, c: tuple[int, ...], v: int) -> list[tuple[int, ...]]:
+        """v joins the k-tree at k-clique c: the new k-cliques are c − {u} + {v}. Subsets
+        without v are already keys; the new keys are S + {v} for each proper subset S of c,
+        held by the new clique c − {u} + {v} for any u ∉ S. Returns the new keys."""
+        new = []
+        for r in range(self.k):
+            for sub in itertools.combinations(c, r):
+                u = next(w for w in c if w not in sub)
+                key = tuple(sorted(sub + (v,)))
+                inside[key] = tuple(sorted(c[:c.index(u)] + c[c.index(u) + 1:] + (v,)))
+                new.append(key)
+        return new
+
+    def network(self, order: list[int]):
+        """The k-G network for ``order``: (parents, score, insertion order) or None."""
+        k = self.k
+        got = self.start(tuple(sorted(order[: k + 1])))
+        if got is None:
+            return None
+        parents, score, inside = got
         for v in order[k + 1:]:
             for ps, s in self.cands[v]:
                 c = inside.get(ps)
@@ -91,13 +111,7 @@ class _KG:
                     break
             else:
                 return None
-            # v joins at k-clique c: the new k-cliques are c − {u} + {v}. Subsets without
-            # v are already keys; the new keys are S + {v} for each proper subset S of c,
-            # held by the new clique c − {u} + {v} for any u ∉ S.
-            for r in range(k):
-                for sub in itertools.combinations(c, r):
-                    u = next(w for w in c if w not in sub)
-                    inside[tuple(sorted(sub + (v,)))] = tuple(sorted(c[:c.index(u)] + c[c.index(u) + 1:] + (v,)))
+            self.attach(inside, c, v)
         return parents, score, order
 
 

@@ -26,7 +26,6 @@ certificate.
 from __future__ import annotations
 
 import heapq
-import itertools
 import random
 import time
 from collections import defaultdict
@@ -75,21 +74,13 @@ class _KMax(_KG):
 
     def network(self, v0: int, rng: random.Random):
         """The k-MAX network from first vertex ``v0``: (parents, score, insertion order), or None."""
-        k, n = self.k, self.n
+        n = self.n
         head = self.start_clique(v0, rng)
-        first = self.first_clique(head)
-        if first is None:
+        got = self.start(head)
+        if got is None:
             return None
-        parents: list[ParentSet | None] = [None] * n
-        score = first[1]
-        for v, ps in zip(head, first[0]):
-            parents[v] = ps
+        parents, score, inside = got
         order = list(head)
-        inside: dict[tuple[int, ...], tuple[int, ...]] = {}
-        for c in itertools.combinations(head, k):
-            for r in range(k + 1):
-                for sub in itertools.combinations(c, r):
-                    inside.setdefault(sub, c)
         placed = [False] * n
         for v in head:
             placed[v] = True
@@ -114,14 +105,7 @@ class _KMax(_KG):
             score += s
             placed[v] = True
             order.append(v)
-            new_keys = []
-            for size in range(k):
-                for sub in itertools.combinations(c, size):
-                    u = next(w for w in c if w not in sub)
-                    key = tuple(sorted(sub + (v,)))
-                    inside[key] = tuple(sorted(c[:c.index(u)] + c[c.index(u) + 1:] + (v,)))
-                    new_keys.append(key)
-            for key in new_keys:
+            for key in self.attach(inside, c, v):
                 for w, rw in self.by_set.get(key, ()):
                     if not placed[w] and rw < rank[w]:
                         rank[w] = rw
