@@ -27,8 +27,6 @@ METHODS = [
 
 
 def _cache(name: str):
-    from pathlib import Path
-
     from twbn.scoring.data import read_csv
     from twbn.scoring.parent_sets import build_cache
 
@@ -40,9 +38,7 @@ def main() -> None:
     from twbn.formulations.solution import make_solution
     from twbn.formulations.verify import verify_result
     from twbn.solvers.exact.branching import optimal_forest
-    from twbn.solvers.models.cp import solve_cp
-    from twbn.solvers.cuts.branch_and_cut import solve_cuts
-    from twbn.solvers.models.milp import solve_milp
+    from twbn.solvers.registry import solve
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=float, default=60.0)
@@ -57,12 +53,9 @@ def main() -> None:
         for label, method, opts in methods:
             opts = dict(opts)
             warm = tree if opts.pop("warm", False) else None
-            if method == "milp":
-                sol = solve_milp(problem, solver=opts["solver"], time_limit=args.budget, seed=0, warm_start=warm)
-            elif method == "cuts":
-                sol = solve_cuts(problem, time_limit=args.budget, seed=0, warm_start=warm)
-            else:
-                sol = solve_cp(problem, time_limit=args.budget, seed=0, warm_start=warm, **opts)
+            solver = opts.pop("solver", None)
+            sol = solve(problem, method, solver=solver, time_limit=args.budget, seed=0, warm_start=warm,
+                        options=opts or None)
             ok = verify_result(cache, sol.to_json(problem), k) == []
             t_opt = f"{sol.wall_time:.1f}" if sol.status == "optimal" else "—"
             gap = "—" if sol.gap is None else f"{100 * sol.gap:.2f}%"

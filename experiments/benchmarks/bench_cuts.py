@@ -51,14 +51,14 @@ def unbounded_cell(args: tuple) -> dict:
     import time
 
     from twbn.formulations.problem import Problem
-    from twbn.solvers.cuts.branch_and_cut import solve_cuts
     from twbn.solvers.exact.unbounded import unbounded_optimum
+    from twbn.solvers.registry import solve
 
     t0 = time.monotonic()
     cache = bic_cache(name)
     score_s = time.monotonic() - t0
     problem = Problem(cache)
-    sol = solve_cuts(problem, time_limit=budget, seed=0)
+    sol = solve(problem, "cuts", time_limit=budget, seed=0)
     dp = None
     if cache.n_variables <= 24:
         dp = unbounded_optimum(cache)[1]
@@ -89,13 +89,12 @@ def bounded_reference(args: tuple) -> dict:
     since (B_milp − r) / (B_cuts − r) grows with r when B_milp > B_cuts ≥ optimum ≥ r."""
     name, k, budget = args
     from twbn.formulations.problem import Problem
-    from twbn.solvers.cuts.branch_and_cut import solve_cuts
-    from twbn.solvers.registry import warm_start_solution
+    from twbn.solvers.registry import solve, warm_start_solution
 
     cache = bic_cache(name)
     problem = Problem(cache, k)
     start, used = warm_start_solution(problem, "kg", time_limit=budget, seed=0)
-    sol = solve_cuts(problem, time_limit=budget - used, seed=0, warm_start=start)
+    sol = solve(problem, "cuts", time_limit=budget - used, seed=0, warm_start=start)
     result, ok = _checked(cache, problem, sol, k)
     return {"name": name, "k": k, "score": sol.score if ok else None, "bound": sol.bound, "result": result if ok else None}
 
@@ -107,12 +106,12 @@ def improve_cell(args: tuple) -> dict:
     name, k, start_result, budget, share, seed = args
     from twbn.formulations.problem import Problem
     from twbn.formulations.solution import Solution
-    from twbn.solvers.cuts.branch_and_cut import solve_cuts
+    from twbn.solvers.registry import solve
 
     cache = bic_cache(name)
     problem = Problem(cache, k)
     start = Solution.from_json(start_result, problem)
-    sol = solve_cuts(problem, time_limit=budget, seed=seed, warm_start=start, lns_share=share)
+    sol = solve(problem, "cuts", time_limit=budget, seed=seed, warm_start=start, options={"lns_share": share})
     result, ok = _checked(cache, problem, sol, k)
     return {"name": name, "k": k, "start": start.score, "score": sol.score if ok else None, "bound": sol.bound,
             "lns": {f: sol.stats.get(f) for f in ("lns_calls", "lns_improvements", "lns_seconds")},
@@ -163,14 +162,14 @@ def unbounded_reference(args: tuple) -> dict:
     name, budget = args
     from twbn.formulations.problem import Problem
     from twbn.formulations.solution import certificate_order
-    from twbn.solvers.cuts.branch_and_cut import solve_cuts
     from twbn.solvers.exact.unbounded import unbounded_optimum
+    from twbn.solvers.registry import solve
 
     cache = bic_cache(name)
     if cache.n_variables <= 24:
         parents, score = unbounded_optimum(cache)
     else:
-        sol = solve_cuts(Problem(cache), time_limit=budget, seed=0)
+        sol = solve(Problem(cache), "cuts", time_limit=budget, seed=0)
         if sol.status != "optimal":
             return {"name": name, "score": None, "width": None}
         parents, score = sol.parents, sol.score

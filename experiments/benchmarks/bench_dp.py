@@ -24,8 +24,6 @@ PAPER = {("housing", 14, 2): 3220, ("adult", 15, 2): 13086}
 
 
 def run_one(name: str, n: int, w: int) -> dict:
-    from pathlib import Path
-
     from twbn.experiments.benchmarks.binarise import binarise
     from twbn.scoring.data import read_csv
     from twbn.scoring.parent_sets import build_cache

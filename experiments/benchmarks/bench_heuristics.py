@@ -32,13 +32,13 @@ WARM_CELLS = [("zoo", 4), ("wdbc", 4), ("letter", 4)]
 
 def reference(name: str) -> tuple[str, float, bool]:
     from twbn.formulations.problem import Problem
-    from twbn.solvers.cuts.branch_and_cut import solve_cuts
     from twbn.solvers.exact.unbounded import unbounded_optimum
+    from twbn.solvers.registry import solve
 
     cache = bic_cache(name)
     if cache.n_variables <= 24:
         return name, unbounded_optimum(cache)[1], True
-    sol = solve_cuts(Problem(cache), time_limit=600, seed=0)
+    sol = solve(Problem(cache), "cuts", time_limit=600, seed=0)
     return name, sol.bound, sol.status == "optimal"
 
 
@@ -91,10 +91,10 @@ def synthetic_bic_cache(n: int, seed: int):
 
 def rate(budget: float) -> list[str]:
     from twbn.formulations.problem import Problem
-    from twbn.solvers.heuristics.kg import solve_kg
+    from twbn.solvers.registry import solve
 
     cache = synthetic_bic_cache(1000, 0)
-    sol = solve_kg(Problem(cache, 4), time_limit=budget, seed=0)
+    sol = solve(Problem(cache, 4), "kg", time_limit=budget, seed=0)
     per_s = sol.stats["iterations"] / sol.wall_time
     return ["## k-G order rate (n = 1,000, k = 4, synthetic cache of 61 sets per variable)", "",
             f"{sol.stats['iterations']} orders in {sol.wall_time:.1f} s: **{per_s:.2f} orders/s** "

@@ -56,9 +56,8 @@ def run_cell(args: tuple) -> dict:
     from twbn.formulations.solution import make_solution
     from twbn.formulations.verify import verify_result
     from twbn.solvers.exact.branching import optimal_forest
-    from twbn.solvers.models.milp import solve_milp
+    from twbn.solvers.registry import solve
 
-    from twbn.solvers.heuristics.kg import solve_kg
 
     cache = _cache(name)
     problem = Problem(cache, k)
@@ -70,13 +69,13 @@ def run_cell(args: tuple) -> dict:
         # k-G needs a bound: the unbounded cell starts from k-G's network for k = 10,
         # which is a valid unbounded network too
         kg_problem = problem if k is not None else Problem(cache, UNBOUNDED_KG_K)
-        start = solve_kg(kg_problem, time_limit=KG_SHARE * budget, seed=0)
+        start = solve(kg_problem, "kg", time_limit=KG_SHARE * budget, seed=0)
         warm = make_solution(problem, start.parents, bound=None, status="feasible", method="kg")
         left = budget - start.wall_time
         if k is None:
             how = f"kg (k={UNBOUNDED_KG_K})"
     opts = MilpOptions() if settings["strengthen"] else MilpOptions.plain()
-    sol = solve_milp(problem, solver=settings["solver"], time_limit=left, seed=0, warm_start=warm, options=opts)
+    sol = solve(problem, "milp", solver=settings["solver"], time_limit=left, seed=0, warm_start=warm, options=opts)
     ok = verify_result(cache, sol.to_json(problem), k) == []
     return {"data": name, "k": k, **settings, "score": sol.score, "bound": sol.bound, "gap": sol.gap,
             "status": sol.status, "wall": sol.wall_time + budget - left, "valid": ok,
