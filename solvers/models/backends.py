@@ -206,6 +206,9 @@ def _cbc(path, time_limit, seed, start, threads) -> MipOutcome:
     m = mip.Model(solver_name=mip.CBC)
     m.verbose = 0
     m.read(path)
+    # CBC stops at a relative gap of 1e-4 by default and still says OPTIMAL; as for HiGHS
+    m.max_mip_gap = 1e-9
+    m.max_mip_gap_abs = 1e-7
     if seed is not None:
         m.seed = int(seed)
     if threads:
