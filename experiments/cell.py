@@ -8,7 +8,6 @@ held-out log-likelihood. A crash leaves no OUT; the harness records the cell as 
 from __future__ import annotations
 
 import json
-import os
 import resource
 import sys
 import time
@@ -52,24 +51,11 @@ def run(spec: dict) -> dict:
     return out
 
 
-def die_with_parent(parent: int) -> None:
-    """Ask Linux to SIGKILL this process when its parent dies (kill -9 of the harness
-    included), so that no cell outlives its grid; a no-op elsewhere."""
-    import ctypes
-    import signal
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent died before the request was made
-        os._exit(1)
-
-
 def main(argv: list[str]) -> int:
     spec_path, out_path = argv[:2]
     if len(argv) > 2:
+        from twbn.solvers.control import die_with_parent
+
         die_with_parent(int(argv[2]))
     with open(spec_path, encoding="utf-8") as fh:
         spec = json.load(fh)

@@ -31,8 +31,8 @@ __all__ = ["Choice", "choose_method", "AUTO_TIME_LIMIT"]
 #: Largest n for which the unbounded DP runs (≈ 4 s at n = 22).
 DP_UNBOUNDED_MAX_N = 22
 #: Largest n for the bounded DP, by k (≤ 10 s measured; k ≥ 4 never picks the DP). At
-#: k ≤ 1 ``dp`` solves a maximum branching, polynomial at any n.
-DP_BOUNDED_MAX_N = {0: 10**9, 1: 10**9, 2: 14, 3: 12}
+#: k ≤ 1 ``dp`` solves a maximum branching, polynomial at any n, and is always chosen.
+DP_BOUNDED_MAX_N = {2: 14, 3: 12}
 #: Largest n for which the bounded cluster-cut ILP is chosen.
 CUTS_BOUNDED_MAX_N = 40
 #: Budget (seconds) when ``auto`` picks an anytime method and the caller gave none.

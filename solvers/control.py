@@ -95,6 +95,21 @@ class RunControl:
         return {**self._progress, "elapsed": time.monotonic() - self.t0}
 
 
+def die_with_parent(parent: int | None = None) -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (``kill -9`` included), so
+    that no child of twbn outlives it; if the parent ``parent`` is already gone, exit. A
+    no-op where prctl is missing."""
+    import ctypes
+    import os
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if parent is not None and os.getppid() != parent:
+        os._exit(1)
+
+
 def cooperating(control: "RunControl | None", hook: Callable[[], None] | None = None):
     """``control.cooperating(hook)``, or a no-op context when there is no control."""
     return control.cooperating(hook) if control is not None else contextlib.nullcontext()

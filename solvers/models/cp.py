@@ -34,7 +34,9 @@ def _cp_worker(problem: Problem, deadline, seed, hint, workers, options, fix_hin
 
     from twbn.formulations.cp_ktree import add_hint, build_ktree_cp
 
-    _die_with_parent()
+    from twbn.solvers.control import die_with_parent
+
+    die_with_parent()
     t0 = time.monotonic()
     cp = build_ktree_cp(problem, **options)
     build_s = time.monotonic() - t0
@@ -80,18 +82,6 @@ def _cp_worker(problem: Problem, deadline, seed, hint, workers, options, fix_hin
         if cp.p is not None:
             out["order"] = sorted(range(problem.n), key=lambda i: (solver.value(cp.p[i]), -i))
     return out
-
-
-def _die_with_parent() -> None:
-    """The CP-SAT child dies with the process that spawned it (Linux), so that a killed
-    ``twbn learn`` or experiment cell leaves no CP-SAT search running."""
-    import ctypes
-    import signal
-
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def run_isolated(fn, *args, timeout: float | None):
