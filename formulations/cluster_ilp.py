@@ -230,16 +230,27 @@ class ClusterIlp:
     z: dict = field(default_factory=dict)
     edges: dict = field(default_factory=dict)
     size: dict = field(default_factory=dict)
+    ancestry: tuple = ()
+    position: dict = field(default_factory=dict)
+    fixed_y: dict = field(default_factory=dict)  #: y values the caller fixed (start values keep them)
 
     def variables(self) -> list:
-        return [*self.fam_vars, *self.edges.values(), *self.y.values(), *self.z.values()]
+        return [*self.fam_vars, *self.edges.values(), *self.y.values(), *self.z.values(), *self.position.values()]
 
 
-def build_cluster_ilp(problem: Problem, model, *, edges: bool = False) -> ClusterIlp:
+def build_cluster_ilp(problem: Problem, model, *, edges: bool = False,
+                      ancestry: Sequence[tuple[int, int]] = ()) -> ClusterIlp:
     """Add the variables and the static rows to an empty ``pyscipopt.Model``. With
     ``edges``, one binary e_{uv} per pair that some family joins, defined by
     e_{uv} = Σ_{W∋u} I(W→v) + Σ_{W∋v} I(W→u) (the pair row of (3) makes it ≤ 1): the
-    skeleton's edges, for branching (solvers/cuts.py says why)."""
+    skeleton's edges, for branching (solvers/cuts.py says why).
+
+    ``ancestry``: pairs (a, b) such that a is an ancestor of b through variables the
+    model does not hold (the rest of a network around a piece, solvers/cuts/improve.py).
+    Such a path is not an arc: it joins no moral edge, so it cannot be a family. It enters
+    as a topological position p per variable, Nie et al.'s row 8f summed over the sets
+    holding j (n·Σ_{W∋j} I(W→i) ≤ n − 1 + p_i − p_j) and p_a + 1 ≤ p_b per pair: a
+    network satisfies them iff its arcs and the pairs together are acyclic."""
     from pyscipopt import quicksum
 
     cand = problem.candidates
@@ -268,7 +279,14 @@ def build_cluster_ilp(problem: Problem, model, *, edges: bool = False) -> Cluste
     for a, b in pairs:  # (3) for |C| = 2
         model.addCons(quicksum(fam_vars[f] for f in between(a, b)) <= 1, name=f"pair[{a},{b}]")
     counts = {"conv": n, "pair": len(pairs)}
-    ilp = ClusterIlp(model, table, fam_vars, k)
+    ilp = ClusterIlp(model, table, fam_vars, k, ancestry=tuple(ancestry))
+    if ancestry:
+        p = ilp.position = {i: model.addVar(name=f"p[{i}]", vtype="C", lb=0, ub=n - 1) for i in range(n)}
+        for (i, j), fs in sorted(with_j.items()):  # 8f: j is a parent of i
+            model.addCons(n * quicksum(fam_vars[f] for f in fs) <= n - 1 + p[i] - p[j], name=f"c8f[{i},{j}]")
+        for a, b in ancestry:
+            model.addCons(p[a] + 1 <= p[b], name=f"anc[{a},{b}]")
+        counts.update({"c8f": len(with_j), "ancestry": len(ancestry)})
     if edges:
         for a, b in joined:
             e = model.addVar(name=f"e[{a},{b}]", vtype="B")
@@ -323,12 +341,18 @@ def start_values(ilp: ClusterIlp, parents: Sequence[ParentSet], elimination_orde
         vals[var.name] = 1.0 if (int(table.child[f]), table.parents[f]) in chosen else 0.0
     for (a, b), var in ilp.edges.items():
         vals[var.name] = 1.0 if (a in parents[b] or b in parents[a]) else 0.0
+    if ilp.position:
+        g = nx.DiGraph()
+        g.add_nodes_from(range(table.n))
+        g.add_edges_from([(p, v) for v, ps in enumerate(parents) for p in ps] + list(ilp.ancestry))
+        for p, i in enumerate(nx.lexicographical_topological_sort(g)):  # raises if the pairs close a cycle
+            vals[ilp.position[i].name] = float(p)
     if ilp.treewidth is not None:
         arcs = triangulation_arcs(parents, elimination_order)
         for p, i in enumerate(elimination_order):
             vals[ilp.z[i].name] = float(p)
         for arc, var in ilp.y.items():
-            vals[var.name] = 1.0 if arc in arcs else 0.0
+            vals[var.name] = float(ilp.fixed_y.get(arc, arc in arcs))
     return vals
 
 

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 from twbn.formulations.elimination_milp import MilpOptions
 
 __all__ = ["DpOptions", "MilpOptions", "CutsOptions", "CpOptions", "KgOptions", "KmaxOptions", "KastarOptions", "S2Options",
-           "OptionError", "parse_options", "describe_options"]
+           "ImproveOptions", "OptionError", "parse_options", "describe_options"]
 
 #: Default share of the elapsed time the cuts LNS may use (bounded mode).
 LNS_SHARE = 0.3
@@ -92,6 +92,21 @@ class KmaxOptions:
 
     def __post_init__(self):
         _positive_int("max_iterations", self.max_iterations)
+
+
+@dataclass(frozen=True)
+class ImproveOptions:
+    """Exact-neighbourhood improvement (solvers/cuts/improve.py)."""
+
+    piece_time_limit: float = 5.0  #: seconds one piece's sub-problem may take
+    start_size: int = 10  #: free variables in the first piece (then adapted)
+    max_pieces: int | None = None  #: stop after this many pieces (with the time limit, whichever first)
+
+    def __post_init__(self):
+        if not self.piece_time_limit > 0:
+            raise OptionError(f"option piece_time_limit must be positive, got {self.piece_time_limit!r}")
+        _positive_int("start_size", self.start_size, allow_none=False)
+        _positive_int("max_pieces", self.max_pieces)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from twbn.solvers.method_options import (
     CpOptions,
     CutsOptions,
     DpOptions,
+    ImproveOptions,
     KastarOptions,
     KgOptions,
     KmaxOptions,
@@ -107,6 +108,27 @@ def _solve_kmax(problem, *, time_limit, seed, solver, warm_start, options, contr
     return solve_kmax(problem, time_limit=time_limit, seed=seed, control=control, **dataclasses.asdict(options))
 
 
+def _solve_improve(problem, *, time_limit, seed, solver, warm_start, options, control) -> Solution:
+    from twbn.solvers.cuts.improve import improve
+
+    used = 0.0
+    if warm_start is None:
+        # no start given: k-MAX on the warm-start share, as ``--warm-start kmax`` would
+        t0 = time.monotonic()
+        budget = None if time_limit is None else WARM_START_SHARE * time_limit
+        warm_start = solve(problem, "kmax", time_limit=budget, seed=seed, control=control)
+        used = time.monotonic() - t0
+        if warm_start.parents is None:
+            return warm_start
+    left = None if time_limit is None else max(0.1, time_limit - used)
+    if control is not None and control.stop_requested():
+        left = 0.0
+    sol = improve(problem, warm_start, time_limit=left, seed=seed, control=control, **dataclasses.asdict(options))
+    if used:
+        sol.stats["warm_start"] = {"from": "kmax", "score": warm_start.score, "seconds": round(used, 4)}
+    return sol
+
+
 def _solve_kastar(problem, *, time_limit, seed, solver, warm_start, options, control) -> Solution:
     from twbn.solvers.heuristics.kastar import solve_kastar
 
@@ -151,6 +173,9 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
     Method("kmax", "k-MAX (Scanagatta et al. 2018): the variable of least normalised loss next", _solve_kmax,
            KmaxOptions, min_treewidth=1, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
+    Method("improve", "exact-neighbourhood improvement: pieces of a start network re-solved by the cluster-cut "
+                      "ILP, the rest held (k-MAX start unless one is given)", _solve_improve, ImproveOptions,
+           min_treewidth=1, warm_start=True, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
     Method("kastar", "k-A* (Scanagatta et al. 2016)", _solve_kastar, KastarOptions, min_treewidth=1,
            default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
     Method("s2", "S2: sampled k-trees, phase 2 by DP or cuts", _s2(False), S2Options,

@@ -46,6 +46,7 @@ import os
 import random
 import time
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -501,6 +502,7 @@ def solve_cuts(
     lns: bool | None = None,
     lns_share: float = LNS_SHARE,
     fixed_y: dict[tuple[int, int], int] | None = None,
+    ancestry: Sequence[tuple[int, int]] = (),
     scip_params: dict | None = None,
     control: "RunControl | None" = None,
     _report: bool = True,
@@ -513,7 +515,10 @@ def solve_cuts(
     large-neighbourhood search (solvers/cuts_lns.py); None (default) means in the bounded
     mode only; ``lns_share``: the largest share of the elapsed time it may take (more
     finds better networks in long runs, at the bound's expense). ``fixed_y``: values for triangulation variables y_ij of the bounded model
-    (the LNS fixes those between variables it holds fixed). ``scip_params``: SCIP
+    (the LNS fixes those between variables it holds fixed; a start's values there are
+    taken as given). ``ancestry``: pairs (a, b), a an ancestor of b through variables
+    outside the problem, which no network may close into a cycle (build_cluster_ilp).
+    ``scip_params``: SCIP
     parameters by name, set after twbn's own (e.g. ``{"separating/maxrounds": 5}``)."""
     import pyscipopt
 
@@ -535,10 +540,11 @@ def solve_cuts(
                         stats={"reason": str(exc)}, **info)
     m = pyscipopt.Model()
     m.hideOutput(not os.environ.get("TWBN_SCIP_LOG"))
-    ilp = build_cluster_ilp(model_problem, m, edges=edges)
+    ilp = build_cluster_ilp(model_problem, m, edges=edges, ancestry=ancestry)
     for var in ilp.edges.values():
         m.chgVarBranchPriority(var, 10)
-    for arc, value in (fixed_y or {}).items():
+    ilp.fixed_y = dict(fixed_y or {})
+    for arc, value in ilp.fixed_y.items():
         m.chgVarLb(ilp.y[arc], float(value))
         m.chgVarUb(ilp.y[arc], float(value))
     build_s = time.monotonic() - t0

@@ -1,0 +1,368 @@
+"""Exact-neighbourhood improvement of a bounded-treewidth network at any size.
+
+The problem: given a network of treewidth ≤ k (a start from k-G, k-MAX or a result
+file), find a better one by re-solving one piece of it exactly while everything else —
+the other variables' families *and* the triangulation outside the piece — stays as it is.
+This is the idea of BN-SLIM (Peruvemba Ramaswamy & Szeider, "Turbocharging treewidth-bounded
+Bayesian network structure learning", AAAI 2021), with twbn's cluster-cut ILP
+(formulations/cluster_ilp.py) on the piece instead of MaxSAT. No model over all n
+variables is ever built, so it runs at n = 1,041.
+
+The piece. Let H be the network's triangulation (the fill-in of its moral graph along a
+width-≤ k elimination order σ, a perfect elimination order of H) and T σ's elimination
+tree (the parent of v is its earliest later neighbour). F, the free variables, is a
+subtree D(u) of T, or several sibling subtrees under one vertex p. Two facts make F a
+closed piece:
+
+- every neighbour of F outside F lies in C_p = {p} ∪ (p's later neighbours), so the
+  boundary B = N_H(F) \\ F is a clique of H with at most k + 1 vertices;
+- F is closed under earlier neighbours, so eliminating F first (in σ's order) creates no
+  edge outside H.
+
+The sub-problem over L = F ∪ B: each v ∈ F takes any cached parent set inside L (its
+current one is one of them, since its family is a clique of H); each b ∈ B keeps its
+family (restricted to L: its moral edges outside L lie among B ∪ outside, untouched); the
+triangulation must hold B as a clique (``fixed_y``: y_ij = 1 for i before j in B), width
+≤ k (8b–8h); and ``ancestry`` pairs (a, b) of B, a an ancestor of b along a path through
+V \\ F, which no new path b ⇝ a may close into a cycle (build_cluster_ilp).
+
+Why the glued network is valid: a new triangulation H_L of L with B a clique and width
+≤ k and H restricted to V \\ F meet in the clique B, so their union is chordal with
+cliques of ≤ k + 1 vertices (a perfect elimination order of H_L ending with B, then σ on
+V \\ F); every moral edge of a new family lies in H_L, and every other family is unchanged.
+Any cycle would have to leave L through B and come back, along a path through V \\ F that
+an ancestry pair records. The current families (with σ restricted to F, then B) are a
+feasible point of the sub-problem, so its optimum is never worse.
+
+Piece size adapts to what solves: a sub-problem solved to optimality in under a quarter
+of its time limit grows the next piece by one variable, one cut short shrinks it by two.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from typing import Sequence
+
+from twbn.formulations.graphs import Adjacency, fill_in, moral_graph
+from twbn.formulations.problem import Problem
+from twbn.formulations.solution import Solution, make_solution
+from twbn.scoring.cache import ParentSet, ScoreCache
+from twbn.solvers.control import RunControl
+
+__all__ = ["improve", "choose_piece", "piece_problem", "PIECE_TIME_LIMIT"]
+
+#: Seconds one sub-problem may take (less when the budget has less left).
+PIECE_TIME_LIMIT = 5.0
+#: First, smallest and largest piece size (free variables).
+START_SIZE = 10
+MIN_SIZE = 4
+MAX_SIZE = 40
+#: The sub-solves separate the cluster rows (3) only, exactly at their root (as the LNS
+#: of ``cuts``, solvers/cuts/branch_and_cut.py, measured on wdbc).
+SUB_OPTIONS = {"exact": "root", "cluster_k": 1, "matroid": False, "minor": True, "lns": False}
+
+
+def random_peo(adj: Adjacency, rng: random.Random, first: Sequence[int] = ()) -> list[int]:
+    """A perfect elimination order of the chordal graph ``adj``: maximum cardinality search
+    (Tarjan & Yannakakis 1984) with random ties, reversed. The vertices of ``first`` (a
+    clique) are visited first, so they come last in the order. O(n + edges)."""
+    n = len(adj)
+    weight = dict.fromkeys(adj, 0)
+    buckets: list[set[int]] = [set(adj)]
+    visited: list[int] = []
+    done: set[int] = set()
+    top = 0
+    forced = list(first)
+    while len(visited) < n:
+        if forced or not visited:
+            v = forced.pop(0) if forced else rng.choice(sorted(adj))
+            buckets[weight[v]].discard(v)
+        else:
+            while not buckets[top]:
+                top -= 1
+            v = rng.choice(tuple(buckets[top])) if len(buckets[top]) < 64 else buckets[top].pop()
+            buckets[top].discard(v)
+        visited.append(v)
+        done.add(v)
+        for u in adj[v]:
+            if u not in done:
+                buckets[weight[u]].discard(u)
+                weight[u] += 1
+                if weight[u] == len(buckets):
+                    buckets.append(set())
+                buckets[weight[u]].add(u)
+                top = max(top, weight[u])
+    return visited[::-1]
+
+
+def choose_piece(adj: Adjacency, order: Sequence[int], size: int, rng: random.Random) -> tuple[list[int], list[int]]:
+    """Free variables F and boundary B for one sub-problem: F a subtree of the elimination
+    tree of ``order`` (a perfect elimination order of the chordal graph ``adj``) grown from
+    a random vertex with a small enough subtree while it has at most ``size`` vertices, topped up with sibling
+    subtrees (the roots of the forest count as siblings); B = N(F) \\ F, a clique (module
+    docstring). O(n + edges)."""
+    pos = {v: i for i, v in enumerate(order)}
+    up = {v: min((u for u in adj[v] if pos[u] > pos[v]), key=pos.__getitem__, default=None) for v in order}
+    children: dict[int, list[int]] = {v: [] for v in order}
+    for v, p in up.items():
+        if p is not None:
+            children[p].append(v)
+    weight = {}
+    for v in order:  # children come before their parent
+        weight[v] = 1 + sum(weight[c] for c in children[v])
+
+    def subtree(r: int) -> list[int]:
+        out, stack = [], [r]
+        while stack:
+            v = stack.pop()
+            out.append(v)
+            stack.extend(children[v])
+        return out
+
+    u = rng.choice([v for v in order if weight[v] <= size])  # leaves always qualify
+    while up[u] is not None and weight[up[u]] <= size:
+        u = up[u]
+    free = subtree(u)
+    p = up[u]
+    if len(free) < size:
+        # the roots of a forest are siblings under no vertex: their subtrees share no edge
+        siblings = [c for c in (children[p] if p is not None else [v for v in order if up[v] is None]) if c != u]
+        rng.shuffle(siblings)
+        for c in siblings:
+            if len(free) + weight[c] <= size:
+                free += subtree(c)
+    fset = set(free)
+    boundary = sorted({w for v in free for w in adj[v]} - fset)
+    return sorted(free), boundary
+
+
+def _ancestry(parents: Sequence[ParentSet], free: set[int], boundary: Sequence[int]) -> list[tuple[int, int]]:
+    """Pairs (a, b) of ``boundary``, a ≠ b, with a path a ⇝ b whose vertices all lie
+    outside ``free`` (the arcs that stay whatever the sub-problem does)."""
+    children: dict[int, list[int]] = {}
+    for v, ps in enumerate(parents):
+        if v in free:
+            continue
+        for p in ps:
+            if p not in free:
+                children.setdefault(p, []).append(v)
+    bset = set(boundary)
+    pairs = []
+    for a in boundary:
+        seen, stack = {a}, [a]
+        while stack:
+            for c in children.get(stack.pop(), ()):
+                if c not in seen:
+                    seen.add(c)
+                    stack.append(c)
+        pairs += [(a, b) for b in sorted(seen & bset) if b != a]
+    return pairs
+
+
+def piece_problem(problem: Problem, parents: Sequence[ParentSet], free: Sequence[int], boundary: Sequence[int]) -> tuple[Problem, list[int], list[tuple[int, int]], dict[tuple[int, int], int]]:
+    """The sub-problem over L = free ∪ boundary, in local indices 0 … |L|−1: its Problem
+    (free variables: their candidate sets inside L; boundary variables: their family
+    restricted to L, scored as in the cache when it lies in L and 0 otherwise — a
+    constant), L in local order, the ancestry pairs and the fixed y making the boundary a
+    clique. Raises ValueError if a free variable's current family is not inside L."""
+    local = sorted(set(free) | set(boundary))
+    index = {v: i for i, v in enumerate(local)}
+    cand = problem.candidates
+    fset = set(free)
+    families = []
+    for v in local:
+        if v in fset:
+            fam = {tuple(index[p] for p in ps): s for ps, s in zip(cand.parent_sets[v], cand.scores[v].tolist())
+                   if all(p in index for p in ps)}
+            if tuple(sorted(parents[v])) not in {tuple(local[i] for i in ps) for ps in fam}:
+                raise ValueError(f"the family of {problem.names[v]!r} is not inside its piece")
+        else:
+            inside = tuple(index[p] for p in parents[v] if p in index)
+            fam = {inside: cand.score_of(v, parents[v]) if len(inside) == len(parents[v]) else 0.0}
+        families.append(fam)
+    cache = ScoreCache.from_mapping([problem.names[v] for v in local], families,
+                                    None if cand.arities is None else [cand.arities[v] for v in local], dict(cand.meta))
+    ancestry = [(index[a], index[b]) for a, b in _ancestry(parents, fset, boundary)]
+    b_local = [index[b] for b in boundary]
+    fixed = {(a, b): int(i < j) for i, a in enumerate(b_local) for j, b in enumerate(b_local) if a != b}
+    return Problem(cache, problem.treewidth), local, ancestry, fixed
+
+
+class _State:
+    """The current network, a width-≤ k elimination order of it and its triangulation,
+    patched piece by piece."""
+
+    def __init__(self, problem: Problem, start: Solution):
+        self.problem = problem
+        self.k = problem.treewidth
+        self.parents = [tuple(sorted(p)) for p in start.parents]
+        self.order = list(start.elimination_order)
+        self.tri = fill_in(moral_graph(self.parents), self.order)
+        cand = problem.candidates
+        self.family_score = [cand.score_of(v, ps) for v, ps in enumerate(self.parents)]
+        self.score = math.fsum(self.family_score)
+
+    def accept(self, free: list[int], boundary: list[int], local: list[int], sub: Solution) -> bool:
+        """Glue the sub-solution in (module docstring); False, changing nothing, if its
+        local triangulation with the boundary as a clique is wider than k (it never should
+        be: the sub-model holds that clique)."""
+        k = self.k
+        fset = set(free)
+        new_parents = {local[i]: tuple(sorted(local[p] for p in ps)) for i, ps in enumerate(sub.parents)
+                       if local[i] in fset}
+        local_parents = [() for _ in local]
+        index = {v: i for i, v in enumerate(local)}
+        for i, v in enumerate(local):
+            ps = new_parents[v] if v in fset else self.parents[v]
+            local_parents[i] = tuple(index[p] for p in ps if p in index)
+        g = moral_graph(local_parents)
+        bl = [index[b] for b in boundary]
+        for a in bl:
+            g[a].update(x for x in bl if x != a)
+        tri = fill_in(g, sub.elimination_order)
+        peo = random_peo(tri, random.Random(0), first=bl)
+        pos = {v: i for i, v in enumerate(peo)}
+        if any(sum(1 for u in tri[v] if pos[u] > pos[v]) > k for v in tri):
+            return False
+        # the new triangulation: H outside F, the piece's inside
+        for v in free:
+            for u in self.tri.pop(v):
+                if u not in fset:
+                    self.tri[u].discard(v)
+        for i, nb in tri.items():
+            v = local[i]
+            self.tri.setdefault(v, set()).update(local[j] for j in nb)
+        self.order = [local[i] for i in peo if local[i] in fset] + [v for v in self.order if v not in fset]
+        cand = self.problem.candidates
+        for v, ps in new_parents.items():
+            self.parents[v] = ps
+            self.family_score[v] = cand.score_of(v, ps)
+        self.score = math.fsum(self.family_score)
+        return True
+
+
+def improve(
+    problem: Problem,
+    start: Solution,
+    *,
+    time_limit: float | None,
+    seed: int | None = None,
+    piece_time_limit: float = PIECE_TIME_LIMIT,
+    start_size: int = START_SIZE,
+    max_pieces: int | None = None,
+    control: RunControl | None = None,
+) -> Solution:
+    """Improve ``start`` by re-solving pieces of it exactly (module docstring) until
+    ``time_limit`` seconds have passed or ``max_pieces`` pieces were tried.
+
+    Parameters
+    ----------
+    problem : Problem
+        A bounded problem (``problem.treewidth`` is not None).
+    start : Solution
+        A certified network of ``problem`` with its elimination order.
+    time_limit : float or None
+        Seconds for the whole search, sub-problems' model building included; None: until
+        ``max_pieces`` or a stop request.
+    seed : int, optional
+        Seeds the choice of pieces and SCIP.
+    piece_time_limit : float
+        Seconds one sub-problem may take.
+    start_size : int
+        Free variables in the first piece (adapted afterwards).
+    max_pieces : int, optional
+        Stop after this many sub-problems.
+    control : RunControl, optional
+        Stop requests and progress.
+
+    Returns
+    -------
+    Solution
+        Never worse than ``start``. Status ``feasible`` (the registry adds the bound), or
+        ``optimal`` when a piece held every variable and was solved to optimality.
+        ``stats`` counts pieces, improvements, rejected glue-ups and the last piece size.
+
+    Raises
+    ------
+    ValueError
+        Without a treewidth bound or without a start network with its elimination order.
+
+    Examples
+    --------
+    >>> from twbn.formulations.problem import Problem
+    >>> from twbn.formulations.solution import make_solution
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> cache = ScoreCache.from_mapping("ABC", [{(): -5.0, (1,): -1.0}, {(): -5.0}, {(): -5.0, (0,): -4.0}])
+    >>> problem = Problem(cache, 1)
+    >>> empty = make_solution(problem, [(), (), ()], bound=None, status="feasible", method="start")
+    >>> improve(problem, empty, time_limit=None, max_pieces=3, seed=0).score
+    -10.0
+    """
+    from twbn.solvers.cuts.branch_and_cut import solve_cuts
+
+    if problem.treewidth is None:
+        raise ValueError("improve needs a treewidth bound")
+    if start.parents is None or start.elimination_order is None:
+        raise ValueError("improve needs a start network with its elimination order")
+    t0 = time.monotonic()
+    deadline = None if time_limit is None else t0 + time_limit
+    rng = random.Random(seed)
+    state = _State(problem, start)
+    n = problem.n
+    size = max(1, min(start_size, n))
+    proved = False
+    counts = {"pieces": 0, "improvements": 0, "rejected": 0, "timed_out": 0, "sub_seconds": 0.0}
+    trajectory = [{"time": round(time.monotonic() - t0, 4), "incumbent": state.score, "bound": None}]
+    if control is not None:
+        control.report(incumbent=state.score)
+    while max_pieces is None or counts["pieces"] < max_pieces:
+        if control is not None and control.stop_requested():
+            break
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left < 0.2:
+            break
+        peo = random_peo(state.tri, rng)
+        free, boundary = choose_piece(state.tri, peo, size, rng)
+        sub_problem, local, ancestry, fixed = piece_problem(problem, state.parents, free, boundary)
+        index = {v: i for i, v in enumerate(local)}
+        fset = set(free)
+        sub_order = [index[v] for v in peo if v in fset] + [index[b] for b in boundary]
+        sub_start = make_solution(sub_problem, [tuple(index[p] for p in state.parents[v] if p in index) for v in local],
+                                  bound=None, status="feasible", method="start", order_hint=sub_order)
+        limit = piece_time_limit if left is None else min(piece_time_limit, left)
+        t1 = time.monotonic()
+        found = solve_cuts(sub_problem, time_limit=limit, seed=rng.randrange(2**31), warm_start=sub_start,
+                           fixed_y=fixed, ancestry=ancestry, control=control, _report=False, **SUB_OPTIONS)
+        took = time.monotonic() - t1
+        counts["pieces"] += 1
+        counts["sub_seconds"] += took
+        gain = -math.inf if found.parents is None else found.score - sub_start.score
+        if gain > 1e-9 * max(1.0, abs(state.score)):
+            if state.accept(free, boundary, local, found):
+                counts["improvements"] += 1
+                trajectory.append({"time": round(time.monotonic() - t0, 4), "incumbent": state.score, "bound": None})
+                if control is not None:
+                    control.report(incumbent=state.score)
+            else:
+                counts["rejected"] += 1
+        if found.status == "optimal" and len(free) == n:
+            # the piece was the whole problem: the network is optimal (gain or not)
+            proved = True
+            break
+        if found.status == "optimal":
+            if took < limit / 4:
+                size = min(MAX_SIZE, n, size + 1)
+        else:
+            counts["timed_out"] += 1
+            size = max(MIN_SIZE, size - 2)
+        if control is not None:
+            control.report(iterations=counts["pieces"])
+    counts["sub_seconds"] = round(counts["sub_seconds"], 2)
+    counts["last_piece_size"] = size
+    counts["start_score"] = start.score
+    return make_solution(problem, state.parents, bound=state.score if proved else None,
+                         status="optimal" if proved else "feasible", order_hint=state.order,
+                         method="improve", wall_time=round(time.monotonic() - t0, 4), trajectory=trajectory,
+                         stats=counts, seed=seed, time_limit=time_limit, solver="scip")
