@@ -98,7 +98,7 @@ class KmaxOptions:
 class ImproveOptions:
     """Exact-neighbourhood improvement (solvers/cuts/improve.py)."""
 
-    piece_time_limit: float = 5.0  #: seconds one piece's sub-problem may take
+    piece_time_limit: float = 2.0  #: seconds one piece's sub-problem may take
     start_size: int = 10  #: free variables in the first piece (then adapted)
     max_pieces: int | None = None  #: stop after this many pieces (with the time limit, whichever first)
 

@@ -87,7 +87,7 @@ def test_more_required_parents_than_k_is_infeasible():
     assert sol.status == "infeasible" and "X3 must have 2 parents" in sol.stats["reason"]
 
 
-@pytest.mark.parametrize("method", ["milp", "cuts", "cp", "kg", "kmax", "kastar", "s2", "s2plus"])
+@pytest.mark.parametrize("method", ["milp", "cuts", "cp", "kg", "kmax", "kastar", "s2", "s2plus", "improve"])
 def test_every_method_honours_its_time_limit_on_a_real_cache(wdbc, method):
     problem = Problem(wdbc, 3)
     t0 = time.monotonic()

@@ -48,6 +48,7 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
+import networkx as nx
 import numpy as np
 
 from twbn.formulations.cluster_ilp import ClusterIlp, FamilyTable, build_cluster_ilp, cycle_clusters, restrict_to_graph, start_values
@@ -384,8 +385,12 @@ def _handler_classes():
             m = self.model
             if self.by_name is None:
                 self.by_name = {v.name: v for v in self.ilp.variables()}
+            try:
+                values = start_values(self.ilp, parents, order)
+            except nx.NetworkXUnfeasible:  # acyclic, but closes a cycle with the ancestry pairs
+                return False
             sol = m.createOrigSol(self)  # original space: presolving may have aggregated variables
-            for name, value in start_values(self.ilp, parents, order).items():
+            for name, value in values.items():
                 if value:
                     m.setSolVal(sol, self.by_name[name], value)
             return bool(m.trySol(sol, printreason=False))

@@ -1,0 +1,147 @@
+"""Exact-neighbourhood improvement (solvers/cuts/improve.py): its pieces, its sub-problems
+(the outside held, the ancestry rows), and whole runs against the DP and the verifier."""
+
+import random
+
+import networkx as nx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from twbn.formulations.graphs import fill_in, moral_graph
+from twbn.formulations.problem import Problem
+from twbn.formulations.solution import make_solution
+from twbn.formulations.verify import verify_result
+from twbn.scoring.cache import ScoreCache
+from twbn.solvers.cuts.branch_and_cut import solve_cuts
+from twbn.solvers.cuts.improve import SUB_OPTIONS, _State, choose_piece, improve, piece_problem, random_peo
+from twbn.solvers.registry import run, solve
+from tests.conftest import BUNDLED
+from tests.helpers import random_cache
+from twbn.scoring.data import read_csv
+from twbn.scoring.parent_sets import build_cache
+
+
+@pytest.fixture(scope="module")
+def wdbc():
+    return build_cache(read_csv(BUNDLED / "wdbc.csv.gz"), score="bic", max_parents=3, progress=False)[0]
+
+
+def _start(problem: Problem, seed: int):
+    """A poor but valid start: k-G stopped after one order."""
+    return solve(problem, "kg", seed=seed, options={"max_iterations": 1})
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(3, 11), k=st.integers(1, 3), seed=st.integers(0, 10**6), size=st.integers(1, 8))
+def test_a_piece_is_closed_and_its_boundary_a_small_clique(n, k, seed, size):
+    problem = Problem(random_cache(n, seed % 97, max_size=3, density=0.5), k)
+    start = _start(problem, seed)
+    tri = fill_in(moral_graph(start.parents), start.elimination_order)
+    rng = random.Random(seed)
+    peo = random_peo(tri, rng)
+    pos = {v: i for i, v in enumerate(peo)}
+    # a perfect elimination order: each vertex's later neighbours form a clique
+    for v in tri:
+        later = [u for u in tri[v] if pos[u] > pos[v]]
+        assert all(b in tri[a] for a in later for b in later if a != b)
+    free, boundary = choose_piece(tri, peo, size, rng)
+    fset = set(free)
+    assert 1 <= len(free) <= max(1, size) and set(boundary) == {u for v in free for u in tri[v]} - fset
+    assert len(boundary) <= k + 1
+    assert all(b in tri[a] for a in boundary for b in boundary if a != b)
+    # closed under earlier neighbours: eliminating the piece first adds no edge
+    assert all(u in fset for v in free for u in tri[v] if pos[u] < pos[v])
+
+
+def test_ancestry_rows_refuse_a_cycle_through_the_outside():
+    # f may take b2 as a parent (score -1) or none (-10). b1's family is {f} and b1 -> o ->
+    # b2 outside the piece: f <- b2 would close f -> b1 -> o -> b2 -> f.
+    names = ["f", "b1", "o", "b2"]
+    families = [{(): -10.0, (3,): -1.0}, {(0,): -2.0}, {(1,): -2.0}, {(2,): -2.0}]
+    problem = Problem(ScoreCache.from_mapping(names, families), 2)
+    parents = [(), (0,), (1,), (2,)]
+    sub, local, ancestry, fixed = piece_problem(problem, parents, [0], [1, 3])
+    assert local == [0, 1, 3] and ancestry == [(1, 2)]  # b1 ⇝ b2, in local indices
+    assert fixed == {(1, 2): 1, (2, 1): 0}  # the boundary is a clique, b1 eliminated first
+    start = make_solution(sub, [(), (0,), ()], bound=None, status="feasible", method="start", order_hint=[0, 1, 2])
+    held = solve_cuts(sub, time_limit=20, warm_start=start, fixed_y=fixed, ancestry=ancestry, **SUB_OPTIONS)
+    assert held.status == "optimal" and held.parents[0] == ()
+    free = solve_cuts(sub, time_limit=20, warm_start=start, fixed_y=fixed, **SUB_OPTIONS)
+    assert free.parents[0] == (2,)  # without the rows the piece alone would take b2
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sub_problems_keep_the_outside_fixed(seed):
+    problem = Problem(random_cache(14, seed, max_size=3, density=0.5), 2)
+    state = _State(problem, _start(problem, seed))
+    rng = random.Random(seed)
+    changed = 0
+    for _ in range(12):
+        parents_before = list(state.parents)
+        tri_before = {v: set(nb) for v, nb in state.tri.items()}
+        peo = random_peo(state.tri, rng)
+        free, boundary = choose_piece(state.tri, peo, 6, rng)
+        sub, local, ancestry, fixed = piece_problem(problem, state.parents, free, boundary)
+        index = {v: i for i, v in enumerate(local)}
+        order = [index[v] for v in peo if v in set(free)] + [index[b] for b in boundary]
+        start = make_solution(sub, [tuple(index[p] for p in state.parents[v] if p in index) for v in local],
+                              bound=None, status="feasible", method="start", order_hint=order)
+        found = solve_cuts(sub, time_limit=20, seed=seed, warm_start=start, fixed_y=fixed, ancestry=ancestry,
+                           **SUB_OPTIONS)
+        assert found.score >= start.score - 1e-9
+        if found.score > start.score + 1e-9:
+            assert state.accept(free, boundary, local, found)
+            changed += 1
+        outside = [v for v in range(problem.n) if v not in set(free)]
+        assert all(state.parents[v] == parents_before[v] for v in outside)
+        assert all(tri_before[u] & set(outside) == state.tri[u] & set(outside) for u in outside)
+        # the glued network is valid, its order of width <= k
+        sol = make_solution(problem, state.parents, bound=None, status="feasible", method="t",
+                            order_hint=state.order)
+        assert sol.elimination_order == state.order and sol.width <= 2
+        assert abs(sol.score - state.score) < 1e-6
+    assert changed  # from one k-G order, some piece must have been improvable
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_improve_never_worse_and_valid(seed, k):
+    cache = random_cache(10, seed, max_size=3, density=0.4)
+    problem = Problem(cache, k)
+    start = _start(problem, seed)
+    sol = improve(problem, start, time_limit=None, max_pieces=15, start_size=5, seed=seed)
+    assert sol.score >= start.score - 1e-9
+    assert sol.stats["rejected"] == 0 and verify_result(cache, sol.to_json(problem), k) == []
+    best = solve(problem, "dp").score
+    assert sol.score <= best + 1e-6
+    # it stops early only when a piece grew to the whole problem: then it is optimal
+    assert sol.stats["pieces"] == 15 or (sol.status == "optimal" and sol.score == pytest.approx(best, abs=1e-6))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_improve_reaches_the_dp_optimum_from_a_poor_start(seed):
+    cache = random_cache(9, seed, max_size=3, density=0.4)
+    problem = Problem(cache, 2)
+    empty = make_solution(problem, [()] * 9, bound=None, status="feasible", method="start")
+    best = solve(problem, "dp").score
+    # pieces that grow to the whole problem: solved there, the result is a proof
+    whole = improve(problem, empty, time_limit=None, max_pieces=50, start_size=9, seed=seed)
+    assert whole.status == "optimal" and whole.score == pytest.approx(best, abs=1e-6)
+    assert whole.stats["pieces"] == 1
+
+
+def test_improve_through_the_registry_and_run(wdbc):
+    problem = Problem(wdbc, 3)
+    kmax = solve(problem, "kmax", time_limit=2.0, seed=1)
+    sol = solve(problem, "improve", time_limit=6.0, seed=1, warm_start=kmax)
+    assert sol.score >= kmax.score and sol.stats["pieces"] >= 1
+    assert verify_result(wdbc, sol.to_json(problem), 3) == []
+    alone = solve(problem, "improve", time_limit=4.0, seed=1)  # k-MAX start on its share
+    assert alone.stats["warm_start"]["from"] == "kmax" and alone.score >= alone.stats["warm_start"]["score"]
+    chained = run(problem, "improve", time_limit=4.0, seed=1, warm_start="kg")
+    assert chained.stats["warm_start"]["from"] == "kg" and chained.score >= chained.stats["warm_start"]["score"]
+    with pytest.raises(ValueError, match="needs a treewidth bound"):
+        solve(Problem(wdbc), "improve")
+    with pytest.raises(ValueError, match="piece_time_limit must be positive"):
+        solve(problem, "improve", options={"piece_time_limit": 0})
