@@ -110,9 +110,12 @@ class FamilyTable:
     def cluster_families(self, cluster: Sequence[int], k: int = 1) -> np.ndarray:
         """Indices of the families on the left of (3) for C — child in C, a parent in C —
         or of (4) for k > 1: child in C, at least k parents in C."""
-        inc = np.zeros(self.n, dtype=bool)
-        inc[list(cluster)] = True
-        return np.flatnonzero(inc[self.child] & (self.member[:, inc].sum(axis=1) >= k))
+        members = np.asarray(sorted(cluster), dtype=np.int64)
+        # by slices of C's children only: a pass over all families per row took seconds on
+        # jester's 772,774 families with a thousand rows
+        out = [self.start[v] + np.flatnonzero(self.member[self.start[v]:self.start[v + 1]][:, members].sum(axis=1) >= k)
+               for v in members]
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
     def cluster_violation(self, x: np.ndarray, cluster: Sequence[int], k: int = 1) -> float:
         """LHS − RHS of (3) (k = 1) or of the k-cluster row (4) at the point x (positive:

@@ -15,6 +15,7 @@ from typing import Callable
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import Solution, make_solution
 from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT as HEURISTIC_TIME_LIMIT
+from twbn.solvers.relaxation import BOUND_SHARE
 from twbn.solvers.control import RunControl
 from twbn.solvers.method_options import (
     CpOptions,
@@ -116,7 +117,7 @@ def _solve_improve(problem, *, time_limit, seed, solver, warm_start, options, co
         # no start given: k-MAX on the warm-start share, as ``--warm-start kmax`` would
         t0 = time.monotonic()
         budget = None if time_limit is None else WARM_START_SHARE * time_limit
-        warm_start = solve(problem, "kmax", time_limit=budget, seed=seed, control=control)
+        warm_start = solve(problem, "kmax", time_limit=budget, seed=seed, control=control, _lp_bound=False)
         used = time.monotonic() - t0
         if warm_start.parents is None:
             return warm_start
@@ -158,6 +159,7 @@ class Method:
     warm_start: bool = False  #: takes a start network
     default_time_limit: float | None = None  #: None: runs to the end (exact methods)
     anytime: bool = False  #: returns its best network when stopped early
+    lp_bound: bool = False  #: has no bound of its own: the cluster LP's is computed after it (solvers/relaxation.py)
 
 
 METHODS: dict[str, Method] = {m.name: m for m in (
@@ -170,18 +172,18 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("cp", "the CP-SAT k-tree model", _solve_cp, CpOptions, backends=("cpsat",),
            warm_start=True, anytime=True),
     Method("kg", "k-G (Scanagatta et al. 2016)", _solve_kg, KgOptions, min_treewidth=1,
-           default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
+           default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True, lp_bound=True),
     Method("kmax", "k-MAX (Scanagatta et al. 2018): the variable of least normalised loss next", _solve_kmax,
-           KmaxOptions, min_treewidth=1, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
+           KmaxOptions, min_treewidth=1, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True, lp_bound=True),
     Method("improve", "exact-neighbourhood improvement: pieces of a start network re-solved by the cluster-cut "
                       "ILP, the rest held (k-MAX start unless one is given)", _solve_improve, ImproveOptions,
-           min_treewidth=1, warm_start=True, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
+           min_treewidth=1, warm_start=True, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True, lp_bound=True),
     Method("kastar", "k-A* (Scanagatta et al. 2016)", _solve_kastar, KastarOptions, min_treewidth=1,
-           default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
+           default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True, lp_bound=True),
     Method("s2", "S2: sampled k-trees, phase 2 by DP or cuts", _s2(False), S2Options,
-           backends=("auto", "dp", "cuts"), min_treewidth=1, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
+           backends=("auto", "dp", "cuts"), min_treewidth=1, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True, lp_bound=True),
     Method("s2plus", "S2+: k-trees by informative-score search, phase 2 by DP or cuts", _s2(True), S2Options,
-           backends=("auto", "dp", "cuts"), min_treewidth=1, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True),
+           backends=("auto", "dp", "cuts"), min_treewidth=1, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True, lp_bound=True),
 )}
 #: Share of the time budget a method-name warm start may use.
 WARM_START_SHARE = 0.2
@@ -261,6 +263,22 @@ def trivial_bound(problem: Problem) -> float:
     return math.fsum(float(scores[0]) for scores in problem.candidates.scores)
 
 
+def add_lp_bound(problem: Problem, sol: Solution, seconds: float) -> None:
+    """Give ``sol`` the cluster LP relaxation's bound (solvers/relaxation.py), computed in
+    about ``seconds``, where it is better than the bound it has; the time counts in its
+    wall time and the bound in its last trajectory point."""
+    from twbn.solvers.relaxation import cluster_lp_bound
+
+    bound, stats = cluster_lp_bound(problem, time_limit=max(0.05, seconds))
+    sol.wall_time = round(sol.wall_time + stats["seconds"], 4)
+    sol.stats["lp_bound"] = stats
+    if sol.bound is None or bound < sol.bound:
+        sol.bound = max(bound, sol.score)
+        sol.stats["bound_source"] = (f"cluster LP relaxation: a Lagrangian of {stats['rows']} cluster rows "
+                                     f"(trivial bound {stats['trivial']:.6g})")
+        sol.trajectory.append({"time": sol.wall_time, "incumbent": sol.score, "bound": sol.bound})
+
+
 def floor_bound(problem: Problem, sol: Solution) -> None:
     """Never report a bound worse than :func:`trivial_bound` (nor none at all where a
     network exists): replace a missing, infinite or weaker bound by it, and call a network
@@ -285,6 +303,7 @@ def solve(
     warm_start: Solution | None = None,
     options=None,
     control: "RunControl | None" = None,
+    _lp_bound: bool = True,
 ) -> Solution:
     """Run ``method`` on ``problem`` and return its certified Solution.
 
@@ -323,8 +342,13 @@ def solve(
     limit = time_limit if time_limit is not None else spec.default_time_limit
     if control is not None:
         control.begin(method)
-    sol = spec.run(problem, time_limit=limit, seed=seed, solver=solver, warm_start=warm_start, options=opts,
-                   control=control)
+    share = BOUND_SHARE if spec.lp_bound and _lp_bound else 0.0
+    t0 = time.monotonic()
+    sol = spec.run(problem, time_limit=None if limit is None else limit * (1.0 - share), seed=seed, solver=solver,
+                   warm_start=warm_start, options=opts, control=control)
+    if share and sol.parents is not None and sol.status != "optimal" and not (control and control.stop_requested()):
+        spent = time.monotonic() - t0
+        add_lp_bound(problem, sol, limit - spent if limit is not None else max(0.5, share * spent))
     sol.time_limit = time_limit
     floor_bound(problem, sol)
     if sol.parents is None and not sol.stats.get("reason"):
@@ -379,7 +403,7 @@ def warm_start_solution(problem: Problem, spec: str, *, time_limit: float | None
             raise MethodUnavailable(f"warm start {spec}: not a result of this cache ({exc})") from None
     else:
         budget = None if time_limit is None else WARM_START_SHARE * time_limit
-        sol = solve(problem, spec, time_limit=budget, seed=seed, control=control)
+        sol = solve(problem, spec, time_limit=budget, seed=seed, control=control, _lp_bound=False)
     if sol.parents is None:
         raise MethodUnavailable(f"warm start {spec!r} has no network (status {sol.status})")
     return certified_start(problem, sol), time.monotonic() - t0

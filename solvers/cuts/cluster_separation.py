@@ -30,6 +30,8 @@ Four routines, used in this order by solvers/cuts.py:
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from twbn.formulations.cluster_ilp import FamilyTable
@@ -44,11 +46,13 @@ def _support(table: FamilyTable, x: np.ndarray, k: int = 1) -> np.ndarray:
     return np.flatnonzero((x > _SUPPORT) & (table.n_parents >= k))
 
 
-def greedy_clusters(table: FamilyTable, x: np.ndarray, *, max_cuts: int = 50) -> list[list[int]]:
+def greedy_clusters(table: FamilyTable, x: np.ndarray, *, max_cuts: int = 50,
+                    deadline: float | None = None) -> list[list[int]]:
     """Violated clusters grown greedily from each child in the support of x: add the
     vertex whose arrival raises the left-hand side minus |C| − 1 the most; stop at a
     violation, or when the slack drops below −1 (then the cluster is far from violated).
-    Returns distinct clusters, most violated first; may miss violated clusters."""
+    Returns distinct clusters, most violated first; may miss violated clusters. Past
+    ``deadline`` (time.monotonic()) no further child is tried."""
     supp = _support(table, x)
     if supp.size == 0:
         return []
@@ -58,6 +62,8 @@ def greedy_clusters(table: FamilyTable, x: np.ndarray, *, max_cuts: int = 50) ->
     w = x[supp]
     found: dict[frozenset, float] = {}
     for s in np.unique(child):
+        if deadline is not None and time.monotonic() > deadline:
+            break
         in_c = np.zeros(n, dtype=bool)
         in_c[s] = True
         hit = member[:, s].copy()

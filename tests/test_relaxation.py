@@ -1,0 +1,86 @@
+"""The cluster LP bound (solvers/relaxation.py): valid for every multiplier, never below
+an optimum the DP finds, never above the trivial bound, and no weaker than the full LP
+with every cluster row (solved independently with scipy)."""
+
+import itertools
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.optimize import linprog
+
+from tests.conftest import BUNDLED
+from tests.helpers import random_cache
+from twbn.formulations.cluster_ilp import FamilyTable
+from twbn.formulations.problem import Problem
+from twbn.scoring.cache import ScoreCache
+from twbn.scoring.data import read_csv
+from twbn.scoring.parent_sets import build_cache
+from twbn.solvers.registry import solve
+from twbn.solvers.relaxation import cluster_lp_bound, lagrangian_bound
+
+
+def _trivial(problem: Problem) -> float:
+    return math.fsum(max(s.tolist()) for s in problem.candidates.scores)
+
+
+def _full_lp(problem: Problem) -> float:
+    """max Σ f·x over (2) and the cluster row (3) of every C, |C| >= 2, by scipy's HiGHS."""
+    cand = problem.candidates
+    fams = [(v, set(ps), s) for v in range(problem.n) for ps, s in zip(cand.parent_sets[v], cand.scores[v].tolist())]
+    a_eq = [[1.0 if v == u else 0.0 for v, _, _ in fams] for u in range(problem.n)]
+    a_ub, b_ub = [], []
+    for size in range(2, problem.n + 1):
+        for c in itertools.combinations(range(problem.n), size):
+            a_ub.append([1.0 if v in c and ps & set(c) else 0.0 for v, ps, _ in fams])
+            b_ub.append(size - 1.0)
+    res = linprog([-s for _, _, s in fams], A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0] * problem.n, bounds=(0, 1),
+                  method="highs")
+    assert res.status == 0
+    return -res.fun
+
+
+def test_two_cycle_by_hand():
+    # A and B each prefer the other as parent: the trivial bound -2 takes both arcs; the
+    # pair row allows one, so the LP (and the optimum) is -1 + -5 = -6
+    cache = ScoreCache.from_mapping("AB", [{(): -5.0, (1,): -1.0}, {(): -5.0, (0,): -1.0}])
+    bound, stats = cluster_lp_bound(Problem(cache))
+    assert stats["trivial"] == -2.0 and bound == pytest.approx(-6.0) and stats["complete"]
+    table = FamilyTable.from_cache(cache)
+    # L(λ) by hand for the pair row: λ + max(-5, -1 - λ) + max(-5, -1 - λ)
+    for lam in (0.0, 1.0, 4.0, 6.0):
+        assert lagrangian_bound(table, [[0, 1]], [lam]) == pytest.approx(lam + 2 * max(-5.0, -1.0 - lam))
+    assert lagrangian_bound(table, [[0, 1]], [-3.0]) == -2.0  # negative multipliers count as 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), k=st.integers(1, 3), data=st.data())
+def test_every_multiplier_gives_a_bound_above_the_optimum(seed, k, data):
+    problem = Problem(random_cache(7, seed % 1000, max_size=3, density=0.5), k)
+    optimum = solve(problem, "dp").score
+    table = FamilyTable.from_cache(problem.candidates)
+    clusters = [sorted(data.draw(st.sets(st.integers(0, 6), min_size=2, max_size=7))) for _ in range(data.draw(st.integers(0, 6)))]
+    lam = [data.draw(st.floats(0.0, 10.0)) for _ in clusters]
+    assert lagrangian_bound(table, clusters, lam) >= optimum - 1e-9
+    assert lagrangian_bound(table, clusters, [0.0] * len(clusters)) == pytest.approx(_trivial(problem))
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("k", [1, 2, 3, None])
+def test_lp_bound_between_the_full_lp_and_the_trivial_bound(seed, k):
+    problem = Problem(random_cache(6, seed, max_size=3, density=0.6), k)
+    bound, stats = cluster_lp_bound(problem, time_limit=20)
+    full = _full_lp(problem)
+    assert stats["complete"]  # six variables: the separation ends
+    assert full - 1e-6 <= bound <= _trivial(problem) + 1e-9
+    assert bound >= solve(problem, "dp").score - 1e-6
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_lp_bound_on_a_real_cache_against_the_dp(k):
+    cache = build_cache(read_csv(BUNDLED / "housing.csv.gz"), score="bic", max_parents=3, progress=False)[0]
+    problem = Problem(cache, k)
+    bound, stats = cluster_lp_bound(problem, time_limit=20)
+    optimum = solve(problem, "dp").score
+    assert optimum - 1e-6 <= bound < _trivial(problem) - 1.0
