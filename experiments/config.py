@@ -24,7 +24,8 @@ which cells are done.
     inference = false          # time exact inference (pgmpy) on each learned network
     [[data]]
     name = "housing"
-    path = "experiments/data/housing.csv.gz"   # relative to the config file
+    path = "experiments/data/housing.csv.gz"   # relative to the config file; $VAR and ${VAR}
+                                               # expand (e.g. $TWBN_DATA/debd/plants_train.csv.gz)
     [[methods]]
     name = "kg"                # label; defaults to the method
     [[methods]]
@@ -41,6 +42,8 @@ which cells are done.
 
 from __future__ import annotations
 
+import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +52,6 @@ from twbn.scoring.local_scores import SCORES
 from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
 from twbn.scoring.parent_sets import PRUNING_MODES
 
-METHOD_NAMES = ("dp", "milp", "cuts", "cp", "kg", "kmax", "kastar", "s2", "s2plus")
 #: The top-level keys a config may have.
 KEYS = frozenset({"name", "score", "ess", "max_splits", "max_bins", "approximate", "candidates", "time_per_variable",
                   "max_parents", "pruning", "folds", "seeds", "treewidths", "time_limit", "memory_limit_mb",
@@ -130,7 +132,14 @@ def load_config(path: str | Path) -> Config:
         if set(d) - {"name", "path"}:
             raise ConfigError(f"{path}: data {d['name']!r} has no field {sorted(set(d) - {'name', 'path'})[0]!r} "
                               "(fields: name, path; top-level keys go before the first [[data]])")
-        p = (path.parent / d["path"]).resolve()
+        spelled = str(d["path"])
+        # data that cannot ship in the repo (DEBD, sampled bnlearn sets) is named by an
+        # environment variable, e.g. $TWBN_DATA/debd/plants_train.csv.gz
+        unset = [v for v in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", spelled) if v not in os.environ]
+        if unset:
+            raise ConfigError(f"{path}: data {d['name']!r} is under ${unset[0]}, which is not set "
+                              f"(export {unset[0]}=DIR, the folder holding it)")
+        p = (path.parent / os.path.expandvars(spelled)).resolve()
         if not p.exists():
             raise ConfigError(f"{path}: data file {p} does not exist")
         data[str(d["name"])] = p
@@ -164,14 +173,16 @@ def load_config(path: str | Path) -> Config:
                 raise ConfigError(f"{path}: treewidths are integers >= 1 or \"unbounded\", got {t!r}")
         return tuple(out)
 
+    from twbn.solvers.registry import METHODS  # the one list of method names
+
     tws = bounds(get("treewidths", kind=list), "treewidths")
     methods = {}
     for m in get("methods", kind=list):
         if not isinstance(m, dict) or "name" not in m:
             raise ConfigError(f"{path}: every [[methods]] needs a name")
         method = m.get("method", m["name"])
-        if method not in METHOD_NAMES:
-            raise ConfigError(f"{path}: unknown method {method!r} (one of {', '.join(METHOD_NAMES)})")
+        if method not in METHODS:
+            raise ConfigError(f"{path}: unknown method {method!r} (one of {', '.join(METHODS)})")
         if m["name"] in methods:
             raise ConfigError(f"{path}: method label {m['name']!r} is used twice")
         own = bounds(m["treewidths"], f"treewidths of method {m['name']!r}") if "treewidths" in m else None

@@ -243,3 +243,21 @@ def test_local_structure_and_approximate_scores_in_a_grid(tmp_path):
                    '[[methods]]\nname = "kg"\n')
     with pytest.raises(ConfigError, match="inference"):
         load_config(bad)
+
+
+def test_kmax2018_config_reads_debd_from_twbn_data(monkeypatch, tmp_path):
+    path = CONFIGS / "kmax2018-tables.toml"
+    monkeypatch.delenv("TWBN_DATA", raising=False)
+    with pytest.raises(ConfigError, match=r"under \$TWBN_DATA, which is not set"):
+        load_config(path)
+    monkeypatch.setenv("TWBN_DATA", str(tmp_path))
+    with pytest.raises(ConfigError, match="nltcs_train.csv.gz does not exist"):
+        load_config(path)
+    debd = tmp_path / "debd"
+    debd.mkdir()
+    for name in ("nltcs", "msnbc", "plants", "baudio", "jester"):
+        (debd / f"{name}_train.csv.gz").write_bytes(b"")
+    cfg = load_config(path)
+    grid = expand(cfg)
+    assert len(grid) == 5 * 3 * 3 and cfg.approximate and cfg.time_limit == 60
+    assert {c.key.split("|", 2)[2] for c in grid if "plants" in c.key} >= {"k=8|improve|seed=1"}

@@ -61,6 +61,10 @@ def test_report_tables_and_figures(tmp_path):
     assert float(rows["2", "B"]["mean_w_score"]) == pytest.approx(0.1125)
     assert float(rows["2", "A"]["mean_test_loglik_per_row"]) == pytest.approx(-3.0)
     assert float(rows["unbounded", "exact"]["mean_w_score"]) == 0.0
+    # against the best proved bound of each (seed, k): A's bounds −105 and −205 (B has none)
+    assert float(rows["2", "A"]["mean_w_vs_best_bound"]) == pytest.approx((5 / 105 + 5 / 205) / 2)
+    assert float(rows["2", "B"]["mean_w_vs_best_bound"]) == pytest.approx((15 / 105 + 0 / 205) / 2)
+    assert rows["unbounded", "exact"]["mean_w_vs_best_bound"] == ""  # no cell of it has a bound
     md = (out / "report.md").read_text()
     # A beats B on seed 0 and loses on seed 1; the unbounded cells are other instances
     assert "| A | — | 1 (p=1.000) | 0 (p=1.000) |" in md
