@@ -339,8 +339,9 @@ def cmd_learn(args: argparse.Namespace) -> int:
             arcs = sum(len(p) for p in sol.parents)
             bound = "none" if sol.bound is None else f"{sol.bound:.4f}"
             if sol.bound is not None:
-                bound += f" (gap {100 * sol.gap:.2f}%" + (", the sum of best local scores)"
-                                                          if sol.stats.get("bound_source") else ")")
+                source = sol.stats.get("bound_source", "")
+                bound += f" (gap {100 * sol.gap:.2f}%" + (", the cluster LP's bound)" if source.startswith("cluster LP")
+                                                          else ", the sum of best local scores)" if source else ")")
             print(f"{sol.method}: {sol.status}, score {sol.score:.4f}, bound {bound}, "
                   f"{arcs} arcs, width {sol.width} ({k}), {sol.wall_time:.2f} s")
         print(f"wrote {out}")
