@@ -8,8 +8,8 @@ The rule comes from this project's measurements (docs/auto.md has the tables):
    k, the Korhonen–Parviainen DP grows about 3.5× per variable and faster with k:
    ≤ 10 s for k ≤ 2 up to n = 14, and for k = 3 up to n = 12
    (experiments/benchmarks/results/dp.md).
-2. **The cluster-cut ILP warm-started by k-G in the middle** (n ≤ 40 bounded, every n
-   above the DP unbounded): it proves optima the DP cannot reach (letter, wdbc k = 6,
+2. **The cluster-cut ILP warm-started by k-G in the middle** (n ≤ 40 bounded; above the
+   DP up to n = 40 unbounded): it proves optima the DP cannot reach (letter, wdbc k = 6,
    mushroom unbounded) and otherwise reports a certified gap; its LP no longer finishes
    its root in a minute at n = 64 under a bound.
 3. **Exact-neighbourhood improvement of a k-MAX start above that** (``improve``,
@@ -17,7 +17,8 @@ The rule comes from this project's measurements (docs/auto.md has the tables):
    behind k-G run alone (kdd k = 2: −443,310 against −442,805 in 60 s); on the four
    anchor caches (n = 69–1,041, k = 2, 5, 8, 60 s) k-MAX beat k-G in all 12 cells, and
    re-solving pieces of k-MAX's network exactly beat k-MAX alone
-   (experiments/benchmarks/results/field.md).
+   (experiments/benchmarks/results/field.md). Unbounded above n = 40 the same, from a
+   k-MAX network at k = 8.
 
 A user who names a method gets that method; ``auto`` only fills in the name.
 """
@@ -37,6 +38,10 @@ DP_UNBOUNDED_MAX_N = 22
 DP_BOUNDED_MAX_N = {2: 14, 3: 12}
 #: Largest n for which the bounded cluster-cut ILP is chosen.
 CUTS_BOUNDED_MAX_N = 40
+#: Largest n for which the unbounded cluster-cut ILP is chosen: at baudio (n = 100) its
+#: root LP did not finish in 120 s (bound: the trivial one, 5.4 % gap from an `improve`
+#: start of −627,418), while `improve` alone reached −623,428 with a 1.9 % LP bound in 60 s.
+CUTS_UNBOUNDED_MAX_N = 40
 #: Budget (seconds) when ``auto`` picks an anytime method and the caller gave none.
 AUTO_TIME_LIMIT = 60.0
 
@@ -84,9 +89,13 @@ def choose_method(problem: Problem) -> Choice:
     if k is None:
         if n <= DP_UNBOUNDED_MAX_N:
             return Choice("dp", None, f"{where}: the exact DP takes seconds up to n = {DP_UNBOUNDED_MAX_N}")
-        return Choice("cuts", "kg" if problem.treewidth is not None else None,
-                      f"{where}: beyond the DP (n > {DP_UNBOUNDED_MAX_N}), the cluster-cut ILP proves "
-                      "optima or reports its gap")
+        if n <= CUTS_UNBOUNDED_MAX_N:
+            return Choice("cuts", "kg" if problem.treewidth is not None else None,
+                          f"{where}: beyond the DP (n > {DP_UNBOUNDED_MAX_N}), the cluster-cut ILP proves "
+                          "optima or reports its gap")
+        return Choice("improve", None, f"{where}: above n = {CUTS_UNBOUNDED_MAX_N} the cluster-cut ILP's root LP "
+                                       "does not finish; a k-MAX network (k = 8) improved piece by piece, each "
+                                       "piece solved exactly by that ILP, with the cluster LP's bound")
     dp_max = DP_BOUNDED_MAX_N.get(k)
     if k <= 1:
         return Choice("dp", None, f"{where}: at most one parent each, a maximum branching solves it exactly")

@@ -114,10 +114,20 @@ def _solve_improve(problem, *, time_limit, seed, solver, warm_start, options, co
 
     used = 0.0
     if warm_start is None:
-        # no start given: k-MAX on the warm-start share, as ``--warm-start kmax`` would
+        # no start given: k-MAX on the warm-start share, as ``--warm-start kmax`` would;
+        # unbounded (or k >= n - 1), k-MAX under a bound of UNBOUNDED_START_K: its network
+        # is one of this problem's too, and k-MAX's first clique of k + 1 is solved exactly
         t0 = time.monotonic()
         budget = None if time_limit is None else WARM_START_SHARE * time_limit
-        warm_start = solve(problem, "kmax", time_limit=budget, seed=seed, control=control, _lp_bound=False)
+        void = problem.treewidth is None or problem.treewidth >= problem.n - 1  # binds nothing
+        bounded = problem if not void else Problem(
+            problem.cache, min(problem.n - 1, UNBOUNDED_START_K) or None, problem.forbidden, problem.required)
+        if bounded.treewidth is None:
+            warm_start = solve(problem, "dp", control=control)  # n <= 1
+        else:
+            warm_start = solve(bounded, "kmax", time_limit=budget, seed=seed, control=control, _lp_bound=False)
+            if warm_start.parents is not None:
+                warm_start = certified_start(problem, warm_start)
         used = time.monotonic() - t0
         if warm_start.parents is None:
             return warm_start
@@ -177,7 +187,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            KmaxOptions, min_treewidth=1, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True, lp_bound=True),
     Method("improve", "exact-neighbourhood improvement: pieces of a start network re-solved by the cluster-cut "
                       "ILP, the rest held (k-MAX start unless one is given)", _solve_improve, ImproveOptions,
-           min_treewidth=1, warm_start=True, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True, lp_bound=True),
+           warm_start=True, default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True, lp_bound=True),
     Method("kastar", "k-A* (Scanagatta et al. 2016)", _solve_kastar, KastarOptions, min_treewidth=1,
            default_time_limit=HEURISTIC_TIME_LIMIT, anytime=True, lp_bound=True),
     Method("s2", "S2: sampled k-trees, phase 2 by DP or cuts", _s2(False), S2Options,
@@ -187,6 +197,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
 )}
 #: Share of the time budget a method-name warm start may use.
 WARM_START_SHARE = 0.2
+#: ``improve`` without a start on an unbounded problem starts from k-MAX under this bound.
+UNBOUNDED_START_K = 8
 
 
 def get_method(name: str) -> Method:

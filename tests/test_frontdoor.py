@@ -134,11 +134,13 @@ def _sized_cache(n: int, seed: int = 0) -> "twbn.ScoreCache":
 
 
 @pytest.mark.parametrize("n,k,method", [(10, 2, "dp"), (14, 2, "dp"), (13, 3, "cuts"), (20, None, "dp"),
-                                        (30, 3, "cuts"), (45, 2, "improve"), (30, None, "cuts"), (200, 1, "dp")])
+                                        (30, 3, "cuts"), (45, 2, "improve"), (30, None, "cuts"), (45, None, "improve"),
+                                        (200, 1, "dp")])
 def test_auto_rule(n, k, method):
     choice = choose_method(Problem(_sized_cache(n), k))
     assert choice.method == method
-    assert choice.warm_start == {"cuts": "kg" if k is not None else None, "improve": "kmax"}.get(method)
+    assert choice.warm_start == {"cuts": "kg" if k is not None else None,
+                                 "improve": "kmax" if k is not None else None}.get(method)
 
 
 @pytest.mark.parametrize("n,k,expected", [(12, 2, "dp"), (24, 2, "cuts"), (CUTS_BOUNDED_MAX_N + 5, 3, "improve")])

@@ -141,7 +141,23 @@ def test_improve_through_the_registry_and_run(wdbc):
     assert alone.stats["warm_start"]["from"] == "kmax" and alone.score >= alone.stats["warm_start"]["score"]
     chained = run(problem, "improve", time_limit=4.0, seed=1, warm_start="kg")
     assert chained.stats["warm_start"]["from"] == "kg" and chained.score >= chained.stats["warm_start"]["score"]
-    with pytest.raises(ValueError, match="needs a treewidth bound"):
-        solve(Problem(wdbc), "improve")
     with pytest.raises(ValueError, match="piece_time_limit must be positive"):
         solve(problem, "improve", options={"piece_time_limit": 0})
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_unbounded_improve_never_worse_valid_and_below_the_optimum(seed):
+    cache = random_cache(10, seed, max_size=3, density=0.5)
+    problem = Problem(cache)
+    start = make_solution(problem, [()] * 10, bound=None, status="feasible", method="start")
+    sol = improve(problem, start, time_limit=None, max_pieces=12, start_size=4, seed=seed)
+    assert start.score <= sol.score <= solve(problem, "dp").score + 1e-6
+    assert sol.stats["improvements"] >= 1 and verify_result(cache, sol.to_json(problem), None) == []
+
+
+def test_unbounded_improve_through_the_registry(wdbc):
+    # no start given: k-MAX under k = 8 on its share, then pieces; the LP bound at the end
+    sol = solve(Problem(wdbc), "improve", time_limit=5.0, seed=1)
+    assert sol.stats["warm_start"]["from"] == "kmax" and sol.score >= sol.stats["warm_start"]["score"]
+    assert sol.score <= sol.bound < sol.stats["lp_bound"]["trivial"]
+    assert verify_result(wdbc, sol.to_json(Problem(wdbc)), None) == []

@@ -34,6 +34,12 @@ Any cycle would have to leave L through B and come back, along a path through V 
 an ancestry pair records. The current families (with σ restricted to F, then B) are a
 feasible point of the sub-problem, so its optimum is never worse.
 
+Without a treewidth bound there is no triangulation to keep: F is a connected set of the
+moral graph (grown breadth-first, solvers/cuts/lns.py), B its moral neighbours (parents,
+children, co-parents), F's families any cached set inside F ∪ B, B's held, and the
+ancestry pairs alone keep the network acyclic. This is the primal heuristic that unbounded
+``cuts`` lacked at n = 100, where its root LP does not finish in minutes.
+
 Piece size adapts to what solves: a sub-problem solved to optimality in under a quarter
 of its time limit grows the next piece by one variable, one cut short shrinks it by two.
 """
@@ -46,6 +52,7 @@ import time
 from typing import Sequence
 
 from twbn.formulations.graphs import Adjacency, fill_in, moral_graph
+from twbn.solvers.cuts.lns import neighbourhood
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution, make_solution
 from twbn.scoring.cache import ParentSet, ScoreCache
@@ -186,7 +193,8 @@ def piece_problem(problem: Problem, parents: Sequence[ParentSet], free: Sequence
                                     None if cand.arities is None else [cand.arities[v] for v in local], dict(cand.meta))
     ancestry = [(index[a], index[b]) for a, b in _ancestry(parents, fset, boundary)]
     b_local = [index[b] for b in boundary]
-    fixed = {(a, b): int(i < j) for i, a in enumerate(b_local) for j, b in enumerate(b_local) if a != b}
+    fixed = {} if problem.treewidth is None else {(a, b): int(i < j) for i, a in enumerate(b_local)
+                                                  for j, b in enumerate(b_local) if a != b}
     return Problem(cache, problem.treewidth), local, ancestry, fixed
 
 
@@ -199,7 +207,7 @@ class _State:
         self.k = problem.treewidth
         self.parents = [tuple(sorted(p)) for p in start.parents]
         self.order = list(start.elimination_order)
-        self.tri = fill_in(moral_graph(self.parents), self.order)
+        self.tri = None if self.k is None else fill_in(moral_graph(self.parents), self.order)
         cand = problem.candidates
         self.family_score = [cand.score_of(v, ps) for v, ps in enumerate(self.parents)]
         self.score = math.fsum(self.family_score)
@@ -212,6 +220,9 @@ class _State:
         fset = set(free)
         new_parents = {local[i]: tuple(sorted(local[p] for p in ps)) for i, ps in enumerate(sub.parents)
                        if local[i] in fset}
+        if k is None:  # unbounded: only the families change (the ancestry rows kept it acyclic)
+            self._set(new_parents)
+            return True
         local_parents = [() for _ in local]
         index = {v: i for i, v in enumerate(local)}
         for i, v in enumerate(local):
@@ -235,12 +246,15 @@ class _State:
             v = local[i]
             self.tri.setdefault(v, set()).update(local[j] for j in nb)
         self.order = [local[i] for i in peo if local[i] in fset] + [v for v in self.order if v not in fset]
+        self._set(new_parents)
+        return True
+
+    def _set(self, new_parents: dict[int, ParentSet]) -> None:
         cand = self.problem.candidates
         for v, ps in new_parents.items():
             self.parents[v] = ps
             self.family_score[v] = cand.score_of(v, ps)
         self.score = math.fsum(self.family_score)
-        return True
 
 
 def improve(
@@ -260,7 +274,8 @@ def improve(
     Parameters
     ----------
     problem : Problem
-        A bounded problem (``problem.treewidth`` is not None).
+        Bounded or not. Unbounded, a piece is a neighbourhood in the moral graph, its
+        boundary its moral neighbours, and only the ancestry rows bind.
     start : Solution
         A certified network of ``problem`` with its elimination order.
     time_limit : float or None
@@ -287,7 +302,7 @@ def improve(
     Raises
     ------
     ValueError
-        Without a treewidth bound or without a start network with its elimination order.
+        Without a start network with its elimination order.
 
     Examples
     --------
@@ -302,8 +317,6 @@ def improve(
     """
     from twbn.solvers.cuts.branch_and_cut import solve_cuts
 
-    if problem.treewidth is None:
-        raise ValueError("improve needs a treewidth bound")
     if start.parents is None or start.elimination_order is None:
         raise ValueError("improve needs a start network with its elimination order")
     t0 = time.monotonic()
@@ -323,18 +336,27 @@ def improve(
         left = None if deadline is None else deadline - time.monotonic()
         if left is not None and left < 0.2:
             break
-        peo = random_peo(state.tri, rng)
-        free, boundary = choose_piece(state.tri, peo, size, rng)
+        if state.tri is None:
+            # unbounded: a piece connected in the moral graph; its neighbours there (its
+            # parents, children and co-parents) are the boundary
+            free = neighbourhood(state.parents, min(size, n), rng)
+            fset = set(free)
+            moral = moral_graph(state.parents)
+            boundary = sorted({u for v in free for u in moral[v]} - fset)
+            peo = None
+        else:
+            peo = random_peo(state.tri, rng)
+            free, boundary = choose_piece(state.tri, peo, size, rng)
         sub_problem, local, ancestry, fixed = piece_problem(problem, state.parents, free, boundary)
         index = {v: i for i, v in enumerate(local)}
         fset = set(free)
-        sub_order = [index[v] for v in peo if v in fset] + [index[b] for b in boundary]
+        sub_order = None if peo is None else [index[v] for v in peo if v in fset] + [index[b] for b in boundary]
         sub_start = make_solution(sub_problem, [tuple(index[p] for p in state.parents[v] if p in index) for v in local],
                                   bound=None, status="feasible", method="start", order_hint=sub_order)
         limit = piece_time_limit if left is None else min(piece_time_limit, left)
         t1 = time.monotonic()
         found = solve_cuts(sub_problem, time_limit=limit, seed=rng.randrange(2**31), warm_start=sub_start,
-                           fixed_y=fixed, ancestry=ancestry, control=control, _report=False, **SUB_OPTIONS)
+                           fixed_y=fixed or None, ancestry=ancestry, control=control, _report=False, **SUB_OPTIONS)
         took = time.monotonic() - t1
         counts["pieces"] += 1
         counts["sub_seconds"] += took
