@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -262,7 +263,6 @@ def build_cluster_ilp(problem: Problem, model, *, edges: bool = False,
     ``deadline`` (time.monotonic()): raise BuildTimeout once it has passed, checked per
     variable in the loops over rows; at n = 100 the n·C(n−1, 2) rows 8d alone take
     SCIP tens of seconds to add."""
-    import time
 
     def check() -> None:
         if deadline is not None and time.monotonic() > deadline:

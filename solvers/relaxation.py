@@ -47,20 +47,26 @@ INITIAL_COLUMNS = 10
 COLUMNS_PER_ROUND = 5
 
 
-def lagrangian_bound(table: FamilyTable, clusters: list[list[int]], multipliers,
-                     row_families: list[np.ndarray] | None = None) -> float:
-    """L(λ) of the module docstring for the given clusters and multipliers (negative
-    ones count as 0); ``row_families``: each cluster's ``table.cluster_families``, when
-    the caller has them. O(F + Σ row sizes) numpy work."""
-    lam = np.maximum(np.asarray(multipliers, dtype=float), 0.0)
+def _reduced(table: FamilyTable, row_families: list[np.ndarray], lam: np.ndarray) -> np.ndarray:
+    """f_v(W) − Σ_{C ∋ v, W ∩ C ≠ ∅} λ_C for every family (the inner term of L(λ))."""
     penalty = np.zeros(table.size)
-    constant = []
-    for r, (c, mu) in enumerate(zip(clusters, lam)):
+    for fams, mu in zip(row_families, lam):
         if mu > 0:
-            penalty[table.cluster_families(c) if row_families is None else row_families[r]] += mu
-            constant.append(mu * (len(c) - 1))
-    best = np.maximum.reduceat(table.scores - penalty, table.start[:-1])
-    return math.fsum(constant) + math.fsum(best.tolist())
+            penalty[fams] += mu
+    return table.scores - penalty
+
+
+def _value(table: FamilyTable, clusters: list[list[int]], lam: np.ndarray, reduced: np.ndarray) -> float:
+    """L(λ) from the reduced scores."""
+    constant = math.fsum((lam * np.array([len(c) - 1.0 for c in clusters])).tolist())
+    return constant + math.fsum(np.maximum.reduceat(reduced, table.start[:-1]).tolist())
+
+
+def lagrangian_bound(table: FamilyTable, clusters: list[list[int]], multipliers) -> float:
+    """L(λ) of the module docstring for the given clusters and multipliers (negative
+    ones count as 0). O(F + Σ row sizes) numpy work."""
+    lam = np.maximum(np.asarray(multipliers, dtype=float), 0.0)
+    return _value(table, clusters, lam, _reduced(table, [table.cluster_families(c) for c in clusters], lam))
 
 
 def _pairs(table: FamilyTable) -> list[list[int]]:
@@ -70,7 +76,7 @@ def _pairs(table: FamilyTable) -> list[list[int]]:
     return [[a, b] for a, b in sorted(arcs) if a < b and (b, a) in arcs]
 
 
-def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, table: FamilyTable | None = None) -> tuple[float, dict]:
+def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0) -> tuple[float, dict]:
     """An upper bound on every network of ``problem`` from the cluster LP (module
     docstring), within about ``time_limit`` seconds.
 
@@ -80,8 +86,6 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, table: Famil
         Its candidate sets (bounded or not) define the LP.
     time_limit : float
         Seconds for the LP solves and separation; the last LP solved gives the bound.
-    table : FamilyTable, optional
-        The candidates as flat arrays, when the caller has them.
 
     Returns
     -------
@@ -106,7 +110,7 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, table: Famil
     from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION, greedy_clusters
 
     t0 = time.monotonic()
-    table = table or FamilyTable.from_cache(problem.candidates)
+    table = FamilyTable.from_cache(problem.candidates)
     n, size = table.n, table.size
     trivial = math.fsum(np.maximum.reduceat(table.scores, table.start[:-1]).tolist())
     h = highspy.Highs()
@@ -190,12 +194,8 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, table: Famil
         lp_value = -h.getInfo().objective_function_value
         # HiGHS's row duals of a minimisation: ≤ 0 on a binding ≤ row; λ = −dual
         lam = np.maximum(-np.asarray(sol.row_dual)[n:], 0.0)
-        best = min(best, lagrangian_bound(table, clusters, lam, row_families))
-        penalty = np.zeros(size)
-        for fams, mu in zip(row_families, lam):
-            if mu > 0:
-                penalty[fams] += mu
-        reduced = table.scores - penalty
+        reduced = _reduced(table, row_families, lam)
+        best = min(best, _value(table, clusters, lam, reduced))
         if time.monotonic() - t0 >= time_limit:
             break
         # pricing: families outside the LP that beat every LP family of their variable

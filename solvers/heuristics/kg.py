@@ -127,7 +127,7 @@ class _KG:
         parents: list[ParentSet] = [()] * n
         for v, ps in zip(head, first[0]):
             parents[v] = ps
-        sets = self.cache_sets
+        sets = self.problem.candidates.parent_sets
         for v in ordered[k + 1:].tolist():
             parents[v] = sets[v][chosen[v]]
         return parents, first[1] + score, ordered.tolist()
@@ -136,7 +136,6 @@ class _KG:
         """The candidates as flat arrays for ``_greedy_rest``: per variable its first
         candidate and count; per candidate its members' offset, best first."""
         cand = self.problem.candidates
-        self.cache_sets = cand.parent_sets
         count = np.array([len(p) for p in cand.parent_sets], dtype=np.int64)
         start = np.concatenate([[0], np.cumsum(count)[:-1]]).astype(np.int64)
         sizes = np.array([len(ps) for sets in cand.parent_sets for ps in sets], dtype=np.int64)
