@@ -607,10 +607,11 @@ def build_parser() -> argparse.ArgumentParser:
     le.add_argument("cache", metavar="DATA.csv|CACHE.jkl", nargs="?",
                     help="a CSV/CSV.gz of data (scored first with the scoring options below) or a jkl cache")
     le.add_argument("--treewidth", type=_nonneg_int, default=None, metavar="K", help="bound (default: unbounded)")
+    from twbn.solvers.registry import METHODS
+
     le.add_argument("--method", default="auto",
-                    help="auto (default: chosen by size, and says why), dp (exact DP), milp (Nie et al. MILP), "
-                         "cuts (cluster-cut ILP on SCIP), cp (CP-SAT k-tree model), kg (k-G), kastar (k-A*), "
-                         "s2, s2plus (k-tree sampling / search)")
+                    help="auto (default: chosen by size, and says why), " + "; ".join(
+                        f"{m.name}: {m.summary}" for m in METHODS.values()))
     le.add_argument("--solver", default=None, help="milp backend: highs (default), scip, cbc; cuts: scip; cp: cpsat; s2, s2plus: phase 2 by auto (default), dp or cuts")
     le.add_argument("--time-limit", type=_time_limit, default=None, metavar="S",
                     help="seconds for the method, warm start included (inf: none; default: the method's own)")

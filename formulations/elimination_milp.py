@@ -34,10 +34,14 @@ so y is never fixed to 0 — that would cut off valid triangulations.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import logging
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from twbn.formulations.cluster_ilp import BuildTimeout
 from twbn.formulations.problem import Problem
 
 
@@ -67,9 +71,46 @@ class EliminationMilp:
     size: dict = field(default_factory=dict)
 
 
-def build_elimination_milp(problem: Problem, options: MilpOptions | None = None) -> EliminationMilp:
+#: The most rows 8d (n·(n−1)·(n−2)/2) a bounded model is built with: 5.5 million at n = 223;
+#: at n = 1,041 there would be 562 million, tens of GB as pyomo objects.
+MAX_ROWS_8D = 6_000_000
+
+
+@contextlib.contextmanager
+def _rules_checked(deadline: float | None):
+    """A wrapper for constraint rules that raises BuildTimeout once ``deadline`` has passed
+    (8d alone has n·(n−1)·(n−2)/2 rows: 485,100 at n = 100), with pyomo's "rule failed"
+    log silenced while it is in force, since that failure is the expected way out."""
+    if deadline is None:
+        yield lambda rule: rule
+        return
+    log = logging.getLogger("pyomo.core")
+    disabled, log.disabled = log.disabled, True
+
+    def timed(rule):
+        def checked(m, *index):
+            if time.monotonic() > deadline:
+                raise BuildTimeout("the MILP was not built within the time limit")
+            return rule(m, *index)
+
+        return checked
+
+    try:
+        yield timed
+    finally:
+        log.disabled = disabled
+
+
+def build_elimination_milp(problem: Problem, options: MilpOptions | None = None,
+                           deadline: float | None = None) -> EliminationMilp:
     """Build Fig. 6 over ``problem.candidates`` (already restricted to ≤ k parents and to
-    the background knowledge)."""
+    the background knowledge). ``deadline`` (time.monotonic()): raise BuildTimeout once it
+    has passed, checked per row."""
+    with _rules_checked(deadline) as timed:
+        return _build(problem, options, timed)
+
+
+def _build(problem: Problem, options: MilpOptions | None, timed) -> EliminationMilp:
     import pyomo.environ as pyo
 
     options = options or MilpOptions()
@@ -80,6 +121,9 @@ def build_elimination_milp(problem: Problem, options: MilpOptions | None = None)
     big = n if options.tight_big_m else n + 1
     top = n - 1 if options.tight_big_m else n
 
+    if bounded and n * (n - 1) * (n - 2) // 2 > MAX_ROWS_8D:
+        raise BuildTimeout(f"the MILP would have {n * (n - 1) * (n - 2) // 2:,} rows 8d (n = {n}), more than the "
+                           f"{MAX_ROWS_8D:,} that can be built in memory")
     m = pyo.ConcreteModel(name="nie_elimination_milp")
     pa_index = [(i, t) for i in range(n) for t in range(len(cand.parent_sets[i]))]
     m.PA = pyo.Set(initialize=pa_index, dimen=2, ordered=True)
@@ -87,7 +131,7 @@ def build_elimination_milp(problem: Problem, options: MilpOptions | None = None)
     m.v = pyo.Var(range(n), bounds=(0, top))  # 8j
     score = {(i, t): float(cand.scores[i][t]) for i, t in pa_index}
     m.obj = pyo.Objective(expr=sum(score[it] * m.Pa[it] for it in pa_index), sense=pyo.maximize)  # 8a
-    m.c8e = pyo.Constraint(range(n), rule=lambda m, i: sum(m.Pa[i, t] for t in range(len(cand.parent_sets[i]))) == 1)
+    m.c8e = pyo.Constraint(range(n), rule=timed(lambda m, i: sum(m.Pa[i, t] for t in range(len(cand.parent_sets[i]))) == 1))
 
     # which parent sets of i contain j, and contain both j and k
     with_j: dict[tuple[int, int], list[int]] = defaultdict(list)
@@ -101,34 +145,34 @@ def build_elimination_milp(problem: Problem, options: MilpOptions | None = None)
 
     if options.aggregate:
         keys8f = sorted(with_j)
-        m.c8f = pyo.Constraint(keys8f, rule=lambda m, i, j: big * sum(m.Pa[i, t] for t in with_j[i, j]) <= big - 1 + m.v[j] - m.v[i])
+        m.c8f = pyo.Constraint(keys8f, rule=timed(lambda m, i, j: big * sum(m.Pa[i, t] for t in with_j[i, j]) <= big - 1 + m.v[j] - m.v[i]))
     else:
         keys8f = [(i, t, j) for (i, j), ts in sorted(with_j.items()) for t in ts]
-        m.c8f = pyo.Constraint(keys8f, rule=lambda m, i, t, j: big * m.Pa[i, t] <= big - 1 + m.v[j] - m.v[i])
+        m.c8f = pyo.Constraint(keys8f, rule=timed(lambda m, i, t, j: big * m.Pa[i, t] <= big - 1 + m.v[j] - m.v[i]))
 
     if options.two_cycles:
         pairs = sorted({(min(i, j), max(i, j)) for (i, j) in with_j if (j, i) in with_j})
         m.c2cycle = pyo.Constraint(
-            pairs, rule=lambda m, a, b: sum(m.Pa[a, t] for t in with_j[a, b]) + sum(m.Pa[b, t] for t in with_j[b, a]) <= 1
+            pairs, rule=timed(lambda m, a, b: sum(m.Pa[a, t] for t in with_j[a, b]) + sum(m.Pa[b, t] for t in with_j[b, a]) <= 1)
         )
 
     if bounded:
         arcs = [(i, j) for i in range(n) for j in range(n) if i != j]
         m.y = pyo.Var(arcs, domain=pyo.Binary)  # 8k
         m.z = pyo.Var(range(n), bounds=(0, top))  # 8i
-        m.c8b = pyo.Constraint(range(n), rule=lambda m, i: sum(m.y[i, j] for j in range(n) if j != i) <= k)
-        m.c8c = pyo.Constraint(arcs, rule=lambda m, i, j: big * m.y[i, j] <= big - 1 + m.z[j] - m.z[i])
+        m.c8b = pyo.Constraint(range(n), rule=timed(lambda m, i: sum(m.y[i, j] for j in range(n) if j != i) <= k))
+        m.c8c = pyo.Constraint(arcs, rule=timed(lambda m, i, j: big * m.y[i, j] <= big - 1 + m.z[j] - m.z[i]))
         triples = [(i, j, kk) for i in range(n) for j, kk in itertools.combinations([x for x in range(n) if x != i], 2)]
-        m.c8d = pyo.Constraint(triples, rule=lambda m, i, j, kk: m.y[i, j] + m.y[i, kk] - m.y[j, kk] - m.y[kk, j] <= 1)
+        m.c8d = pyo.Constraint(triples, rule=timed(lambda m, i, j, kk: m.y[i, j] + m.y[i, kk] - m.y[j, kk] - m.y[kk, j] <= 1))
         if options.aggregate:
-            m.c8g = pyo.Constraint(sorted(with_j), rule=lambda m, i, j: sum(m.Pa[i, t] for t in with_j[i, j]) <= m.y[i, j] + m.y[j, i])
-            m.c8h = pyo.Constraint(sorted(with_jk), rule=lambda m, i, j, kk: sum(m.Pa[i, t] for t in with_jk[i, j, kk]) <= m.y[j, kk] + m.y[kk, j])
+            m.c8g = pyo.Constraint(sorted(with_j), rule=timed(lambda m, i, j: sum(m.Pa[i, t] for t in with_j[i, j]) <= m.y[i, j] + m.y[j, i]))
+            m.c8h = pyo.Constraint(sorted(with_jk), rule=timed(lambda m, i, j, kk: sum(m.Pa[i, t] for t in with_jk[i, j, kk]) <= m.y[j, kk] + m.y[kk, j]))
         else:
-            m.c8g = pyo.Constraint(keys8f, rule=lambda m, i, t, j: m.Pa[i, t] <= m.y[i, j] + m.y[j, i])
+            m.c8g = pyo.Constraint(keys8f, rule=timed(lambda m, i, t, j: m.Pa[i, t] <= m.y[i, j] + m.y[j, i]))
             keys8h = [(i, t, j, kk) for (i, j, kk), ts in sorted(with_jk.items()) for t in ts]
-            m.c8h = pyo.Constraint(keys8h, rule=lambda m, i, t, j, kk: m.Pa[i, t] <= m.y[j, kk] + m.y[kk, j])
+            m.c8h = pyo.Constraint(keys8h, rule=timed(lambda m, i, t, j, kk: m.Pa[i, t] <= m.y[j, kk] + m.y[kk, j]))
         if options.order_pairs:
-            m.cpairs = pyo.Constraint([(i, j) for i, j in arcs if i < j], rule=lambda m, i, j: m.y[i, j] + m.y[j, i] <= 1)
+            m.cpairs = pyo.Constraint([(i, j) for i, j in arcs if i < j], rule=timed(lambda m, i, j: m.y[i, j] + m.y[j, i] <= 1))
 
     n_vars = sum(len(v) for v in m.component_objects(pyo.Var, active=True))
     n_cons = sum(len(c) for c in m.component_objects(pyo.Constraint, active=True))

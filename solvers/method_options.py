@@ -53,6 +53,7 @@ class CutsOptions:
     minor: bool = True  #: minor density rows (6), bounded mode
     lns: bool | None = None  #: large-neighbourhood search; None = on in bounded mode
     lns_share: float = LNS_SHARE  #: share of the elapsed time the LNS may use
+    improve_share: float | None = None  #: share of the budget for an improve start when none is given; None = 0.6 above n = 40, else 0
 
     def __post_init__(self):
         if self.exact not in ("always", "root", "never"):
@@ -60,6 +61,8 @@ class CutsOptions:
         _positive_int("cluster_k", self.cluster_k, allow_none=False)
         if not 0.0 <= self.lns_share < 1.0:
             raise OptionError(f"option lns_share must lie in [0, 1), got {self.lns_share!r}")
+        if self.improve_share is not None and not 0.0 <= self.improve_share < 1.0:
+            raise OptionError(f"option improve_share must lie in [0, 1), got {self.improve_share!r}")
 
 
 @dataclass(frozen=True)

@@ -287,6 +287,15 @@ def test_no_bound_is_worse_than_the_sum_of_best_local_scores(wdbc):
     # a heuristic's bound is the cluster LP's (solvers/relaxation.py): strictly better
     sol = solve(problem, "kg", time_limit=1.0, seed=0)
     assert sol.score <= sol.bound < trivial - 100 and sol.stats["lp_bound"]["rounds"] >= 1
+    # milp and cp keep the same share for it when they end without a proof
+    # (and a run that found no network still reports a bound)
+    for method, options in (("milp", None), ("cp", {"workers": 1})):
+        sol = solve(problem, method, time_limit=3.0, seed=0, options=options)
+        assert sol.status in ("feasible", "unknown") and "lp_bound" in sol.stats, method
+        assert sol.bound < trivial - 100 and (sol.score is None or sol.score <= sol.bound), method
+        assert sol.wall_time <= 3.0 + 1.0, method
+        if sol.parents is not None:
+            assert verify_result(wdbc, sol.to_json(problem), 3) == []
 
 
 def test_a_network_that_reaches_the_trivial_bound_is_proved_optimal():

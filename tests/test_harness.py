@@ -261,3 +261,9 @@ def test_kmax2018_config_reads_debd_from_twbn_data(monkeypatch, tmp_path):
     grid = expand(cfg)
     assert len(grid) == 5 * 3 * 3 and cfg.approximate and cfg.time_limit == 60
     assert {c.key.split("|", 2)[2] for c in grid if "plants" in c.key} >= {"k=8|improve|seed=1"}
+    bnlearn = tmp_path / "bnlearn5000"
+    bnlearn.mkdir()
+    for name in ("hepar2", "andes", "pigs"):
+        (bnlearn / f"{name}.csv.gz").write_bytes(b"")
+    grid = expand(load_config(CONFIGS / "kmax2018-bnlearn.toml"))
+    assert len(grid) == 3 * 3 * 3 and {c.key.split("|", 1)[0] for c in grid} >= {"pigs"}

@@ -161,3 +161,28 @@ def test_unbounded_improve_through_the_registry(wdbc):
     assert sol.stats["warm_start"]["from"] == "kmax" and sol.score >= sol.stats["warm_start"]["score"]
     assert sol.score <= sol.bound < sol.stats["lp_bound"]["trivial"]
     assert verify_result(wdbc, sol.to_json(Problem(wdbc)), None) == []
+
+
+def test_cuts_above_forty_variables_starts_from_improve_and_ends_with_the_lp_bound():
+    # n = 45 > LARGE_N: no start given, so improve runs on IMPROVE_START_SHARE of the budget
+    # and the whole model gets the rest, less BOUND_SHARE for the cluster LP's bound
+    from twbn.solvers.registry import IMPROVE_START_SHARE, LARGE_N
+    from twbn.solvers.relaxation import BOUND_SHARE
+
+    cache = random_cache(45, 11, max_size=2, density=0.3)
+    problem = Problem(cache)
+    assert problem.n > LARGE_N
+    trivial = sum(max(s.tolist()) for s in cache.scores)
+    sol = solve(problem, "cuts", time_limit=8.0, seed=1)
+    start = sol.stats["warm_start"]
+    assert start["from"] == "improve"
+    assert start["seconds"] <= IMPROVE_START_SHARE * 8.0 * (1 - BOUND_SHARE) + 0.5
+    assert sol.score >= start["score"] - 1e-9
+    assert sol.score <= sol.bound <= trivial + 1e-9
+    assert sol.wall_time <= 8.0 + 1.0
+    assert verify_result(cache, sol.to_json(problem), None) == []
+    # improve_share = 0 turns it off; below LARGE_N it is off by default
+    off = solve(problem, "cuts", time_limit=3.0, seed=1, options={"improve_share": 0})
+    assert "warm_start" not in off.stats
+    small = solve(Problem(random_cache(12, 3)), "cuts", time_limit=3.0, seed=1)
+    assert "warm_start" not in small.stats and "lp_bound" not in small.stats

@@ -29,6 +29,10 @@ from twbn.experiments.benchmarks.common import machine, write_result
 
 CACHES = ("plants", "baudio", "jester", "munin5000")
 KS = (2, 5, 8)
+#: ``--others``: the rest of the registry's methods for a bounded problem, two at a time.
+OTHER_PAIRS = (("kastar", "s2"), ("s2plus", "cuts"), ("cp", "milp"))
+#: Options that keep a method on one core, as BLIP's runs were.
+ONE_CORE = {"cp": {"workers": 1}}
 #: BLIP's k-G and k-MAX on the anchor caches, 60 s, one core: (score, iterations).
 BLIP = {
     ("plants", 2): {"kg": (-271052.794, 355_711), "kmax": (-261873.876, 19_936)},
@@ -59,25 +63,39 @@ def run_one(cache_path: str, k: int, method: str, budget: float) -> dict:
     t0 = time.monotonic()
     cache = read_jkl(cache_path)
     load = time.monotonic() - t0
-    problem = Problem(cache, k)
+    problem = Problem(cache, k)  # k None: unbounded
     if method == "auto":
         sol = run(problem, "auto", time_limit=budget, seed=1)
     elif method == "improve-kg":
         sol = run(problem, "improve", time_limit=budget, seed=1, warm_start="kg")
     else:
-        sol = solve(problem, method, time_limit=budget, seed=1)
-    errors = verify_result(cache, sol.to_json(problem), k)
+        sol = solve(problem, method, time_limit=budget, seed=1, options=ONE_CORE.get(method))
+    wall = time.monotonic() - t0 - load
+    errors = verify_result(cache, sol.to_json(problem), k) if sol.parents is not None else None
     lp = sol.stats.get("lp_bound", {})
-    return {"method": method, "score": sol.score, "bound": sol.bound, "trivial": lp.get("trivial"),
+    return {"method": method, "score": sol.score, "bound": sol.bound, "status": sol.status,
+            "trivial": lp.get("trivial"), "bound_source": sol.stats.get("bound_source"),
             "iterations": sol.stats.get("iterations"), "pieces": sol.stats.get("pieces"),
-            "improvements": sol.stats.get("improvements"), "wall": sol.wall_time, "load_s": round(load, 1),
-            "valid": not errors, "width": sol.width,
+            "improvements": sol.stats.get("improvements"), "wall": sol.wall_time, "call_s": round(wall, 2),
+            "load_s": round(load, 1), "valid": None if errors is None else not errors, "width": sol.width,
+            "reason": sol.stats.get("reason"), "engine_bound": _engine_bound(sol),
             "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+
+
+def _num(x: float | None) -> str:
+    return "—" if x is None else f"{x:,.1f}"
+
+
+def _engine_bound(sol) -> float | None:
+    """SCIP's root bound of a ``cuts`` run, where it is a bound worth the name (below the
+    trivial one: before its first LP is solved SCIP reports the objective's upper end)."""
+    rb, trivial = sol.stats.get("root_bound"), sol.stats.get("lp_bound", {}).get("trivial")
+    return rb if rb is not None and trivial is not None and rb < trivial else None
 
 
 def _pair(path: Path, k: int, methods: tuple[str, str], budget: float) -> dict:
     """Two runs side by side, one process per core."""
-    procs = {m: subprocess.Popen([sys.executable, "-m", __spec__.name, "--one", str(path), str(k), m, str(budget)],
+    procs = {m: subprocess.Popen([sys.executable, "-m", __spec__.name, "--one", str(path), str(k).lower(), m, str(budget)],
                                  stdout=subprocess.PIPE, text=True) for m in methods}
     return {m: json.loads(p.communicate()[0].strip().splitlines()[-1]) for m, p in procs.items()}
 
@@ -94,13 +112,24 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=60.0)
     ap.add_argument("--caches", nargs="+", default=list(CACHES), choices=CACHES)
     ap.add_argument("--ks", nargs="+", type=int, default=list(KS))
+    ap.add_argument("--others", action="store_true",
+                    help="run the other methods (kastar, s2, s2plus, cuts, cp, milp) instead; field-others.md")
+    ap.add_argument("--unbounded", action="store_true",
+                    help="cuts beside improve without a bound instead (use --budget 300); field-unbounded.md")
     ap.add_argument("--one", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(run_one(args.one[0], int(args.one[1]), args.one[2], float(args.one[3]))))
+        k = None if args.one[1] == "none" else int(args.one[1])
+        print(json.dumps(run_one(args.one[0], k, args.one[2], float(args.one[3]))))
         return
     if args.anchors is None:
         ap.error("--anchors DIR is required")
+    if args.others:
+        others(args)
+        return
+    if args.unbounded:
+        unbounded(args)
+        return
     head = ["| cache | k | BLIP k-G | BLIP k-MAX | twbn kg | twbn kmax | twbn improve (k-G start) | twbn auto | "
             "ΔBIC auto − best BLIP | Raftery | kg it/s ÷ BLIP k-G | kmax it/s ÷ BLIP k-MAX | valid |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -154,6 +183,89 @@ def main() -> None:
         f"field-{'-'.join(args.caches)}-k{'-'.join(map(str, args.ks))}.md"
     print("wrote", write_result(out, text))
     write_result(out.replace(".md", ".json"), json.dumps(records, indent=1) + "\n")
+
+
+def _cell(got: dict, limit: float) -> str:
+    """One method's score, or why it has none; † marks a run past its limit by > 1 s."""
+    late = " †" if got["call_s"] > limit + 1.0 else ""
+    if got["score"] is None:
+        return f"— ({got['status']}){late}"
+    mark = "" if got["valid"] else " INVALID"
+    return f"{got['score']:,.1f}{mark}{late}"
+
+
+def others(args) -> None:
+    """The registry's other methods on the same cells, two at a time; beside BLIP's best
+    and what ``auto`` reached in field.json (when it is there)."""
+    from twbn.experiments.benchmarks.common import RESULTS
+
+    auto = {}
+    if (RESULTS / "field.json").is_file():
+        auto = {(r["cache"], r["k"]): r["auto"]["score"] for r in json.loads((RESULTS / "field.json").read_text())}
+    methods = [m for pair in OTHER_PAIRS for m in pair]
+    head = ["| cache | k | BLIP best | " + " | ".join(methods) + " | auto (field.md) | longest call (s) |",
+            "|---|---|---|" + "---|" * len(methods) + "---|---|"]
+    bound_head = ["| cache | k | trivial U | " + " | ".join(methods) + " |", "|---|---|---|" + "---|" * len(methods)]
+    rows, bound_rows, records = [], [], []
+    for name in args.caches:
+        path = Path(args.anchors) / "caches" / f"{name}.jkl.gz"
+        for k in args.ks:
+            got = {}
+            for pair in OTHER_PAIRS:
+                got.update(_pair(path, k, pair, args.budget))
+            ref = BLIP[name, k]
+            best_blip = max(ref["kg"][0], ref["kmax"][0])
+            a = auto.get((name, k))
+            rows.append(f"| {name} | {k} | {best_blip:,.1f} | " + " | ".join(_cell(got[m], args.budget) for m in methods)
+                        + f" | {'' if a is None else f'{a:,.1f}'} | {max(g['call_s'] for g in got.values()):.1f} |")
+            u = next((g["trivial"] for g in got.values() if g["trivial"] is not None), None)
+            bound_rows.append(f"| {name} | {k} | {'' if u is None else f'{u:,.1f}'} | " + " | ".join(
+                "—" if got[m]["bound"] is None else f"{got[m]['bound']:,.1f}" for m in methods) + " |")
+            records.append({"cache": name, "k": k, **got})
+            print(rows[-1], flush=True)
+    text = "\n".join([
+        "# The field's benchmark, the other methods: k-A*, S2, S2+, cuts, cp and milp on the anchor caches", "",
+        f"Machine: {machine()}. {args.budget:g} s per run, seed 1, two runs side by side (one process per core; "
+        "`cp` with one worker): " + ", ".join(" ‖ ".join(p) for p in OTHER_PAIRS) + ". Every network was checked "
+        "by the verifier (INVALID would say otherwise). — : no network, with the status. † : the call took more "
+        "than its limit + 1 s (cache loading excluded). BLIP best: the better of BLIP's k-G and k-MAX in 60 s.", "",
+        *head, *rows, "", "## Bounds", "", "Each run's reported bound (the cluster LP's where the method's own is "
+        "weaker; U where neither beats it).", "", *bound_head, *bound_rows, ""])
+    out = "field-others.md" if set(args.caches) == set(CACHES) and set(args.ks) == set(KS) else \
+        f"field-others-{'-'.join(args.caches)}-k{'-'.join(map(str, args.ks))}.md"
+    print("wrote", write_result(out, text))
+    write_result(out.replace(".md", ".json"), json.dumps(records, indent=1) + "\n")
+
+
+def unbounded(args) -> None:
+    """Without a treewidth bound: ``cuts`` (its own start: ``improve`` on a share, above
+    n = 40) beside ``improve`` alone, per cache."""
+    head = ["| cache | n | cuts: score | cuts: bound | cuts: gap | cuts: SCIP's root bound | improve: score | "
+            "improve: bound | improve: gap | valid |", "|---|---|---|---|---|---|---|---|---|---|"]
+    rows, records = [], []
+    for name in args.caches:
+        if name == "munin5000":
+            continue  # n = 1,041: the whole model is out of reach, unbounded or not
+        path = Path(args.anchors) / "caches" / f"{name}.jkl.gz"
+        got = _pair(path, None, ("cuts", "improve"), args.budget)
+        c, i = got["cuts"], got["improve"]
+        n = {"plants": 69, "baudio": 100, "jester": 100}[name]
+        rows.append(f"| {name} | {n} | {c['score']:,.1f} | {c['bound']:,.1f} | {(c['bound'] - c['score']) / abs(c['score']):.2%} | "
+                    f"{_num(c['engine_bound'])} | {i['score']:,.1f} | "
+                    f"{i['bound']:,.1f} | {(i['bound'] - i['score']) / abs(i['score']):.2%} | "
+                    f"{'yes' if c['valid'] and i['valid'] else 'NO'} |")
+        records.append({"cache": name, **got})
+        print(rows[-1], flush=True)
+    text = "\n".join([
+        "# Unbounded at n = 69–100: `cuts` beside `improve`", "",
+        f"Machine: {machine()}. {args.budget:g} s per run, seed 1, side by side (one process per core). `cuts` "
+        "without a start above n = 40 runs `improve` on 60 % of the budget, then the whole cluster-cut ILP on "
+        "SCIP, keeping 10 % for the cluster LP's bound; its bound is the better of SCIP's and the LP's. "
+        "SCIP's root bound: its dual bound after the root's cutting loop (— : none below the trivial bound; its first LP unsolved). GOBNILP 1.6.3's "
+        "figures on kdd and community (docs/blip.md) are not comparable: those caches are not here.", "",
+        *head, *rows, ""])
+    print("wrote", write_result("field-unbounded.md", text))
+    write_result("field-unbounded.json", json.dumps(records, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,19 @@
-"""Book-keeping shared by the anytime heuristics (k-G, k-A*, S2, S2+): the best candidate
-so far, every candidate's score for the statistics of Tables 2, 3 and 7 of Scanagatta et
-al. (2016), the trajectory, and the stopping rule."""
+"""Book-keeping shared by the anytime heuristics (k-G, k-MAX, k-A*, S2, S2+): the best
+candidate so far, every candidate's score for the statistics of Tables 2, 3 and 7 of
+Scanagatta et al. (2016), the trajectory, and the stopping rule; and :func:`search`, the
+loop of the k-tree builders (k-G, k-MAX, k-A*), which differ only in how they make one
+network."""
 
 from __future__ import annotations
 
+import random
 import statistics
 import time
+from typing import Callable
 
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution, make_solution
+from twbn.solvers.control import cooperating
 
 #: Budget (seconds) of the anytime heuristics when neither a time limit nor an iteration
 #: limit is given: the one definition, which the registry uses too.
@@ -23,6 +28,39 @@ def whole_clique_solution(problem: Problem, t0: float, **info) -> Solution:
     parents, score = unbounded_optimum(problem.candidates)
     return make_solution(problem, parents, bound=None, status="feasible", wall_time=round(time.monotonic() - t0, 4),
                          stats={"iterations": 1, "median_score": score, "max_score": score}, **info)
+
+
+def require_bound(problem: Problem, method: str) -> None:
+    """ValueError unless ``problem`` has a treewidth bound k >= 1 (the k-tree builders)."""
+    if problem.treewidth is None or problem.treewidth < 1:
+        raise ValueError(f"method {method} needs a treewidth bound k >= 1 (--treewidth)")
+
+
+#: One network from a k-tree builder: (parents, score, insertion order), or None.
+Built = "tuple[list, float, list[int]] | None"
+
+
+def search(problem: Problem, method: str, build: "Callable[[random.Random, float | None], Built]", *, t0: float,
+           time_limit: float | None, seed: int | None, max_iterations: int | None, control,
+           stats: Callable[[], dict] = dict) -> Solution:
+    """Call ``build(rng, deadline)`` until ``time_limit`` (default ``DEFAULT_TIME_LIMIT``
+    when no ``max_iterations`` is given either), ``max_iterations`` calls or a stop
+    request, and return the best network as a Solution whose certificate is the reverse
+    of its insertion order (a perfect elimination order of the k-tree). ``t0``: when the
+    method started (its set-up counts in the limit); ``stats()``: the method's own
+    statistics, added at the end. With n ≤ k + 1 the unbounded optimum is the answer."""
+    info = dict(method=method, seed=seed, time_limit=time_limit)
+    if problem.n <= problem.treewidth + 1:
+        return whole_clique_solution(problem, t0, **info)
+    limit = DEFAULT_TIME_LIMIT if time_limit is None and max_iterations is None else time_limit
+    rng = random.Random(seed)
+    run = Anytime(limit, max_iterations, t0, control)
+    with cooperating(control):
+        while run.next_try():
+            got = build(rng, run.deadline)
+            if got is not None:
+                run.offer(got[1], got[0], got[2][::-1])
+    return run.solution(problem, stats(), **info)
 
 
 class Anytime:

@@ -25,13 +25,12 @@ Per order: O(E · (c + k²)) for E expanded states and c candidates per variable
 from __future__ import annotations
 
 import heapq
-import random
 import time
 
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution
-from twbn.solvers.control import RunControl, cooperating
-from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime, whole_clique_solution
+from twbn.solvers.control import RunControl
+from twbn.solvers.heuristics.anytime import require_bound, search
 from twbn.solvers.heuristics.kg import _KG
 
 from twbn.solvers.method_options import KASTAR_MAX_EXPANSIONS as DEFAULT_MAX_EXPANSIONS
@@ -132,24 +131,20 @@ def solve_kastar(
 ) -> Solution:
     """Anytime k-A* until ``time_limit`` (default 10 s) or ``max_iterations`` orders;
     reproducible from ``seed`` as k-G."""
-    if problem.treewidth is None or problem.treewidth < 1:
-        raise ValueError("method kastar needs a treewidth bound k >= 1 (--treewidth)")
+    require_bound(problem, "kastar")
     t0 = time.monotonic()
-    limit = DEFAULT_TIME_LIMIT if time_limit is None and max_iterations is None else time_limit
-    rng = random.Random(seed)
-    search = _KAStar(problem)
-    n = problem.n
-    info = dict(method="kastar", seed=seed, time_limit=time_limit)
-    if n <= problem.treewidth + 1:
-        return whole_clique_solution(problem, t0, **info)
-    run = Anytime(limit, max_iterations, t0, control)
+    kastar = _KAStar(problem)
+    order = list(range(problem.n))
     truncated = 0
-    order = list(range(n))
-    with cooperating(control):
-        while run.next_try():
-            rng.shuffle(order)
-            got = search.network_astar(list(order), max_expansions, run.deadline)
-            if got is not None:
-                truncated += got[3]
-                run.offer(got[1], got[0], got[2][::-1])
-    return run.solution(problem, {"truncated_orders": truncated, "max_expansions": max_expansions}, **info)
+
+    def build(rng, deadline):
+        nonlocal truncated
+        rng.shuffle(order)
+        got = kastar.network_astar(list(order), max_expansions, deadline)
+        if got is None:
+            return None
+        truncated += got[3]
+        return got[:3]
+
+    return search(problem, "kastar", build, t0=t0, time_limit=time_limit, seed=seed, max_iterations=max_iterations,
+                  control=control, stats=lambda: {"truncated_orders": truncated, "max_expansions": max_expansions})

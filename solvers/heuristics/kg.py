@@ -26,7 +26,6 @@ orders per second on munin (n = 1,041).
 from __future__ import annotations
 
 import itertools
-import random
 import time
 
 import numpy as np
@@ -35,8 +34,8 @@ from numba import njit
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution
 from twbn.scoring.cache import ParentSet, ScoreCache
-from twbn.solvers.control import RunControl, cooperating
-from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime, whole_clique_solution
+from twbn.solvers.control import RunControl
+from twbn.solvers.heuristics.anytime import require_bound, search
 from twbn.solvers.exact.unbounded import unbounded_optimum
 
 
@@ -236,22 +235,14 @@ def solve_kg(
     """Anytime k-G until ``time_limit`` (default 10 s) or ``max_iterations`` orders;
     the sequence of orders is reproducible from ``seed`` (so with ``max_iterations`` and
     no time limit, so is the result)."""
-    if problem.treewidth is None or problem.treewidth < 1:
-        raise ValueError("method kg needs a treewidth bound k >= 1 (--treewidth)")
+    require_bound(problem, "kg")
     t0 = time.monotonic()
-    limit = DEFAULT_TIME_LIMIT if time_limit is None and max_iterations is None else time_limit
-    rng = random.Random(seed)
     kg = _KG(problem)
-    n = problem.n
-    if n <= problem.treewidth + 1:
-        return whole_clique_solution(problem, t0, method="kg", seed=seed, time_limit=time_limit)
-    run = Anytime(limit, max_iterations, t0, control)
-    order = list(range(n))
-    with cooperating(control):
-        while run.next_try():
-            rng.shuffle(order)
-            got = kg.network(order)
-            if got is not None:
-                run.offer(got[1], got[0], got[2][::-1])
-    return run.solution(problem, {"distinct_first_cliques": len(kg.first_memo)}, method="kg", seed=seed,
-                        time_limit=time_limit)
+    order = list(range(problem.n))
+
+    def build(rng, deadline):
+        rng.shuffle(order)
+        return kg.network(order)
+
+    return search(problem, "kg", build, t0=t0, time_limit=time_limit, seed=seed, max_iterations=max_iterations,
+                  control=control, stats=lambda: {"distinct_first_cliques": len(kg.first_memo)})

@@ -33,8 +33,8 @@ from collections import defaultdict
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution
 from twbn.scoring.cache import ParentSet
-from twbn.solvers.control import RunControl, cooperating
-from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime, whole_clique_solution
+from twbn.solvers.control import RunControl
+from twbn.solvers.heuristics.anytime import require_bound, search
 from twbn.solvers.heuristics.kg import _KG
 
 __all__ = ["solve_kmax"]
@@ -127,19 +127,9 @@ def solve_kmax(
     ValueError
         Without a treewidth bound k >= 1.
     """
-    if problem.treewidth is None or problem.treewidth < 1:
-        raise ValueError("method kmax needs a treewidth bound k >= 1 (--treewidth)")
+    require_bound(problem, "kmax")
     t0 = time.monotonic()
-    limit = DEFAULT_TIME_LIMIT if time_limit is None and max_iterations is None else time_limit
-    rng = random.Random(seed)
-    search = _KMax(problem)
-    info = dict(method="kmax", seed=seed, time_limit=time_limit)
-    if problem.n <= problem.treewidth + 1:
-        return whole_clique_solution(problem, t0, **info)
-    run = Anytime(limit, max_iterations, t0, control)
-    with cooperating(control):
-        while run.next_try():
-            got = search.network(rng.randrange(problem.n), rng)
-            if got is not None:
-                run.offer(got[1], got[0], got[2][::-1])
-    return run.solution(problem, {"distinct_first_cliques": len(search.first_memo)}, **info)
+    kmax = _KMax(problem)
+    return search(problem, "kmax", lambda rng, deadline: kmax.network(rng.randrange(problem.n), rng), t0=t0,
+                  time_limit=time_limit, seed=seed, max_iterations=max_iterations, control=control,
+                  stats=lambda: {"distinct_first_cliques": len(kmax.first_memo)})
