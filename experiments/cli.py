@@ -325,7 +325,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
             sol = run(problem, args.method, solver=args.solver, time_limit=args.time_limit, seed=args.seed,
                       warm_start=args.warm_start, options=options or None, log=None if args.quiet else say,
                       control=control)
-    except KeyboardInterrupt:  # a method with nothing to keep (the DPs, milp, cp)
+    except KeyboardInterrupt:  # a method with nothing to keep (the DPs; milp on CBC or while pyomo builds)
         control.request_stop()
         sol = Solution(None, None, None, "unknown", method=args.method, solver=args.solver, seed=args.seed,
                        time_limit=args.time_limit, stats={"reason": "interrupted before a network was found"})

@@ -3,8 +3,9 @@
 A :class:`RunControl` goes down with a call to ``solve``.
 
 - **Stopping** (SIGINT, SIGTERM). Anytime methods poll ``stop_requested()`` (the
-  heuristics between orders) or register a hook that interrupts their engine (``cuts``:
-  SCIP's ``interruptSolve``, which the signal handler calls at the next Python callback),
+  heuristics between orders) or register a hook that interrupts their engine (``cuts``
+  and ``milp`` on SCIP: ``interruptSolve``; ``milp`` on HiGHS: ``cancelSolve``; ``cp``: a
+  message to its child process, whose CP-SAT then stops its search),
   then return their best certified network as usual. While no cooperative method is
   running, a signal raises KeyboardInterrupt, as Python's default handler does, so that
   exact methods, which have no network to keep, stop at once.

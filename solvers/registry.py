@@ -93,13 +93,14 @@ def _solve_milp(problem, *, time_limit, seed, solver, warm_start, options, contr
     from twbn.solvers.models.milp import solve_milp
 
     return solve_milp(problem, solver=solver, time_limit=time_limit, seed=seed, warm_start=warm_start,
-                      options=options)
+                      options=options, control=control)
 
 
 def _solve_cp(problem, *, time_limit, seed, solver, warm_start, options, control) -> Solution:
     from twbn.solvers.models.cp import solve_cp
 
-    return solve_cp(problem, time_limit=time_limit, seed=seed, warm_start=warm_start, **dataclasses.asdict(options))
+    return solve_cp(problem, time_limit=time_limit, seed=seed, warm_start=warm_start, control=control,
+                    **dataclasses.asdict(options))
 
 
 def _solve_cuts(problem, *, time_limit, seed, solver, warm_start, options, control) -> Solution:

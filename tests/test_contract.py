@@ -119,8 +119,14 @@ def _twbn(*args, **kw):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
-@pytest.mark.parametrize("method,extra,wait", [("kg", ["--time-limit", "inf"], 4.0),
-                                               ("cuts", ["--warm-start", "tree", "--time-limit", "120"], 8.0)])
+@pytest.mark.parametrize("method,extra,wait", [
+    ("kg", ["--time-limit", "inf"], 4.0),
+    ("cuts", ["--warm-start", "tree", "--time-limit", "120"], 8.0),
+    # the MIP engines stop on request too (HiGHS's cancelSolve; CP-SAT's stop_search in its child)
+    pytest.param("milp", ["--warm-start", "tree", "--time-limit", "120"], 8.0, marks=pytest.mark.slow),
+    pytest.param("cp", ["--warm-start", "tree", "--time-limit", "120", "--option", "workers=1"], 8.0,
+                 marks=pytest.mark.slow),
+])
 def test_sigint_keeps_the_best_network_so_far(tmp_path, wdbc, method, extra, wait):
     jkl, out = tmp_path / "w.jkl", tmp_path / "r.json"
     write_jkl(wdbc, jkl)
@@ -133,6 +139,20 @@ def test_sigint_keeps_the_best_network_so_far(tmp_path, wdbc, method, extra, wai
     result = json.loads(out.read_text())
     assert result["status"] == "feasible" and result["stats"].get("engine_status", "userinterrupt") == "userinterrupt"
     assert main(["check", str(jkl), str(out)]) == 0
+    assert result["wall_time"] < 30
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method,options", [("milp", None), ("cp", {"workers": 1})])
+def test_mip_engines_report_progress_to_the_run_control(wdbc, method, options):
+    from twbn.solvers.control import RunControl
+
+    control = RunControl()
+    sol = solve(Problem(wdbc, 3), method, time_limit=6.0, seed=0, options=options, control=control,
+                warm_start=solve(Problem(wdbc, 3), "kg", time_limit=0.5, seed=0))
+    snap = control.snapshot()
+    assert snap["method"] == method and snap["incumbent"] is not None
+    assert snap["incumbent"] <= sol.score + 1e-6  # what the line showed, never better than the result
 
 
 def test_cli_options_reach_the_method_and_help_lists_them(tmp_path, capsys):

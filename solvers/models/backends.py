@@ -10,6 +10,9 @@ callbacks (pyomo's own solver plugins do not expose them):
   the start is added with ``addSol``.
 - ``cbc``: python-mip, an optional extra (its CBC binaries weigh ~600 MB); only the final
   point is recorded.
+With a RunControl (solvers/control.py), HiGHS and SCIP report each point to it and stop
+at its request (HiGHS's user interrupt, SCIP's ``interruptSolve``) with their best
+solution; CBC cannot be stopped from outside and is not cooperative.
 All objectives here are maximised: the bound is an upper bound.
 """
 
@@ -48,17 +51,20 @@ def solve_lp_file(
     seed: int | None = None,
     start: dict[str, float] | None = None,
     threads: int | None = None,
+    control=None,
 ) -> MipOutcome:
     if backend == "highs":
-        return _highs(path, time_limit, seed, start, threads)
+        return _highs(path, time_limit, seed, start, threads, control)
     if backend == "scip":
-        return _scip(path, time_limit, seed, start, threads)
+        return _scip(path, time_limit, seed, start, threads, control)
     if backend == "cbc":
         return _cbc(path, time_limit, seed, start, threads)
     raise BackendUnavailable(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
 
 
-def _highs(path, time_limit, seed, start, threads) -> MipOutcome:
+def _highs(path, time_limit, seed, start, threads, control=None) -> MipOutcome:
+    from twbn.solvers.control import cooperating
+
     try:
         import highspy
     except ImportError:
@@ -80,6 +86,8 @@ def _highs(path, time_limit, seed, start, threads) -> MipOutcome:
 
     def record(t, inc, bd):
         traj.append({"time": round(float(t), 4), "incumbent": _finite(inc), "bound": _finite(bd)})
+        if control is not None:
+            control.report(incumbent=traj[-1]["incumbent"], bound=traj[-1]["bound"])
 
     def on_improving(e):
         d = e.data_out
@@ -93,12 +101,16 @@ def _highs(path, time_limit, seed, start, threads) -> MipOutcome:
 
     h.cbMipImprovingSolution.subscribe(on_improving)
     h.cbMipInterrupt.subscribe(on_interrupt)
+    if control is not None:
+        h.HandleUserInterrupt = True  # the interrupt callbacks stop the solve after cancelSolve
     if start is not None:
         sol = highspy.HighsSolution()
         sol.col_value = [float(start.get(nm, 0.0)) for nm in names]
         sol.value_valid = True
         h.setSolution(sol)
-    h.run()
+    with cooperating(control, h.cancelSolve):
+        if control is None or not control.stop_requested():
+            h.run()
     status = h.getModelStatus()
     info = h.getInfo()
     ms = highspy.HighsModelStatus
@@ -163,7 +175,9 @@ def root_bound(m) -> float | None:
     return rb
 
 
-def _scip(path, time_limit, seed, start, threads) -> MipOutcome:
+def _scip(path, time_limit, seed, start, threads, control=None) -> MipOutcome:
+    from twbn.solvers.control import cooperating
+
     try:
         import pyscipopt
     except ImportError:
@@ -175,13 +189,18 @@ def _scip(path, time_limit, seed, start, threads) -> MipOutcome:
         m.setParam("limits/time", float(time_limit))
     if seed is not None:
         m.setParam("randomization/randomseedshift", int(seed) % 2**31)
-    traj = record_scip_trajectory(m)
+    traj = record_scip_trajectory(m, None if control is None else
+                                  lambda inc, bound: control.report(incumbent=inc, bound=bound))
     if start is not None:
         sol = m.createSol()
         for var in m.getVars():
             m.setSolVal(sol, var, float(start.get(var.name, 0.0)))
         m.addSol(sol, free=True)
-    m.optimize()
+    if control is not None:
+        m.setParam("misc/catchctrlc", False)  # SIGINT goes to the RunControl
+    with cooperating(control, m.interruptSolve):
+        if control is None or not control.stop_requested():
+            m.optimize()
     status = m.getStatus()
     has_sol = m.getNSols() > 0
     values = None

@@ -10,7 +10,9 @@ problem across and certifies the network that comes back.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -19,17 +21,23 @@ import multiprocessing
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import Solution, certificate_order, make_solution
 
-#: Seconds allowed beyond the time limit before the child is stopped (it should never come
-#: to that: the child's CP-SAT limit is what is left of the deadline).
-MARGIN = 120.0
+#: Seconds allowed beyond the time limit before the child is stopped: CP-SAT's own limit
+#: is what is left of the deadline, but building the model is not timed (at n = 1,041 it
+#: outlasts a minute), so the parent stops the child and keeps the start it was given.
+MARGIN = 2.0
 #: Seconds kept back from the deadline for sending the result back and certifying it.
 RETURN_SECONDS = 0.5
 
 
-def _cp_worker(problem: Problem, deadline, seed, hint, workers, options, fix_hint=False) -> dict:
+def _cp_worker(problem: Problem, deadline, seed, hint, workers, options, fix_hint=False, channel=None) -> dict:
     """Runs in the child: build, hint, solve; plain data back. ``deadline`` is a
     ``time.monotonic()`` instant (the clock is system-wide), or None: the spawn, the
-    imports and the build all count against it."""
+    imports and the build all count against it. ``channel``: two queues of a
+    multiprocessing manager, (progress, stop): each solution's (incumbent, bound) goes to
+    the first; a message on the second stops the search, which then returns its best."""
+    import signal
+    import threading
+
     from ortools.sat.python import cp_model
 
     from twbn.formulations.cp_ktree import add_hint, build_ktree_cp
@@ -37,6 +45,17 @@ def _cp_worker(problem: Problem, deadline, seed, hint, workers, options, fix_hin
     from twbn.solvers.control import die_with_parent
 
     die_with_parent()
+    if channel is not None:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which says stop
+    stopped = threading.Event()
+    solver = cp_model.CpSolver()
+    if channel is not None:
+        def listen():
+            channel[1].get()
+            stopped.set()
+            solver.stop_search()  # CP-SAT allows it from another thread
+
+        threading.Thread(target=listen, daemon=True).start()
     t0 = time.monotonic()
     cp = build_ktree_cp(problem, **options)
     build_s = time.monotonic() - t0
@@ -46,7 +65,6 @@ def _cp_worker(problem: Problem, deadline, seed, hint, workers, options, fix_hin
             proto = cp.model.proto
             for idx, val in zip(list(proto.solution_hint.vars), list(proto.solution_hint.values)):
                 cp.model.add(cp.model.get_int_var_from_proto_index(idx) == val)
-    solver = cp_model.CpSolver()
     if deadline is not None:
         solver.parameters.max_time_in_seconds = max(0.05, deadline - time.monotonic() - RETURN_SECONDS)
     solver.parameters.num_workers = workers or os.cpu_count() or 1
@@ -61,7 +79,11 @@ def _cp_worker(problem: Problem, deadline, seed, hint, workers, options, fix_hin
                 "incumbent": cp.offset + self.objective_value / cp.scale,
                 "bound": cp.score_bound(self.best_objective_bound),
             })
+            if channel is not None:
+                channel[0].put((trajectory[-1]["incumbent"], trajectory[-1]["bound"]))
 
+    if stopped.is_set():  # asked to stop while the model was being built: nothing to search
+        solver.parameters.max_time_in_seconds = 0.0
     status = solver.solve(cp.model, Recorder())
     out = {
         "status": {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible",
@@ -72,6 +94,7 @@ def _cp_worker(problem: Problem, deadline, seed, hint, workers, options, fix_hin
         "choice": None,
         "order": None,
         "stats": {"build_seconds": round(build_s, 4), "scale": cp.scale, "engine_status": solver.status_name(status),
+                  **({"interrupted": True} if stopped.is_set() else {}),
                   "branches": int(solver.num_branches), "conflicts": int(solver.num_conflicts),
                   "workers": int(solver.parameters.num_workers),
                   "model": {"variables": len(cp.model.proto.variables), "constraints": len(cp.model.proto.constraints)}},
@@ -82,6 +105,34 @@ def _cp_worker(problem: Problem, deadline, seed, hint, workers, options, fix_hin
         if cp.p is not None:
             out["order"] = sorted(range(problem.n), key=lambda i: (solver.value(cp.p[i]), -i))
     return out
+
+
+@contextlib.contextmanager
+def _listening(control):
+    """The (progress, stop) queues for ``_cp_worker`` when there is a RunControl: a thread
+    passes the child's points to it, and a stop request is sent down; None otherwise."""
+    if control is None:
+        yield None
+        return
+    from twbn.solvers.control import cooperating
+
+    with multiprocessing.get_context("spawn").Manager() as manager:
+        progress, stop = manager.Queue(), manager.Queue()
+
+        def relay():
+            while (point := progress.get()) is not None:
+                control.report(incumbent=point[0], bound=point[1])
+
+        thread = threading.Thread(target=relay, daemon=True)
+        thread.start()
+        try:
+            with cooperating(control, lambda: stop.put("stop")):
+                if control.stop_requested():  # asked before the hook was in place
+                    stop.put("stop")
+                yield progress, stop
+        finally:
+            progress.put(None)
+            thread.join(timeout=5.0)
 
 
 def run_isolated(fn, *args, timeout: float | None):
@@ -105,7 +156,12 @@ def solve_cp(
     workers: int | None = None,
     redundant: bool = True,
     permutation: bool = True,
+    control=None,
 ) -> Solution:
+    """CP-SAT on the k-tree model in a spawned child, within ``time_limit`` (the spawn and
+    the build included); ``warm_start`` becomes a hint, and the answer when the child
+    overruns. With a RunControl the child's solutions reach its live line and a stop
+    request ends the search with its best solution."""
     import importlib.util
 
     if importlib.util.find_spec("ortools") is None:
@@ -125,12 +181,19 @@ def solve_cp(
         start_score = sum(cand.score_of(v, p) for v, p in enumerate(warm_start.parents))
     options = {"redundant": redundant, "permutation": permutation}
     timeout = None if time_limit is None else time_limit + MARGIN
+    deadline = None if time_limit is None else t0 + time_limit
     try:
-        deadline = None if time_limit is None else t0 + time_limit
-        out = run_isolated(_cp_worker, problem, deadline, seed, hint, workers, options, timeout=timeout)
+        with _listening(control) as channel:
+            out = run_isolated(_cp_worker, problem, deadline, seed, hint, workers, options, False, channel,
+                               timeout=timeout)
     except FutureTimeout:
-        return Solution(None, None, None, "unknown", wall_time=round(time.monotonic() - t0, 4),
-                        stats={"reason": "the CP-SAT process overran its time limit"}, **info)
+        # the model took longer to build than the budget: the start, if any, is the answer
+        wall = round(time.monotonic() - t0, 4)
+        stats = {"reason": "the CP-SAT model was not built and solved within the time limit"}
+        if warm_start is None or warm_start.parents is None:
+            return Solution(None, None, None, "unknown", wall_time=wall, stats=stats, **info)
+        return make_solution(problem, warm_start.parents, bound=None, status="feasible",
+                             order_hint=warm_start.elimination_order, wall_time=wall, stats=stats, **info)
     wall = round(time.monotonic() - t0, 4)
     stats = out["stats"]
     if start_score is not None:

@@ -41,6 +41,7 @@ def solve_milp(
     seed: int | None = None,
     warm_start: Solution | None = None,
     options: MilpOptions | None = None,
+    control=None,
 ) -> Solution:
     solver = solver or "highs"
     t0 = time.monotonic()
@@ -73,11 +74,13 @@ def solve_milp(
         names = write_lp(milp, path)
         lp_start = None if start is None else {names[k]: v for k, v in start.items() if k in names}
         remaining = None if time_limit is None else max(0.1, time_limit - (time.monotonic() - t0))
-        out = solve_lp_file(path, solver, time_limit=remaining, seed=seed, start=lp_start)
+        out = solve_lp_file(path, solver, time_limit=remaining, seed=seed, start=lp_start, control=control)
     wall = round(time.monotonic() - t0, 4)
     # engine times start after building and writing the model
     trajectory = [{"time": round(p["time"] + build_s, 4), "incumbent": p["incumbent"], "bound": p["bound"]} for p in out.trajectory]
     stats = {"model": milp.size, "build_seconds": round(build_s, 4), "options": vars(milp.options), **out.stats}
+    if control is not None and control.stop_requested():
+        stats["interrupted"] = True
     if start_score is not None:
         stats["warm_start_score"] = start_score
         # the start is an incumbent from the moment the model exists, whether or not the
