@@ -324,7 +324,7 @@ def add_lp_bound(problem: Problem, sol: Solution, seconds: float) -> None:
     bound, stats = cluster_lp_bound(problem, time_limit=max(0.05, seconds))
     sol.wall_time = round(sol.wall_time + stats["seconds"], 4)
     sol.stats["lp_bound"] = stats
-    if sol.bound is None or bound < sol.bound:
+    if bound < stats["trivial"] and (sol.bound is None or bound < sol.bound):  # else floor_bound's
         sol.bound = bound if sol.score is None else max(bound, sol.score)
         sol.stats["bound_source"] = (f"cluster LP relaxation: a Lagrangian of {stats['rows']} cluster rows "
                                      f"(trivial bound {stats['trivial']:.6g})")

@@ -80,6 +80,8 @@ def test_usage_error_exits_2():
     assert exc.value.code == 2
 
 
+# 67 s: the whole demo; `make demo` is the user's own check, CI runs this one
+@pytest.mark.slow
 def test_demo_runs(tmp_path, capsys):
     assert main(["demo", "--output-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out

@@ -81,6 +81,8 @@ def test_quick_grid_end_to_end(tmp_path, capsys):
     assert len(_rows(store)) == 8
 
 
+# 17 s: a Dask local cluster
+@pytest.mark.slow
 def test_quick_grid_through_dask_local_cluster(tmp_path):
     pytest.importorskip("distributed")
     cfg = _config(tmp_path, methods=('name = "kg"', 'name = "dp"'))
@@ -210,6 +212,8 @@ def test_quick_machado_configs_run_and_report(tmp_path, name, cells):
         assert "## Exact inference" in text
 
 
+# 25 s: PCART and approximate scoring in a grid
+@pytest.mark.slow
 def test_local_structure_and_approximate_scores_in_a_grid(tmp_path):
     """A config may score with PCARTp on mixed data (no held-out likelihood then) or
     explore parent sets approximately; every cell learns a verified network either way."""

@@ -295,14 +295,15 @@ def _handler_classes():
             cuts = {1: greedy_clusters(table, x)}
             self.counts["greedy_cuts"] += len(cuts[1])
             for k in range(2, self.cluster_k + 1):
-                cuts[k] = local_kclusters(table, x, k, cuts[1] or [[int(v)] for v in range(table.n)])
+                cuts[k] = local_kclusters(table, x, k, cuts[1] or [[int(v)] for v in range(table.n)],
+                                          deadline=self.deadline)
                 self.counts["kcluster_cuts"] += len(cuts[k])
             matroid_rows = []
             if self.matroid and self.cluster_k >= 2 and self.matroid_backoff.due(optional=any(cuts.values())):
                 frac = np.unique(table.child[(x > 1e-6) & (x < 1 - 1e-6)]).tolist()
                 seeds = [frac] + cuts[1][:MATROID_SEEDS]
                 for r in range(2, self.cluster_k + 1):
-                    matroid_rows += [(c, r) for c in local_matroid_rows(table, x, r, seeds)]
+                    matroid_rows += [(c, r) for c in local_matroid_rows(table, x, r, seeds, deadline=self.deadline)]
                 self.counts["matroid_cuts"] += len(matroid_rows)
                 self.matroid_backoff.record(bool(matroid_rows))
             # the minor rows (6) bound the triangulation, not acyclicity: finding some must not

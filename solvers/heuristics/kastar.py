@@ -27,12 +27,13 @@ from __future__ import annotations
 import heapq
 import time
 
+import numpy as np
+
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution
 from twbn.solvers.control import RunControl
 from twbn.solvers.heuristics.anytime import require_bound, search
-from twbn.solvers.heuristics.kg import _KG
-
+from twbn.solvers.heuristics.kg import _KG, _greedy_from, _place_head
 from twbn.solvers.method_options import KASTAR_MAX_EXPANSIONS as DEFAULT_MAX_EXPANSIONS
 
 
@@ -74,17 +75,18 @@ class _KAStar(_KG):
             h_tail[j] = h_tail[j + 1] + bests[j]
         mask_of = lambda c: sum(1 << u for u in c)  # noqa: E731
         start_cliques = tuple(tuple(sorted(set(head) - {u})) for u in head)
-        # heap of (−f, tie, j, g, cliques, choices): choices[i] = parent set of rest[i]
+        # heap of (−f, tie, j, g, cliques, choices, attached): choices[i] = parent set of
+        # rest[i], attached[i] the k-clique it joined
         tie = 0
-        heap = [(-(first[1] + h_tail[0]), tie, 0, first[1], start_cliques, ())]
+        heap = [(-(first[1] + h_tail[0]), tie, 0, first[1], start_cliques, (), ())]
         expansions = 0
         while heap:
-            negf, _, j, g, cliques, choices = heapq.heappop(heap)
+            negf, _, j, g, cliques, choices, attached = heapq.heappop(heap)
             if j == len(rest):
                 return self._assemble(first_parents, rest, choices), g, order, False
             expansions += 1
             if expansions > max_expansions or (deadline is not None and time.monotonic() > deadline):
-                return self._greedy_finish(first_parents, rest, j, g, cliques, choices, order)
+                return self._greedy_finish(first_parents, head, rest, j, g, choices, attached, order)
             v = rest[j]
             for c in cliques:
                 got = self._best_inside(v, mask_of(c))
@@ -93,7 +95,8 @@ class _KAStar(_KG):
                 s, ps = got
                 new = cliques + tuple(tuple(sorted(set(c) - {u} | {v})) for u in c)
                 tie += 1
-                heapq.heappush(heap, (-(g + s + h_tail[j + 1]), tie, j + 1, g + s, new, choices + (ps,)))
+                heapq.heappush(heap, (-(g + s + h_tail[j + 1]), tie, j + 1, g + s, new, choices + (ps,),
+                                      attached + (c,)))
         return None
 
     def _assemble(self, first_parents, rest, choices):
@@ -104,21 +107,28 @@ class _KAStar(_KG):
             parents[v] = ps
         return parents
 
-    def _greedy_finish(self, first_parents, rest, j, g, cliques, choices, order):
-        cliques = list(cliques)
-        choices = list(choices)
-        for v in rest[j:]:
-            best = None
-            for c in cliques:
-                got = self._best_inside(v, sum(1 << u for u in c))
-                if got is not None and (best is None or got[0] > best[0]):
-                    best = (got[0], got[1], c)
-            if best is None:
-                return None
-            g += best[0]
-            choices.append(best[1])
-            cliques += [tuple(sorted(set(best[2]) - {u} | {v})) for u in best[2]]
-        return self._assemble(first_parents, rest, choices), g, order, True
+    def _greedy_finish(self, first_parents, head, rest, j, g, choices, attached, order):
+        """k-G's greedy step (the compiled ``_greedy_from``) for ``rest[j:]``, from the
+        k-tree the search has built so far; (parents, score, order, True) or None."""
+        if self._flat is None:
+            self._flatten()
+        start, count, mstart, members, scores = self._flat
+        k = self.k
+        self._stamp += 1
+        ordered = np.asarray(list(head) + list(rest), dtype=np.int64)
+        _place_head(ordered, k, self._placed, self._time, self._clique, self._stamp)
+        for i in range(j):
+            v = rest[i]
+            self._placed[v], self._time[v] = self._stamp, k + 1 + i
+            self._clique[v, :] = attached[i]
+        chosen = np.empty(self.n, dtype=np.int64)
+        total = _greedy_from(ordered, k + 1 + j, k, start, count, mstart, members, scores, self._placed,
+                             self._time, self._clique, self._stamp, chosen)
+        if total == -np.inf:
+            return None
+        sets = self.problem.candidates.parent_sets
+        choices = list(choices) + [sets[v][chosen[v]] for v in rest[j:]]
+        return self._assemble(first_parents, rest, choices), g + total, order, True
 
 
 def solve_kastar(

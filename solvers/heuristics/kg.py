@@ -149,11 +149,8 @@ class _KG:
 
 
 @njit(cache=True, nogil=True)
-def _greedy_rest(ordered, k, start, count, mstart, members, scores, placed, when, clique, stamp, chosen):
-    """k-G after the first clique ``ordered[:k+1]`` (sorted): each later variable takes
-    its first candidate inside some k-clique (module docstring) and attaches there.
-    Writes candidate indices (within the variable's list) to ``chosen``; returns the
-    sum of their scores, or -inf when a variable has no candidate that fits."""
+def _place_head(ordered, k, placed, when, clique, stamp):
+    """The first clique ``ordered[:k+1]``: each member placed, its k-clique the others."""
     head = ordered[: k + 1]
     for i in range(k + 1):
         w = head[i]
@@ -164,8 +161,26 @@ def _greedy_rest(ordered, k, start, count, mstart, members, scores, placed, when
             if x != i:
                 clique[w, j] = head[x]
                 j += 1
+
+
+@njit(cache=True, nogil=True)
+def _greedy_rest(ordered, k, start, count, mstart, members, scores, placed, when, clique, stamp, chosen):
+    """k-G after the first clique ``ordered[:k+1]`` (sorted): each later variable takes
+    its first candidate inside some k-clique (module docstring) and attaches there.
+    Writes candidate indices (within the variable's list) to ``chosen``; returns the
+    sum of their scores, or -inf when a variable has no candidate that fits."""
+    _place_head(ordered, k, placed, when, clique, stamp)
+    return _greedy_from(ordered, k + 1, k, start, count, mstart, members, scores, placed, when, clique, stamp,
+                        chosen)
+
+
+@njit(cache=True, nogil=True)
+def _greedy_from(ordered, first, k, start, count, mstart, members, scores, placed, when, clique, stamp, chosen):
+    """``_greedy_rest`` from position ``first`` on: ``ordered[:first]`` are placed
+    already (``placed`` == stamp, ``when`` their positions, ``clique`` their k-cliques)."""
+    head = ordered[: k + 1]
     total = 0.0
-    for t in range(k + 1, ordered.shape[0]):
+    for t in range(first, ordered.shape[0]):
         v = ordered[t]
         found = -1
         latest = -1

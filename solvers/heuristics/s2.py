@@ -25,6 +25,7 @@ else by it.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import itertools
 import random
@@ -47,6 +48,12 @@ PHASE2 = ("auto", "dp", "cuts")
 #: DP's tables grow as 3^(k+1) per bag (zoo, one random k-tree: 0.02 s at k = 2, 1.2 s at
 #: k = 4, 17 s at k = 5) while the ILP inside a k-tree took 0.1 s at every k.
 AUTO_DP_MAX_K = 3
+#: Phase 2 by the cluster-cut ILP is not started with less time left than this: building
+#: the model inside the k-tree took 0.4 s at n = 100, k = 5 (baudio).
+PHASE2_MIN_SECONDS = 1.0
+#: S2+: the share of the time left that one k-tree search may take (at n = 100, k = 5 the
+#: A* expands ~700 states a second, so its 5,000 would otherwise leave phase 2 nothing).
+KTREE_SHARE = 0.5
 
 
 def pair_weights(cache: ScoreCache) -> np.ndarray:
@@ -88,19 +95,43 @@ def _best_k_tree(w: np.ndarray, k: int, first: tuple[int, ...], max_expansions: 
     Σ_{u∈C} w_vu). h = Σ over unplaced v of its k largest weights, admissible since each
     vertex gains exactly k edges when it is attached. Past ``max_expansions`` the best
     open state is completed greedily, as it is at ``deadline`` (time.monotonic()).
-    Returns (k-tree, proven best)."""
+    Returns (k-tree, proven best).
+
+    A heap entry holds its parent state and its move, not its own k-cliques, so a push is
+    O(1) and an expansion costs one (unplaced × cliques) sum of weights: at n = 100, k = 5
+    copying the cliques into every child took seconds per expansion."""
+    # millions of heap tuples: the cyclic garbage collector's full passes over them took
+    # seconds each, past the deadline (none of them is part of a cycle)
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _k_tree_search(w, k, first, max_expansions, deadline)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _k_tree_search(w: np.ndarray, k: int, first: tuple[int, ...], max_expansions: int,
+                   deadline: float | None) -> tuple[Adjacency, bool]:
     n = w.shape[0]
     topk = np.sort(w, axis=1)[:, ::-1][:, :k].sum(axis=1)
-    start_placed = frozenset(first)
     start_cliques = tuple(tuple(sorted(set(first) - {u})) for u in first)
     g0 = sum(w[a, b] for a, b in itertools.combinations(first, 2))
-    h0 = sum(topk[v] for v in range(n) if v not in start_placed)
+    h0 = sum(topk[v] for v in range(n) if v not in first)
+    root = (frozenset(first), start_cliques, ())  # (placed, k-cliques, moves)
     tie = 0
-    heap = [(-(g0 + h0), tie, g0, start_placed, start_cliques, ())]
+    heap = [(-(g0 + h0), tie, g0, root, None, None)]
     seen = set()
     expansions = 0
     while heap:
-        _, _, g, placed, cliques, moves = heapq.heappop(heap)
+        _, _, g, parent, v, c = heapq.heappop(heap)
+        if v is None:
+            state = parent
+        else:
+            placed, cliques, moves = parent
+            state = (placed | {v}, cliques + tuple(tuple(sorted(set(c) - {u} | {v})) for u in c),
+                     moves + ((v, c),))
+        placed, cliques, moves = state
         if len(placed) == n:
             return _build(first, moves), True
         key = (placed, frozenset(moves))
@@ -110,35 +141,33 @@ def _best_k_tree(w: np.ndarray, k: int, first: tuple[int, ...], max_expansions: 
         expansions += 1
         if expansions > max_expansions or (deadline is not None and time.monotonic() > deadline):
             return _greedy_complete(w, first, placed, list(cliques), list(moves)), False
-        h_rest = sum(topk[v] for v in range(n) if v not in placed)
-        for v in range(n):
-            if v in placed:
-                continue
-            for c in cliques:
-                gain = float(w[v, list(c)].sum())
-                g2 = g + gain
+        h_rest = sum(topk[u] for u in range(n) if u not in placed)
+        free = np.array([u for u in range(n) if u not in placed], dtype=np.int64)
+        gains = w[free][:, np.array(cliques, dtype=np.int64)].sum(axis=2)  # (free, cliques)
+        for a, u in enumerate(free.tolist()):
+            base = g + h_rest - topk[u]
+            for b, cl in enumerate(cliques):
                 tie += 1
-                new_cliques = cliques + tuple(tuple(sorted(set(c) - {u} | {v})) for u in c)
-                heapq.heappush(heap, (-(g2 + h_rest - topk[v]), tie, g2, placed | {v}, new_cliques, moves + ((v, c),)))
+                heapq.heappush(heap, (-(base + gains[a, b]), tie, g + gains[a, b], state, u, cl))
     raise ValueError("no k-tree found")  # unreachable for n > k
 
 
 def _greedy_complete(w, first, placed, cliques, moves) -> Adjacency:
-    placed = set(placed)
+    """Attach the unplaced vertices one at a time, each time the (vertex, k-clique) pair
+    of largest gain; the gains of the cliques already there are kept between steps."""
     n = w.shape[0]
-    while len(placed) < n:
-        best = None
-        for v in range(n):
-            if v in placed:
-                continue
-            for c in cliques:
-                gain = float(w[v, list(c)].sum())
-                if best is None or gain > best[0]:
-                    best = (gain, v, c)
-        _, v, c = best
-        placed.add(v)
+    free = [u for u in range(n) if u not in placed]
+    gains = w[np.array(free, dtype=np.int64)][:, np.array(cliques, dtype=np.int64)].sum(axis=2)  # (free, cliques)
+    while free:
+        a, b = np.unravel_index(int(np.argmax(gains)), gains.shape)
+        v, c = free[a], cliques[b]
         moves.append((v, c))
-        cliques += [tuple(sorted(set(c) - {u} | {v})) for u in c]
+        new = [tuple(sorted(set(c) - {u} | {v})) for u in c]
+        cliques += new
+        free.pop(a)
+        gains = np.delete(gains, a, axis=0)
+        if free:
+            gains = np.hstack([gains, w[np.array(free, dtype=np.int64)][:, np.array(new, dtype=np.int64)].sum(axis=2)])
     return _build(first, tuple(moves))
 
 
@@ -153,10 +182,12 @@ def _build(first, moves) -> Adjacency:
     return adj
 
 
-def _phase2(problem: Problem, adj: Adjacency, phase2: str, deadline: float | None = None):
+def _phase2(problem: Problem, adj: Adjacency, phase2: str, deadline: float | None = None, first: bool = False):
     """(parents, score, certificate order, proven) of the best DAG inside the k-tree, or
     None. With a ``deadline`` the cluster-cut ILP stops there and its incumbent (a valid
-    network inside the k-tree, not proven best) is returned with proven = False."""
+    network inside the k-tree, not proven best) is returned with proven = False; it is
+    not started with less than ``PHASE2_MIN_SECONDS`` left unless this is the ``first``
+    network, which gets at least 0.5 s."""
     if phase2 == "auto":
         phase2 = "dp" if problem.treewidth <= AUTO_DP_MAX_K else "cuts"
     if phase2 == "dp":
@@ -167,7 +198,11 @@ def _phase2(problem: Problem, adj: Adjacency, phase2: str, deadline: float | Non
         return parents, score, order, True
     from twbn.solvers.cuts.branch_and_cut import solve_cuts
 
-    limit = None if deadline is None else max(0.5, deadline - time.monotonic())
+    limit = None if deadline is None else deadline - time.monotonic()
+    if limit is not None and limit < PHASE2_MIN_SECONDS:
+        if not first:
+            return None  # too little left to build the model; the k-tree is dropped
+        limit = max(0.5, limit)  # without a network yet, one is worth a little overrun
     sol = solve_cuts(problem, within=adj, time_limit=limit)
     if sol.parents is None:
         return None
@@ -220,7 +255,10 @@ def solve_s2(
                     first = tuple(sorted(np.argsort(-strength, kind="stable")[: k + 1].tolist()))
                 else:
                     first = tuple(sorted(rng.sample(range(n), k + 1)))
-                adj, exact = _best_k_tree(w, k, first, max_expansions, run.deadline)
+                # the search may take half of what is left, phase 2 needs the rest
+                search_deadline = None if run.deadline is None else \
+                    time.monotonic() + KTREE_SHARE * (run.deadline - time.monotonic())
+                adj, exact = _best_k_tree(w, k, first, max_expansions, search_deadline)
                 proven += exact
                 sampled += 1
                 accepted = True
@@ -232,7 +270,7 @@ def solve_s2(
                 if best_is is None or score_is > best_is:
                     best_is = score_is
             if accepted:
-                got = _phase2(problem, adj, phase2, run.deadline)
+                got = _phase2(problem, adj, phase2, run.deadline, first=run.best is None)
                 if got is not None:
                     run.offer(got[1], got[0], got[2])
                     unproven += not got[3]
