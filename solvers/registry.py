@@ -371,6 +371,7 @@ def solve(
 
     Raises MethodUnavailable (a ValueError) naming the method and what it cannot take.
     """
+    entered = time.monotonic()
     spec = get_method(method)
     time_limit = check_time_limit(time_limit)
     if solver is not None and solver not in spec.backends:
@@ -392,6 +393,10 @@ def solve(
         return Solution(None, None, None, "infeasible", method=method, solver=solver, seed=seed,
                         time_limit=time_limit, stats={"reason": why})
     limit = time_limit if time_limit is not None else spec.default_time_limit
+    if limit is not None:
+        # the checks above restrict the cache to the problem's candidates: seconds at
+        # jester's 772,774 sets, and part of the caller's budget
+        limit = max(0.1, limit - (time.monotonic() - entered))
     if control is not None:
         control.begin(method)
     share = BOUND_SHARE if _lp_bound and spec.lp_bound_from is not None and problem.n >= spec.lp_bound_from else 0.0
