@@ -71,10 +71,13 @@ MATROID_SEEDS = 2
 #: that find nothing it backs off, up to this many rounds: in wdbc k = 2's root (after a
 #: k-G start) it took 54 of 96 s and found 16 rows in 144 searches.
 MATROID_MAX_SKIP = 16
-#: SCIP's limit is what is left after building the model, less this share of the build
-#: time: its first LP's overrun and reading the solution back grow with the model (bounded
-#: baudio, n = 100, k = 5: built in 14 s, then 3.5 s past the limit without it).
-WIND_DOWN = 0.3
+#: SCIP's limit is what is left after building the model, less as much again: setting the
+#: start, SCIP's set-up and first LP, and reading the solution back grow with the model and
+#: SCIP's clock misses some of it (bounded jester, n = 100, k = 8, 772,774 sets: built in
+#: 21 s, then 18 s more with a SCIP limit of 0.1 s; baudio k = 5: 14 s, then 3.5 s past).
+#: So the model must be built within BUILD_SHARE of the limit, or the start is the answer.
+WIND_DOWN = 1.0
+BUILD_SHARE = 0.45
 #: Seconds one exact separation may take; beyond it the round returns what it has.
 EXACT_CALL_LIMIT = 10.0
 #: Seconds per separation round for the minor density rows (6), bounded mode: the restarts
@@ -552,7 +555,8 @@ def solve_cuts(
     m.hideOutput(not os.environ.get("TWBN_SCIP_LOG"))
     deadline = None if time_limit is None else t0 + time_limit
     try:
-        ilp = build_cluster_ilp(model_problem, m, edges=edges, ancestry=ancestry, deadline=deadline)
+        ilp = build_cluster_ilp(model_problem, m, edges=edges, ancestry=ancestry,
+                                deadline=None if time_limit is None else t0 + BUILD_SHARE * time_limit)
     except BuildTimeout as exc:
         # the model alone outlasts the budget (bounded, n ≳ 100): the start is the answer
         stats = {"reason": str(exc), "build_seconds": round(time.monotonic() - t0, 4)}
