@@ -139,3 +139,13 @@ def make_solution(
             raise ValueError(f"solver bound {bound!r} is below the network's score {score!r}")
         bound = max(bound, score)  # summation order must not leave bound a hair below score
     return Solution(list(parents), score, bound, status, order, width, method, **info)
+
+
+def start_or_nothing(problem, start: "Solution | None", **info) -> "Solution":
+    """The answer of a model that ran out of time before solving anything (not built in
+    time, or its process overran): the ``start`` it was given, re-certified as
+    ``feasible``, or no network (``unknown``). ``info``: method, wall_time, stats, …"""
+    if start is None or start.parents is None:
+        return Solution(None, None, None, "unknown", **info)
+    return make_solution(problem, start.parents, bound=None, status="feasible", order_hint=start.elimination_order,
+                         **info)

@@ -54,7 +54,7 @@ import numpy as np
 from twbn.formulations.cluster_ilp import BuildTimeout, ClusterIlp, FamilyTable, build_cluster_ilp, cycle_clusters, restrict_to_graph, start_values
 from twbn.formulations.graphs import Adjacency
 from twbn.formulations.problem import InfeasibleError, Problem
-from twbn.formulations.solution import Solution, certificate_order, make_solution
+from twbn.formulations.solution import Solution, certificate_order, make_solution, start_or_nothing
 from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters, local_matroid_rows
 from twbn.solvers.cuts.lns import fixed_fill, fixed_outside, neighbourhood
 from twbn.solvers.cuts.minor_separation import minor_density_rows
@@ -559,12 +559,9 @@ def solve_cuts(
                                 deadline=None if time_limit is None else t0 + BUILD_SHARE * time_limit)
     except BuildTimeout as exc:
         # the model alone outlasts the budget (bounded, n ≳ 100): the start is the answer
-        stats = {"reason": str(exc), "build_seconds": round(time.monotonic() - t0, 4)}
         wall = round(time.monotonic() - t0, 4)
-        if warm_start is None or warm_start.parents is None:
-            return Solution(None, None, None, "unknown", wall_time=wall, stats=stats, **info)
-        return make_solution(problem, warm_start.parents, bound=None, status="feasible",
-                             order_hint=warm_start.elimination_order, wall_time=wall, stats=stats, **info)
+        return start_or_nothing(problem, warm_start, wall_time=wall, stats={"reason": str(exc), "build_seconds": wall},
+                                **info)
     for var in ilp.edges.values():
         m.chgVarBranchPriority(var, 10)
     ilp.fixed_y = dict(fixed_y or {})

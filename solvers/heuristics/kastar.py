@@ -27,13 +27,11 @@ from __future__ import annotations
 import heapq
 import time
 
-import numpy as np
-
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution
 from twbn.solvers.control import RunControl
 from twbn.solvers.heuristics.anytime import require_bound, search
-from twbn.solvers.heuristics.kg import _KG, _greedy_from, _place_head
+from twbn.solvers.heuristics.kg import _KG
 from twbn.solvers.method_options import KASTAR_MAX_EXPANSIONS as DEFAULT_MAX_EXPANSIONS
 
 
@@ -108,27 +106,12 @@ class _KAStar(_KG):
         return parents
 
     def _greedy_finish(self, first_parents, head, rest, j, g, choices, attached, order):
-        """k-G's greedy step (the compiled ``_greedy_from``) for ``rest[j:]``, from the
-        k-tree the search has built so far; (parents, score, order, True) or None."""
-        if self._flat is None:
-            self._flatten()
-        start, count, mstart, members, scores = self._flat
-        k = self.k
-        self._stamp += 1
-        ordered = np.asarray(list(head) + list(rest), dtype=np.int64)
-        _place_head(ordered, k, self._placed, self._time, self._clique, self._stamp)
-        for i in range(j):
-            v = rest[i]
-            self._placed[v], self._time[v] = self._stamp, k + 1 + i
-            self._clique[v, :] = attached[i]
-        chosen = np.empty(self.n, dtype=np.int64)
-        total = _greedy_from(ordered, k + 1 + j, k, start, count, mstart, members, scores, self._placed,
-                             self._time, self._clique, self._stamp, chosen)
-        if total == -np.inf:
+        """k-G's greedy step for ``rest[j:]`` from the k-tree the search has built so far;
+        (parents, score, order, True) or None."""
+        got = self.complete(head, rest, attached)
+        if got is None:
             return None
-        sets = self.problem.candidates.parent_sets
-        choices = list(choices) + [sets[v][chosen[v]] for v in rest[j:]]
-        return self._assemble(first_parents, rest, choices), g + total, order, True
+        return self._assemble(first_parents, rest, list(choices) + got[0]), g + got[1], order, True
 
 
 def solve_kastar(

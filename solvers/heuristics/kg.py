@@ -112,27 +112,43 @@ class _KG:
         first = self.first_clique(head)
         if first is None:
             return None
-        if self._flat is None:
-            self._flatten()
-        start, count, mstart, members, scores = self._flat
-        self._stamp += 1
-        chosen = np.empty(n, dtype=np.int64)
         rest = order[k + 1:]
-        ordered = np.asarray(list(head) + list(rest), dtype=np.int64)
-        score = _greedy_rest(ordered, k, start, count, mstart, members, scores, self._placed, self._time,
-                             self._clique, self._stamp, chosen)
-        if score == -np.inf:
+        got = self.complete(head, rest)
+        if got is None:
             return None
         parents: list[ParentSet] = [()] * n
         for v, ps in zip(head, first[0]):
             parents[v] = ps
+        for v, ps in zip(rest, got[0]):
+            parents[v] = ps
+        return parents, first[1] + got[1], list(head) + list(rest)
+
+    def complete(self, head: tuple[int, ...], rest, attached=()):
+        """The greedy step (compiled, ``_greedy_from``) for the variables of ``rest`` after
+        the first ``len(attached)``, which are in the k-tree already, attached to those
+        k-cliques; ``head`` is the first clique. Returns (their parent sets, the sum of
+        their scores), or None when one has no candidate that fits."""
+        if self._flat is None:
+            self._flatten()
+        start, count, mstart, members, scores = self._flat
+        k = self.k
+        self._stamp += 1
+        ordered = np.asarray(list(head) + list(rest), dtype=np.int64)
+        _place_head(ordered, k, self._placed, self._time, self._clique, self._stamp)
+        for i, c in enumerate(attached):
+            v = rest[i]
+            self._placed[v], self._time[v] = self._stamp, k + 1 + i
+            self._clique[v, :] = c
+        chosen = np.empty(self.n, dtype=np.int64)
+        total = _greedy_from(ordered, k + 1 + len(attached), k, start, count, mstart, members, scores,
+                             self._placed, self._time, self._clique, self._stamp, chosen)
+        if total == -np.inf:
+            return None
         sets = self.problem.candidates.parent_sets
-        for v in ordered[k + 1:].tolist():
-            parents[v] = sets[v][chosen[v]]
-        return parents, first[1] + score, ordered.tolist()
+        return [sets[v][chosen[v]] for v in rest[len(attached):]], total
 
     def _flatten(self) -> None:
-        """The candidates as flat arrays for ``_greedy_rest``: per variable its first
+        """The candidates as flat arrays for ``_greedy_from``: per variable its first
         candidate and count; per candidate its members' offset, best first."""
         cand = self.problem.candidates
         count = np.array([len(p) for p in cand.parent_sets], dtype=np.int64)
@@ -164,20 +180,13 @@ def _place_head(ordered, k, placed, when, clique, stamp):
 
 
 @njit(cache=True, nogil=True)
-def _greedy_rest(ordered, k, start, count, mstart, members, scores, placed, when, clique, stamp, chosen):
-    """k-G after the first clique ``ordered[:k+1]`` (sorted): each later variable takes
-    its first candidate inside some k-clique (module docstring) and attaches there.
-    Writes candidate indices (within the variable's list) to ``chosen``; returns the
-    sum of their scores, or -inf when a variable has no candidate that fits."""
-    _place_head(ordered, k, placed, when, clique, stamp)
-    return _greedy_from(ordered, k + 1, k, start, count, mstart, members, scores, placed, when, clique, stamp,
-                        chosen)
-
-
-@njit(cache=True, nogil=True)
 def _greedy_from(ordered, first, k, start, count, mstart, members, scores, placed, when, clique, stamp, chosen):
-    """``_greedy_rest`` from position ``first`` on: ``ordered[:first]`` are placed
-    already (``placed`` == stamp, ``when`` their positions, ``clique`` their k-cliques)."""
+    """k-G from position ``first`` of ``ordered`` on, ``ordered[:first]`` placed already
+    (``placed`` == stamp, ``when`` their positions, ``clique`` their k-cliques; the first
+    clique ``ordered[:k+1]`` by ``_place_head``): each later variable takes its first
+    candidate inside some k-clique (module docstring) and attaches there. Writes candidate
+    indices (within the variable's list) to ``chosen``; returns the sum of their scores,
+    or -inf when a variable has no candidate that fits."""
     head = ordered[: k + 1]
     total = 0.0
     for t in range(first, ordered.shape[0]):

@@ -39,7 +39,7 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution, make_solution
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.control import RunControl, cooperating
-from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime
+from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime, require_bound
 from twbn.solvers.exact.superstructure_dp import best_dag_in_graph
 
 from twbn.solvers.method_options import S2_MAX_EXPANSIONS as DEFAULT_MAX_EXPANSIONS
@@ -222,9 +222,8 @@ def solve_s2(
     """Anytime S2 (or S2+ with ``plus``) until ``time_limit`` (default 10 s) or
     ``max_iterations`` k-trees through phase 2; reproducible from ``seed``."""
     method = "s2plus" if plus else "s2"
+    require_bound(problem, method)
     k = problem.treewidth
-    if k is None or k < 1:
-        raise ValueError(f"method {method} needs a treewidth bound k >= 1 (--treewidth)")
     if phase2 not in PHASE2:
         raise ValueError(f"phase 2 must be one of {', '.join(PHASE2)}, got {phase2!r}")
     t0 = time.monotonic()

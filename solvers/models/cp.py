@@ -19,7 +19,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 import multiprocessing
 
 from twbn.formulations.problem import InfeasibleError, Problem
-from twbn.formulations.solution import Solution, certificate_order, make_solution
+from twbn.formulations.solution import Solution, certificate_order, make_solution, start_or_nothing
 
 #: Seconds allowed beyond the time limit before the child is stopped: CP-SAT's own limit
 #: is what is left of the deadline, but building the model is not timed (at n = 1,041 it
@@ -190,12 +190,9 @@ def solve_cp(
                                timeout=timeout)
     except FutureTimeout:
         # the model took longer to build than the budget: the start, if any, is the answer
-        wall = round(time.monotonic() - t0, 4)
-        stats = {"reason": "the CP-SAT model was not built and solved within the time limit"}
-        if warm_start is None or warm_start.parents is None:
-            return Solution(None, None, None, "unknown", wall_time=wall, stats=stats, **info)
-        return make_solution(problem, warm_start.parents, bound=None, status="feasible",
-                             order_hint=warm_start.elimination_order, wall_time=wall, stats=stats, **info)
+        return start_or_nothing(problem, warm_start, wall_time=round(time.monotonic() - t0, 4),
+                                stats={"reason": "the CP-SAT model was not built and solved within the time limit"},
+                                **info)
     wall = round(time.monotonic() - t0, 4)
     stats = out["stats"]
     if start_score is not None:

@@ -10,7 +10,7 @@ import time
 from twbn.formulations.cluster_ilp import BuildTimeout
 from twbn.formulations.elimination_milp import MilpOptions, build_elimination_milp, start_values
 from twbn.formulations.problem import InfeasibleError, Problem
-from twbn.formulations.solution import Solution, certificate_order, make_solution
+from twbn.formulations.solution import Solution, certificate_order, make_solution, start_or_nothing
 from twbn.solvers.models.backends import solve_lp_file
 
 #: Share of the time limit the model may take to build: writing it out for the engine
@@ -54,12 +54,8 @@ def solve_milp(
     except BuildTimeout as exc:
         # the start, if any, is the answer: nothing was solved
         wall = round(time.monotonic() - t0, 4)
-        info = dict(method="milp", solver=solver, seed=seed, time_limit=time_limit, wall_time=wall,
-                    stats={"reason": str(exc), "build_seconds": wall})
-        if warm_start is None or warm_start.parents is None:
-            return Solution(None, None, None, "unknown", **info)
-        return make_solution(problem, warm_start.parents, bound=None, status="feasible",
-                             order_hint=warm_start.elimination_order, **info)
+        return start_or_nothing(problem, warm_start, method="milp", solver=solver, seed=seed, time_limit=time_limit,
+                                wall_time=wall, stats={"reason": str(exc), "build_seconds": wall})
     build_s = time.monotonic() - t0
     start = None
     start_score = None
