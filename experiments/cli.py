@@ -294,7 +294,7 @@ def _help_options(method: str) -> int:
 
 
 def cmd_learn(args: argparse.Namespace) -> int:
-    from twbn.solvers.registry import run
+    from twbn.solvers.registry import check_request, run
 
     if args.help_options:
         if args.method == "auto":
@@ -303,6 +303,9 @@ def cmd_learn(args: argparse.Namespace) -> int:
     if args.cache is None:
         raise UserError("learn needs DATA.csv or CACHE.jkl")
     options = _option_pairs(args.option)
+    # before the data is read: scoring a CSV can take minutes
+    check_request(args.method, args.treewidth, solver=args.solver, time_limit=args.time_limit,
+                  warm_start=args.warm_start, options=options or None)
     stem = Path(args.cache).name.split(".")[0]
     out = Path(args.output) if args.output else Path(f"{stem}.{args.method}.json")
     if not out.parent.exists():

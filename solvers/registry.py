@@ -372,21 +372,14 @@ def solve(
     Raises MethodUnavailable (a ValueError) naming the method and what it cannot take.
     """
     entered = time.monotonic()
+    if method == "auto":
+        raise MethodUnavailable("solve() runs a named method; run() chooses for auto")
+    check_request(method, problem.treewidth, solver=solver, time_limit=time_limit, warm_start=warm_start,
+                  options=options)
     spec = get_method(method)
     time_limit = check_time_limit(time_limit)
-    if solver is not None and solver not in spec.backends:
-        raise MethodUnavailable(f"method {method} has no backend {solver!r}" + (
-            f"; choose one of {', '.join(spec.backends)}" if spec.backends else " (it has none)"))
-    try:
-        opts = parse_options(method, spec.options, options)
-    except OptionError as exc:
-        raise MethodUnavailable(str(exc)) from None
-    if spec.min_treewidth is not None and (problem.treewidth is None or problem.treewidth < spec.min_treewidth):
-        raise MethodUnavailable(f"method {method} needs a treewidth bound k >= {spec.min_treewidth} (--treewidth K)")
+    opts = parse_options(method, spec.options, options)
     if warm_start is not None:
-        if not spec.warm_start:
-            takers = ", ".join(m.name for m in METHODS.values() if m.warm_start)
-            raise MethodUnavailable(f"method {method} takes no warm start (these do: {takers})")
         warm_start = certified_start(problem, warm_start)
     why = infeasibility(problem)
     if why is not None:
@@ -414,7 +407,49 @@ def solve(
     return sol
 
 
-def _check_warm_spec(problem: Problem, spec: str) -> None:
+def check_request(
+    method: str,
+    treewidth: int | None,
+    *,
+    solver: str | None = None,
+    time_limit: float | None = None,
+    warm_start: "str | Solution | None" = None,
+    options=None,
+) -> None:
+    """Refuse a request that cannot run, before any data is read or scored: an unknown
+    method, ``solver``/``options`` with ``auto``, a backend or option the method does not
+    have, a method or named warm start that needs a larger bound than ``treewidth``, a
+    warm start for a method that takes none, a missing result file, a bad time limit.
+    What needs the problem itself (its variables, feasibility) is checked by ``solve``.
+
+    Raises MethodUnavailable (a ValueError), or ValueError for the time limit.
+    """
+    check_time_limit(time_limit)
+    if method == "auto":
+        if solver is not None:
+            raise MethodUnavailable("a --solver needs a named method; auto picks its own")
+        if options:
+            raise MethodUnavailable("method options need a named method; auto picks its own")
+    else:
+        spec = get_method(method)
+        if solver is not None and solver not in spec.backends:
+            raise MethodUnavailable(f"method {method} has no backend {solver!r}" + (
+                f"; choose one of {', '.join(spec.backends)}" if spec.backends else " (it has none)"))
+        try:
+            parse_options(method, spec.options, options)
+        except OptionError as exc:
+            raise MethodUnavailable(str(exc)) from None
+        if spec.min_treewidth is not None and (treewidth is None or treewidth < spec.min_treewidth):
+            raise MethodUnavailable(f"method {method} needs a treewidth bound k >= {spec.min_treewidth} "
+                                    "(--treewidth K)")
+        if warm_start is not None and not spec.warm_start:
+            takers = ", ".join(m.name for m in METHODS.values() if m.warm_start)
+            raise MethodUnavailable(f"method {method} takes no warm start (these do: {takers})")
+    if isinstance(warm_start, str):
+        _check_warm_spec(treewidth, warm_start)
+
+
+def _check_warm_spec(treewidth: int | None, spec: str) -> None:
     """Refuse a warm-start name that cannot work, before any time is spent."""
     if spec == "tree":
         return
@@ -428,7 +463,7 @@ def _check_warm_spec(problem: Problem, spec: str) -> None:
         raise MethodUnavailable(f"warm start {spec!r} is neither tree, a result file (.json) nor a method "
                                 f"({', '.join(METHODS)})")
     start = METHODS[spec]
-    if start.min_treewidth is not None and (problem.treewidth is None or problem.treewidth < start.min_treewidth):
+    if start.min_treewidth is not None and (treewidth is None or treewidth < start.min_treewidth):
         raise MethodUnavailable(f"warm start {spec} needs a treewidth bound k >= {start.min_treewidth}")
 
 
@@ -437,7 +472,7 @@ def warm_start_solution(problem: Problem, spec: str, *, time_limit: float | None
     """The start named by ``--warm-start``: ``tree`` (the optimal treewidth-1 network, a
     maximum branching: valid for every k), a result file, or a method run first on a
     ``WARM_START_SHARE`` of the budget. Returns it and the seconds it used."""
-    _check_warm_spec(problem, spec)
+    _check_warm_spec(problem.treewidth, spec)
     t0 = time.monotonic()
     if spec == "tree":
         from twbn.solvers.exact.branching import optimal_forest
@@ -487,13 +522,11 @@ def run(
     saying what ``auto`` chose and why."""
     from twbn.solvers.auto import AUTO_TIME_LIMIT, choose_method
 
+    check_request(method, problem.treewidth, solver=solver, time_limit=time_limit, warm_start=warm_start,
+                  options=options)
     time_limit = check_time_limit(time_limit)
     choice = None
     if method == "auto":
-        if solver is not None:
-            raise MethodUnavailable("a --solver needs a named method; auto picks its own")
-        if options:
-            raise MethodUnavailable("method options need a named method; auto picks its own")
         choice = choose_method(problem)
         method = choice.method
         reason = choice.describe()
@@ -506,16 +539,9 @@ def run(
             reason += f"; {AUTO_TIME_LIMIT:g} s budget"
         if log is not None:
             log(reason)
+    if choice is not None:  # auto's pick, checked as if named
+        check_request(method, problem.treewidth, warm_start=warm_start)
     spec = get_method(method)
-    try:
-        parse_options(method, spec.options, options)
-    except OptionError as exc:
-        raise MethodUnavailable(str(exc)) from None
-    if warm_start is not None and not spec.warm_start:
-        takers = ", ".join(m.name for m in METHODS.values() if m.warm_start)
-        raise MethodUnavailable(f"method {method} takes no warm start (these do: {takers})")
-    if isinstance(warm_start, str):
-        _check_warm_spec(problem, warm_start)
     warm, used, label = None, 0.0, None
     if warm_start is not None and infeasibility(problem) is None:
         if isinstance(warm_start, Solution):

@@ -58,6 +58,30 @@ def test_unknown_method_and_missing_config_are_clear_errors(tmp_path, capsys):
     assert "needs a treewidth bound" in capsys.readouterr().err and not (tmp_path / "r.json").exists()
 
 
+def test_learn_refuses_a_bad_request_before_reading_the_data(tmp_path, capsys):
+    # the data is broken (a short row): had it been read first, the error would be the row's
+    data = tmp_path / "bad.csv"
+    data.write_text("a,b,c\n0,1,0\n1,1\n0,0,1\n")
+    out = tmp_path / "r.json"
+    cases = [
+        (["--method", "kmax", "--treewidth", "2", "--option", "restarts=3"], "method kmax has no option 'restarts'"),
+        (["--method", "cuts", "--solver", "cbc"], "method cuts has no backend 'cbc'"),
+        (["--method", "kg"], "method kg needs a treewidth bound"),
+        (["--method", "dp", "--warm-start", "kg"], "method dp takes no warm start"),
+        (["--method", "cuts", "--treewidth", "2", "--warm-start", str(tmp_path / "none.json")], "no such file"),
+        (["--method", "cuts", "--warm-start", "kg"], "warm start kg needs a treewidth bound"),
+        (["--option", "x=1"], "method options need a named method"),
+    ]
+    for flags, message in cases:
+        assert main(["learn", str(data), *flags, "-o", str(out)]) == 1
+        err = capsys.readouterr().err
+        assert message in err and "line 3" not in err, (flags, err)
+    assert list(tmp_path.iterdir()) == [data]
+    # and the request alone being fine, the data's own error comes through
+    assert main(["learn", str(data), "--method", "kg", "--treewidth", "2", "-o", str(out)]) == 1
+    assert "line 3" in capsys.readouterr().err
+
+
 def test_learn_then_check(tmp_path, capsys):
     cache = tmp_path / "h.jkl"
     assert main(["score", str(BUNDLED / "housing.csv.gz"), "--max-parents", "1", "-o", str(cache), "-q"]) == 0

@@ -93,6 +93,17 @@ def test_dataframe_with_missing_values_is_refused():
         twbn.score(df)
 
 
+def test_learn_refuses_a_bad_request_before_scoring():
+    # the DataFrame has a missing value: scored first, that would be the error
+    df = pd.DataFrame({"A": ["x", "y", None], "B": ["1", "2", "3"]})
+    with pytest.raises(ValueError, match="method kg needs a treewidth bound"):
+        twbn.learn(df, method="kg")
+    with pytest.raises(ValueError, match="method dp takes no warm start"):
+        twbn.learn(df, treewidth=2, method="dp", warm_start="kg")
+    with pytest.raises(twbn.DataError, match="missing value"):
+        twbn.learn(df, treewidth=2, method="kg")
+
+
 def test_solution_round_trip_networkx_and_background_knowledge(tmp_path):
     cache = twbn.score(BUNDLED / "zoo.csv.gz", max_parents=2)
     sol = twbn.learn(cache, treewidth=1, forbid=[("eggs", "milk")], require=["hair,milk"])

@@ -206,8 +206,10 @@ def learn(
     'n = 14, k = 1: at most one parent each, a maximum branching solves it exactly'
     """
     from twbn.scoring.jkl import read_jkl
-    from twbn.solvers.registry import run
+    from twbn.solvers.registry import check_request, run
 
+    check_request(method, treewidth, solver=solver, time_limit=time_limit,
+                  warm_start=None if isinstance(warm_start, Solution) else warm_start)
     if isinstance(data, ScoreCache):
         cache = data
     elif isinstance(data, (str, Path)) and str(data).endswith(".jkl"):
