@@ -54,6 +54,10 @@ PHASE2_MIN_SECONDS = 1.0
 #: S2+: the share of the time left that one k-tree search may take (at n = 100, k = 5 the
 #: A* expands ~700 states a second, so its 5,000 would otherwise leave phase 2 nothing).
 KTREE_SHARE = 0.5
+#: S2+: the most open states the A* keeps (about 210 bytes each). Past it, the heap's
+#: deeper half is dropped and the search is no longer exact: at munin (n = 1,041) the
+#: open list had grown to 6.8–7.9 GB in 30 s, and freeing it took the LP bound's time.
+MAX_OPEN = 3_000_000
 
 
 def pair_weights(cache: ScoreCache) -> np.ndarray:
@@ -95,7 +99,9 @@ def _best_k_tree(w: np.ndarray, k: int, first: tuple[int, ...], max_expansions: 
     Σ_{u∈C} w_vu). h = Σ over unplaced v of its k largest weights, admissible since each
     vertex gains exactly k edges when it is attached. Past ``max_expansions`` the best
     open state is completed greedily, as it is at ``deadline`` (time.monotonic()).
-    Returns (k-tree, proven best).
+    Returns (k-tree, proven best). Memory is bounded by ``MAX_OPEN`` open states: past
+    it the heap array is cut to its first half (a prefix of a heap is a heap, holding the
+    best state and the levels nearest it), and the result is no longer proven best.
 
     A heap entry holds its parent state and its move, not its own k-cliques, so a push is
     O(1) and an expansion costs one (unplaced × cliques) sum of weights: at n = 100, k = 5
@@ -123,6 +129,7 @@ def _k_tree_search(w: np.ndarray, k: int, first: tuple[int, ...], max_expansions
     heap = [(-(g0 + h0), tie, g0, root, None, None)]
     seen = set()
     expansions = 0
+    cut = False
     while heap:
         _, _, g, parent, v, c = heapq.heappop(heap)
         if v is None:
@@ -133,7 +140,7 @@ def _k_tree_search(w: np.ndarray, k: int, first: tuple[int, ...], max_expansions
                      moves + ((v, c),))
         placed, cliques, moves = state
         if len(placed) == n:
-            return _build(first, moves), True
+            return _build(first, moves), not cut
         key = (placed, frozenset(moves))
         if key in seen:
             continue
@@ -149,6 +156,9 @@ def _k_tree_search(w: np.ndarray, k: int, first: tuple[int, ...], max_expansions
             for b, cl in enumerate(cliques):
                 tie += 1
                 heapq.heappush(heap, (-(base + gains[a, b]), tie, g + gains[a, b], state, u, cl))
+        if len(heap) > MAX_OPEN:
+            del heap[MAX_OPEN // 2:]
+            cut = True
     raise ValueError("no k-tree found")  # unreachable for n > k
 
 
