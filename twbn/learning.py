@@ -208,8 +208,7 @@ def learn(
     from twbn.scoring.jkl import read_jkl
     from twbn.solvers.registry import check_request, run
 
-    check_request(method, treewidth, solver=solver, time_limit=time_limit,
-                  warm_start=None if isinstance(warm_start, Solution) else warm_start)
+    check_request(method, treewidth, solver=solver, time_limit=time_limit, warm_start=warm_start)
     if isinstance(data, ScoreCache):
         cache = data
     elif isinstance(data, (str, Path)) and str(data).endswith(".jkl"):
