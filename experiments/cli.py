@@ -487,9 +487,20 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     store = Path(args.store) if args.store else Path(f"{config.name}.sqlite")
     if not store.parent.exists():
         raise UserError(f"folder {store.parent} of the store does not exist")
-    counts = run_experiment(config, store, resume=args.resume, jobs=args.jobs,
-                            executor=args.executor, scheduler=args.scheduler,
-                            log=(lambda _m: None) if args.quiet else print)
+    from twbn.solvers.control import RunControl
+
+    control = RunControl()
+    # a signal sets the stop flag: no new cell starts, running ones stop, finished ones stay
+    with control.catching(), control.cooperating():
+        counts = run_experiment(config, store, resume=args.resume, jobs=args.jobs,
+                                executor=args.executor, scheduler=args.scheduler,
+                                log=(lambda _m: None) if args.quiet else print, stop=control.stop_event)
+    if control.stop_requested():
+        stopped = counts.pop("stopped", 0)
+        kept = sum(counts.values())
+        print(f"twbn: interrupted; {kept} cells of this run are kept in {store}, {stopped} stopped or not "
+              f"started; continue with: twbn experiment {args.config} --store {store} --resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if not args.quiet:
         print(f"done: {', '.join(f'{v} {k}' for k, v in sorted(counts.items())) or 'nothing to run'}; store {store}")
     bad = {k: v for k, v in counts.items() if k in ("failed", "timeout")}

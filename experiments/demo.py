@@ -117,14 +117,14 @@ def grid(out_dir: Path) -> None:
     import shutil
 
     from twbn.experiments.config import load_config
-    from twbn.experiments.harness import run_experiment
+    from twbn.experiments.harness import run_experiment, work_folder
     from twbn.experiments.report import write_report
 
     config = load_config(Path(__file__).parent / "configs" / "quick.toml")
     store = out_dir / "quick.sqlite"
     for p in (store, Path(str(store) + "-wal"), Path(str(store) + "-shm")):
         p.unlink(missing_ok=True)
-    shutil.rmtree(out_dir / "quick.work", ignore_errors=True)
+    shutil.rmtree(work_folder(store), ignore_errors=True)
     print(f"\nExperiment grid {config.name!r}: each cell in its own process, results in {store}")
     run_experiment(config, store, jobs=2, log=lambda m: print("  " + m))
     written = write_report(store, out_dir / "report")

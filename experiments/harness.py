@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
@@ -77,8 +78,51 @@ def _score(config: Config, train):
                        ess=config.ess, progress=False)
 
 
+#: Everything that determines a (data, fold)'s cache, besides the data's bytes and the
+#: fold: a cache is reused only when all of them match (see ``cache_key``).
+SCORING_FIELDS = ("score", "ess", "max_parents", "pruning", "approximate", "candidates", "time_per_variable",
+                  "max_splits", "max_bins")
+
+
+def file_sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def cache_key(config: Config, data_sha256: str, fold: int) -> dict:
+    """What a (data, fold)'s cache depends on: the data's content, the fold split and the
+    config's scoring settings. Two caches with the same key are the same cache."""
+    return {"data_sha256": data_sha256, "folds": config.folds, "fold": fold, "fold_seed": FOLD_SEED,
+            **{f: getattr(config, f) for f in SCORING_FIELDS}}
+
+
+def _key_digest(key: dict) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def _reusable(cache_path: Path, stats_path: Path, key: dict) -> bool:
+    """A cache written earlier for exactly this key, unchanged since (its bytes' hash)."""
+    if not cache_path.exists() or not stats_path.exists():
+        return False
+    try:
+        stats = json.loads(stats_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return False
+    return (isinstance(stats, dict) and stats.get("cache_key") == key
+            and stats.get("cache_sha256") == file_sha256(cache_path))
+
+
 def prepare_caches(config: Config, work: Path, log) -> dict[tuple[str, int], dict]:
-    """Score every (data, fold)'s training rows once; reuse caches already written."""
+    """Score every (data, fold)'s training rows once; reuse a cache already written only
+    when its key (data content, fold split, scoring settings) matches and its file is
+    unchanged. The key is in the file name too, so caches of other settings stay apart."""
     from twbn.scoring.data import read_csv
     from twbn.scoring.jkl import atomic_write_text, write_jkl
     from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
@@ -87,13 +131,18 @@ def prepare_caches(config: Config, work: Path, log) -> dict[tuple[str, int], dic
     out = {}
     for name, path in config.data.items():
         ds = read_mixed_csv(path) if config.score in LOCAL_STRUCTURE_SCORES else read_csv(path)
+        data_sha = file_sha256(path)
         for f in range(config.folds):
-            cache_path = work / f"{name}.fold{f}.{config.score}.jkl"
+            key = cache_key(config, data_sha, f)
+            cache_path = work / f"{name}.fold{f}.{config.score}.{_key_digest(key)[:16]}.jkl"
             stats_path = cache_path.with_name(cache_path.name + ".stats.json")
             train, test = fold_rows(ds.n_rows, config.folds, f)
-            if not cache_path.exists() or not stats_path.exists():
+            if not _reusable(cache_path, stats_path, key):
+                if cache_path.exists():
+                    log(f"rescoring {name} fold {f}: its cache was changed since it was written")
                 cache, stats = _score(config, ds.subset_rows(train))
                 write_jkl(cache, str(cache_path))
+                stats = {**stats, "cache_key": key, "cache_sha256": file_sha256(cache_path)}
                 atomic_write_text(stats_path, json.dumps(stats))  # after the cache: its presence means both
                 log(f"scored {name} fold {f}: {cache.n_parent_sets():,} parent sets in {stats['seconds']:.1f} s")
             out[name, f] = {"cache": str(cache_path), "data": str(path), "train_rows": train.tolist(),
@@ -101,8 +150,31 @@ def prepare_caches(config: Config, work: Path, log) -> dict[tuple[str, int], dic
     return out
 
 
-def run_cell(cell: Cell, config: Config, prepared: dict, work: Path) -> dict:
-    """Run one cell in a child process; returns the row to store."""
+#: Seconds between looks at the stop flag while a cell runs.
+POLL_S = 0.2
+#: Seconds a stopped cell has to exit after SIGTERM before it is killed.
+STOP_GRACE_S = 2.0
+
+
+def _stop_process_group(proc: subprocess.Popen, grace: float) -> None:
+    """SIGTERM the cell's process group, SIGKILL it if it has not exited after ``grace``."""
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    except ProcessLookupError:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def run_cell(cell: Cell, config: Config, prepared: dict, work: Path, stop=None) -> dict | None:
+    """Run one cell in a child process; returns the row to store, or None when ``stop``
+    (a ``threading.Event``-like object with ``is_set``) was set while it ran: the cell was
+    stopped, its folder removed, and nothing of it is to be stored (``--resume`` reruns it)."""
     m = config.methods[cell.method]
     missing = [p for p in (prepared[cell.data, cell.fold]["cache"], prepared[cell.data, cell.fold]["data"])
                if not Path(p).exists()]
@@ -122,13 +194,21 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path) -> dict:
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                 start_new_session=True,  # own process group: a timeout kills its children too
                                 cwd=tmp)  # a neutral folder: the cell imports the installed twbn
-        try:
-            _, err = proc.communicate(timeout=config.time_limit + config.kill_margin)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            return {"status": "timeout", "wall_time": round(time.monotonic() - t0, 2),
-                    "error": f"killed after {config.time_limit + config.kill_margin:.0f} s"}
+        deadline = t0 + config.time_limit + config.kill_margin
+        while True:
+            try:
+                _, err = proc.communicate(timeout=max(0.0, min(POLL_S, deadline - time.monotonic())))
+                break
+            except subprocess.TimeoutExpired:
+                if stop is not None and stop.is_set():
+                    _stop_process_group(proc, STOP_GRACE_S)
+                    proc.communicate()
+                    return None
+                if time.monotonic() >= deadline:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.communicate()
+                    return {"status": "timeout", "wall_time": round(time.monotonic() - t0, 2),
+                            "error": f"killed after {config.time_limit + config.kill_margin:.0f} s"}
         if proc.returncode != 0 or not out_path.exists():
             lines = [ln for ln in (err or "").strip().splitlines() if ln.strip()]
             why = lines[-1] if lines else f"exit code {proc.returncode}"
@@ -143,13 +223,27 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path) -> dict:
             **(out.get("inference") or {})}
 
 
-def _run_local(calls: list, jobs: int) -> Iterator[tuple[int, dict]]:
+def _run_local(calls: list, jobs: int, stop) -> Iterator[tuple[int, dict | None]]:
+    """Run ``calls`` ``jobs`` at a time; once ``stop`` is set no new one starts."""
     with ThreadPoolExecutor(jobs) as pool:
-        pending = {pool.submit(f, *a): i for i, (f, a) in enumerate(calls)}
+        todo = iter(enumerate(calls))
+        pending: dict = {}
+
+        def fill() -> None:
+            while len(pending) < jobs and not stop.is_set():
+                nxt = next(todo, None)
+                if nxt is None:
+                    return
+                i, (f, a) = nxt
+                pending[pool.submit(f, *a, stop)] = i
+
+        fill()
         while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            # a timeout, so that the main thread gets to run its signal handlers
+            finished, _ = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
             for fut in finished:
                 yield pending.pop(fut), fut.result()
+            fill()
 
 
 @contextmanager
@@ -173,29 +267,62 @@ def _dask_client(scheduler: str | None, jobs: int):
             yield client
 
 
-def _run_dask(calls: list, client) -> Iterator[tuple[int, dict]]:
+def _run_dask(calls: list, client, stop) -> Iterator[tuple[int, dict | None]]:
     from distributed import as_completed
 
     # pure=False: two cells never share a result, even with equal arguments
     futures = {client.submit(f, *a, pure=False, key=f"twbn-cell-{i}-{os.getpid()}-{time.time_ns()}"): i
                for i, (f, a) in enumerate(calls)}
-    for fut in as_completed(futures):
-        i = futures[fut]
-        if fut.status == "error":
-            yield i, {"status": "failed", "wall_time": None, "error": f"dask: {fut.exception()!r}"[:2000]}
-        else:
-            yield i, fut.result()
+    done = as_completed(futures)
+    while True:
+        if stop.is_set():
+            # cells not started are dropped; a running cell's process dies with its worker
+            # when the local cluster closes (a remote worker finishes it unseen)
+            client.cancel(list(futures))
+            return
+        try:
+            batch = done.next_batch(block=False) if done.has_ready() else None
+        except StopIteration:
+            return
+        if batch is None:
+            if done.is_empty():
+                return
+            time.sleep(POLL_S)
+            continue
+        for fut in batch:
+            i = futures.pop(fut)
+            if fut.status == "error":
+                yield i, {"status": "failed", "wall_time": None, "error": f"dask: {fut.exception()!r}"[:2000]}
+            else:
+                yield i, fut.result()
+
+
+def work_folder(store_path: str | Path) -> Path:
+    """The folder of a store's caches and running cells: its full file name plus ``.work``,
+    so that two stores never share one (``same.sqlite`` and ``same.db`` included)."""
+    store_path = Path(store_path)
+    return store_path.parent / (store_path.name + ".work")
 
 
 def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jobs: int = 1,
-                   executor: str = "local", scheduler: str | None = None, log=print) -> dict:
-    """Run the missing cells of the grid; returns counts by status of this invocation."""
+                   executor: str = "local", scheduler: str | None = None, log=print,
+                   stop: threading.Event | None = None) -> dict:
+    """Run the missing cells of the grid; returns counts by status of this invocation.
+
+    Once ``stop`` is set (the command line sets it on SIGINT and SIGTERM), no new cell
+    starts and running ones are stopped; every finished cell is in the store and the
+    counts hold ``"stopped"``: the cells stopped or not started, which ``resume`` runs."""
     if jobs < 1:
         raise ExperimentError("--jobs must be at least 1")
     if executor not in EXECUTORS:
         raise ExperimentError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
     if scheduler is not None and executor != "dask":
         raise ExperimentError("--scheduler goes with --executor dask")
+    if executor == "dask":  # before the store is made: a refusal leaves no file
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise ExperimentError("the dask executor needs dask distributed: pip install 'twbn[dask]'") from None
     if config.inference:  # fail now, not in every cell
         from twbn.experiments.inference import InferenceUnavailable, require_pgmpy
 
@@ -203,6 +330,7 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
             require_pgmpy()
         except InferenceUnavailable as exc:
             raise ExperimentError(f"{config.path}: inference = true, but {exc}") from None
+    stop = stop if stop is not None else threading.Event()
     store_path = Path(store_path).resolve()  # cells run in their own folders
     with ExitStack() as stack:
         store = Store(store_path, writer=True)
@@ -214,7 +342,7 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
         # reach the cluster before scoring anything or starting a run
         client = stack.enter_context(_dask_client(scheduler, jobs)) if executor == "dask" else None
         cells = [c for c in expand(config) if c.key not in done]
-        work = store_path.parent / (store_path.stem + ".work")
+        work = work_folder(store_path)
         work.mkdir(exist_ok=True)
         # cell folders left by a run that was killed (we hold the store's lock: none is live)
         for stale in work.glob("twbn-cell-*"):
@@ -227,8 +355,10 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
         log(f"{len(cells)} cells to run ({len(done)} already in {store_path}), {where}")
         counts: dict[str, int] = {}
         calls = [(run_cell, (c, config, prepared, work)) for c in cells]
-        results = _run_local(calls, jobs) if client is None else _run_dask(calls, client)
+        results = _run_local(calls, jobs, stop) if client is None else _run_dask(calls, client, stop)
         for i, row in results:
+            if row is None:  # stopped while running: nothing to keep
+                continue
             cell = cells[i]
             store.record(run_id, cell, row)
             counts[row["status"]] = counts.get(row["status"], 0) + 1
@@ -237,4 +367,6 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
                 score += f", held-out log-likelihood {row['test_loglik'] / row['test_rows']:.4f}/row"
             log(f"[{sum(counts.values())}/{len(cells)}] {cell.key}: {row['status']}{score}"
                 + (f" ({row['error']})" if row.get("error") else ""))
+        if stop.is_set():
+            counts["stopped"] = len(cells) - sum(counts.values())
         return counts

@@ -40,6 +40,11 @@ class RunControl:
     def stop_requested(self) -> bool:
         return self._event.is_set()
 
+    @property
+    def stop_event(self) -> threading.Event:
+        """The stop flag itself, for code that waits on it or hands it to threads."""
+        return self._event
+
     def request_stop(self, signum: int | None = None) -> None:
         """Ask the running method to stop: set the flag and call its hooks."""
         if self.signal is None:

@@ -297,7 +297,7 @@ def test_kill_9_of_experiment_leaves_no_cell_and_resume_runs_the_rest(tmp_path):
     cfg.write_text(f'name = "t"\ntreewidths = [2, 3]\ntime_limit = 4\nseeds = [0, 1]\n[[data]]\nname = "h"\n'
                    f'path = "{BUNDLED / "housing.csv.gz"}"\n[[methods]]\nname = "kg"\n')
     store = tmp_path / "s.sqlite"
-    work = tmp_path / "s.work"
+    work = tmp_path / "s.sqlite.work"
     proc = _twbn("experiment", cfg, "--store", store, "--jobs", "2", "-q")
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(_cell_processes(work)) < 2:

@@ -72,7 +72,7 @@ def test_quick_grid_end_to_end(tmp_path, capsys):
     st.close()
     assert [(c["data"], c["fold"]) for c in caches] == [("chain", 0), ("chain", 1)]
     for c in caches:
-        jkl = read_jkl(tmp_path / "s.work" / f"chain.fold{c['fold']}.bic.jkl")
+        jkl = read_jkl(next((tmp_path / "s.sqlite.work").glob(f"chain.fold{c['fold']}.bic.*.jkl")))
         assert c["kept"] == jkl.n_parent_sets() <= c["scored"] and c["rows"] in (50, 51)
     # a second run without --resume refuses; with it there is nothing left to do
     assert main(["experiment", str(cfg), "--store", str(store)]) == 1
@@ -272,3 +272,120 @@ def test_kmax2018_config_reads_debd_from_twbn_data(monkeypatch, tmp_path):
     grid = expand(load_config(CONFIGS / "kmax2018-bnlearn.toml"))
     # kg, kmax, improve at k = 2, 5, 8 and s2plus at k = 2, on three data sets
     assert len(grid) == 3 * (3 * 3 + 1) and {c.key.split("|", 1)[0] for c in grid} >= {"pigs"}
+
+
+def test_a_cache_of_other_settings_is_never_reused(tmp_path):
+    """Issue 31.1: a grid with max_parents 1 and 2 folds, the store deleted, the config
+    changed to max_parents 2 and 3 folds: every fold is scored again, with its own split,
+    and each cell's cache holds exactly the sets of its own training rows."""
+    from twbn.experiments.harness import fold_rows
+    from twbn.scoring.data import read_csv
+    from twbn.scoring.parent_sets import build_cache
+
+    store = tmp_path / "s.sqlite"
+    assert main(["experiment", str(_config(tmp_path, seeds="[0]")), "--store", str(store), "-q"]) == 0
+    for suffix in ("", "-wal", "-shm"):
+        Path(str(store) + suffix).unlink(missing_ok=True)
+    cfg = _config(tmp_path, seeds="[0]", max_parents=2, folds=3)
+    assert main(["experiment", str(cfg), "--store", str(store), "-q"]) == 0
+    ds = read_csv(tmp_path / "chain.csv")
+    with sqlite3.connect(store) as db:
+        rows = db.execute("SELECT fold, stats FROM caches ORDER BY fold").fetchall()
+    assert [f for f, _ in rows] == [0, 1, 2]
+    import json
+
+    for fold, stats in rows:
+        stats = json.loads(stats)
+        train, test = fold_rows(ds.n_rows, 3, fold)
+        assert stats["rows"] == len(train) and stats["max_parents"] == 2
+        assert stats["cache_key"]["folds"] == 3 and stats["cache_key"]["max_parents"] == 2
+        # the cache on disk is the one of this fold's training rows, in-degree 2
+        expect, _ = build_cache(ds.subset_rows(train), score="bic", max_parents=2, pruning="all", progress=False)
+        got = _cache_of(tmp_path / "s.sqlite.work", stats)
+        for v in range(ds.n_variables):
+            assert sorted(got.parent_sets[v]) == sorted(expect.parent_sets[v])
+
+
+def _cache_of(work: Path, stats: dict):
+    """The cache in ``work`` whose bytes have the hash ``stats`` records."""
+    from twbn.experiments.harness import file_sha256
+    from twbn.scoring.jkl import read_jkl
+
+    hits = [p for p in work.glob("*.jkl") if file_sha256(p) == stats["cache_sha256"]]
+    assert len(hits) == 1
+    return read_jkl(hits[0])
+
+
+def test_a_cache_changed_on_disk_is_scored_again(tmp_path, capsys):
+    cfg = _config(tmp_path, seeds="[0]", folds=1)
+    store = tmp_path / "s.sqlite"
+    assert main(["experiment", str(cfg), "--store", str(store), "-q"]) == 0
+    (jkl,) = (tmp_path / "s.sqlite.work").glob("chain.fold0.bic.*.jkl")
+    good = jkl.read_text()
+    jkl.write_text(good.replace(good.splitlines()[2], "-1.0 0", 1))
+    with sqlite3.connect(store) as db:
+        db.execute("DELETE FROM cells")
+    capsys.readouterr()
+    assert main(["experiment", str(cfg), "--store", str(store), "--resume"]) == 0
+    assert "rescoring chain fold 0: its cache was changed" in capsys.readouterr().out
+    assert jkl.read_text() == good
+
+
+def test_two_stores_of_one_stem_have_their_own_work_folders(tmp_path):
+    """Issue 31.5: same.sqlite and same.db, run at once, each keep their cells."""
+    cfg = _config(tmp_path, seeds="[0]", folds=1, treewidths="[1, 2]")
+    procs = [subprocess.Popen([sys.executable, "-m", "twbn.experiments.cli", "experiment", str(cfg), "--store",
+                               str(tmp_path / f"same.{ext}"), "-q"], stderr=subprocess.PIPE, text=True)
+             for ext in ("sqlite", "db")]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    for ext in ("sqlite", "db"):
+        assert (tmp_path / f"same.{ext}.work").is_dir()
+        statuses = [r[1] for r in _rows(tmp_path / f"same.{ext}")]
+        assert len(statuses) == 2 and set(statuses) <= {"feasible", "optimal"}, statuses
+
+
+def test_dask_executor_without_dask_leaves_no_store(tmp_path, capsys, monkeypatch):
+    """Issue 31.15 (dask is installed here: its import is made to fail)."""
+    import builtins
+
+    real = builtins.__import__
+
+    def no_distributed(name, *a, **kw):
+        if name == "distributed" or name.startswith("distributed."):
+            raise ImportError("No module named 'distributed'")
+        return real(name, *a, **kw)
+
+    monkeypatch.setattr(builtins, "__import__", no_distributed)
+    store = tmp_path / "s.sqlite"
+    assert main(["experiment", str(_config(tmp_path)), "--store", str(store), "--executor", "dask"]) == 1
+    assert "pip install 'twbn[dask]'" in capsys.readouterr().err
+    assert not store.exists() and not (tmp_path / "s.sqlite.work").exists()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_the_grid_and_keeps_every_finished_cell(tmp_path, signum):
+    """Issue 31.4: after the first cell is stored, a signal: no new cell starts, the running
+    one stops, what finished stays, the message says how to resume, no cell folder is left;
+    --resume then runs exactly the rest."""
+    cfg = _config(tmp_path, seeds="[0, 1, 2, 3]", folds=1, treewidths="[1, 2]", time_limit=4)
+    store = tmp_path / "s.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "twbn.experiments.cli", "experiment", str(cfg), "--store",
+                             str(store)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if store.exists() and len(_rows(store)) >= 1:
+            break
+        time.sleep(0.1)
+    t0 = time.monotonic()
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    assert time.monotonic() - t0 < 10  # a kg cell takes 4 s: stopped, not waited for
+    assert proc.returncode == 130, err
+    kept = len(_rows(store))
+    assert 1 <= kept < 8
+    assert f"{kept} cells of this run are kept" in err and "--resume" in err and "Traceback" not in err
+    assert not list((tmp_path / "s.sqlite.work").glob("twbn-cell-*"))
+    assert main(["experiment", str(cfg), "--store", str(store), "--resume", "-q"]) == 0
+    assert len(_rows(store)) == 8
