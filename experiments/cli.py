@@ -21,7 +21,7 @@ from typing import Sequence
 from twbn.formulations.problem import InfeasibleError
 from twbn.scoring.cache import CacheError
 from twbn.scoring.data import DEFAULT_MAX_STATES, DataError
-from twbn.scoring.jkl import JklError, atomic_write_text
+from twbn.scoring.jkl import JklError, atomic_write_text, check_output, sidecar_path
 from twbn.scoring.local_scores import SCORES
 from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
 from twbn.scoring.networks import NetworkError
@@ -82,6 +82,26 @@ def score_summary(cache, stats: dict) -> str:
     return "\n".join(lines)
 
 
+def _write_or_rescue(write, out: Path, what: str) -> None:
+    """``write(out)``; if the file system refuses after all (a full disk), write to a new
+    temporary folder instead and say where, so that the work is not lost."""
+    import shutil
+    import tempfile
+
+    try:
+        write(out)
+    except OSError as exc:
+        folder = None
+        try:
+            folder = Path(tempfile.mkdtemp(prefix="twbn-rescue-"))
+            write(folder / out.name)
+        except OSError:
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+            raise exc from None
+        raise UserError(f"{out}: {exc.strerror or exc}; the {what} is kept in {folder / out.name}") from None
+
+
 def cmd_score(args: argparse.Namespace) -> int:
     from twbn.scoring.jkl import write_jkl
 
@@ -91,10 +111,14 @@ def cmd_score(args: argparse.Namespace) -> int:
         raise UserError(f"output folder {out.parent} does not exist")
     if args.stats and not Path(args.stats).parent.exists():
         raise UserError(f"folder {Path(args.stats).parent} of --stats does not exist")
-    cache, stats, summary = score_from_args(args, data_path)
-    write_jkl(cache, out)
+    check_output(out, inputs=[data_path], sidecar=True)
     if args.stats:
-        atomic_write_text(args.stats, json.dumps(stats, indent=2) + "\n")
+        check_output(args.stats, inputs=[data_path, out, sidecar_path(out)])
+    cache, stats, summary = score_from_args(args, data_path)
+    _write_or_rescue(lambda p: write_jkl(cache, p), out, "score cache")
+    if args.stats:
+        _write_or_rescue(lambda p: atomic_write_text(p, json.dumps(stats, indent=2) + "\n"), Path(args.stats),
+                         "statistics file")
     if not args.quiet:
         print(summary)
         print(f"  wrote {out} (+ {out.name}.names)" + (f" and {args.stats}" if args.stats else ""))
@@ -186,6 +210,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
         raise UserError("--rows must be at least 1")
     if not Path(args.network).exists():
         raise UserError(f"{args.network}: no such file")
+    check_output(out, inputs=[args.network])
     net = read_bif(args.network)
     write_csv(sample(net, args.rows, seed=args.seed), out)
     print(f"wrote {out}: {args.rows} rows of {net.n_variables} variables from {args.network}")
@@ -236,6 +261,8 @@ def _learn_cache(args: argparse.Namespace):
         return read_jkl(args.cache)
     if args.save_cache and not Path(args.save_cache).parent.exists():
         raise UserError(f"folder {Path(args.save_cache).parent} of --save-cache does not exist")
+    if args.save_cache:
+        check_output(args.save_cache, inputs=[*_learn_inputs(args), args.output], sidecar=True)
     opts = argparse.Namespace(**vars(args))
     for flag, default in (("score", "bic"), ("max_parents", DEFAULT_MAX_PARENTS), ("pruning", "all"),
                           ("max_states", DEFAULT_MAX_STATES)):
@@ -246,10 +273,19 @@ def _learn_cache(args: argparse.Namespace):
     if not args.quiet:
         print(summary)
     if args.save_cache:
-        write_jkl(cache, args.save_cache)
+        _write_or_rescue(lambda p: write_jkl(cache, p), Path(args.save_cache), "score cache")
         if not args.quiet:
             print(f"  wrote {args.save_cache} (+ {Path(args.save_cache).name}.names)")
     return cache
+
+
+def _learn_inputs(args: argparse.Namespace) -> list[Path]:
+    """Every file ``learn`` reads: the data or cache (and its names), a warm start, arc files."""
+    files = [Path(args.cache), sidecar_path(args.cache)]
+    if args.warm_start and Path(args.warm_start).is_file():
+        files.append(Path(args.warm_start))
+    files += [Path(f) for f in (args.forbid_file, args.require_file) if f]
+    return files
 
 
 def _load_problem(args: argparse.Namespace):
@@ -310,6 +346,9 @@ def cmd_learn(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else Path(f"{stem}.{args.method}.json")
     if not out.parent.exists():
         raise UserError(f"output folder {out.parent} does not exist")
+    check_output(out, inputs=_learn_inputs(args))
+    if args.save_cache and Path(args.save_cache).resolve() == out.resolve():
+        raise UserError("--save-cache and -o name the same file")
     problem = _load_problem(args)
     from twbn.formulations.solution import Solution
     from twbn.solvers.control import RunControl, live_line
@@ -332,7 +371,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
         control.request_stop()
         sol = Solution(None, None, None, "unknown", method=args.method, solver=args.solver, seed=args.seed,
                        time_limit=args.time_limit, stats={"reason": "interrupted before a network was found"})
-    sol.write(problem, str(out))
+    _write_or_rescue(lambda p: sol.write(problem, str(p)), out, "result")
     if not args.quiet:
         k = "unbounded" if problem.treewidth is None else f"treewidth <= {problem.treewidth}"
         if sol.parents is None:
@@ -462,6 +501,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if not out.parent.exists():
         raise UserError(f"folder {out.parent} of the output does not exist")
+    check_output(out, inputs=[args.result, args.data])
     train = read_csv(args.data)
     try:
         model = learned_model(train, names, parents, ess=args.ess)

@@ -14,7 +14,9 @@ comment lines anywhere; without a sidecar the names are the header tokens.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,12 +32,99 @@ def sidecar_path(path: str | Path) -> Path:
     return Path(str(path) + ".names")
 
 
+class OutputError(ValueError):
+    """An output the command must not write: an input, a folder, a device for a cache."""
+
+
+def is_special_file(path: str | Path) -> bool:
+    """An existing file that is neither a regular file nor a folder: a device, a pipe, a
+    socket (``/dev/null``, ``/dev/stdout``)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def check_output(path: str | Path, *, inputs=(), sidecar: bool = False) -> Path:
+    """Refuse, before any work, an output that could not be written or must not be.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file the command will write.
+    inputs : iterable of str or Path
+        Files the command reads; the output may be none of them (links followed).
+    sidecar : bool
+        The output has a ``.names`` sidecar (a score cache): it may not be a device
+        either, and its sidecar may not be an input.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    OutputError
+        ``path`` is a folder, an input, or (with ``sidecar``) a device or pipe.
+    OSError
+        Its folder does not exist or nothing can be created in it.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> d = pathlib.Path(tempfile.mkdtemp())
+    >>> (d / "data.csv").write_text("A\n1\n")
+    4
+    >>> check_output(d / "out.json", inputs=[d / "data.csv"]).name
+    'out.json'
+    >>> check_output(d / "data.csv", inputs=[d / "data.csv"])
+    Traceback (most recent call last):
+    ...
+    twbn.scoring.jkl.OutputError: the output ... is also an input: choose another file
+    """
+    path = Path(path)
+    targets = [path, sidecar_path(path)] if sidecar else [path]
+    for inp in inputs:
+        if inp is None:
+            continue
+        for t in targets:
+            same = t.exists() and Path(inp).exists() and os.path.samefile(t, inp)
+            if same or Path(os.path.realpath(t)) == Path(os.path.realpath(inp)):
+                raise OutputError(f"the output {t} is also an input: choose another file")
+    if path.is_dir():
+        raise OutputError(f"the output {path} is a folder: name a file")
+    if is_special_file(path):
+        if sidecar:
+            raise OutputError(f"the output {path} is a device or pipe; a score cache needs a regular file "
+                              "(and its .names file beside it)")
+        return path  # written directly (see atomic_path)
+    folder = path.parent
+    if not folder.is_dir():
+        raise OSError(errno.ENOENT, "output folder does not exist", str(folder))
+    try:  # the one sure test that a file can be made there (permissions, read-only media)
+        fd, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=folder)
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot write: {exc.strerror}", str(path)) from None
+    os.close(fd)
+    os.unlink(probe)
+    return path
+
+
 @contextmanager
 def atomic_path(path: str | Path):
     """Yield a temporary path beside ``path`` to write; on success it is renamed onto
     ``path`` with the permissions open() would give, on failure removed: never a
-    partial file."""
+    partial file. A device or pipe (``/dev/null``) is written directly instead, so that
+    it stays what it is."""
     path = Path(path)
+    if is_special_file(path):
+        try:
+            yield str(path)
+        except OSError as exc:
+            raise OSError(exc.errno, f"cannot write: {exc.strerror}", str(path)) from None
+        return
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     except OSError as exc:  # name the file the user asked for, not the temporary one
@@ -90,6 +179,9 @@ def format_names(cache: ScoreCache) -> str:
 def write_jkl(cache: ScoreCache, path: str | Path, *, names: bool = True) -> None:
     """Write ``path`` and (by default) its sidecar ``path.names``, each atomically; if the
     sidecar cannot be written, the cache file is removed too (never one without the other)."""
+    if is_special_file(path):
+        raise OutputError(f"{path} is a device or pipe; a score cache needs a regular file "
+                          "(and its .names file beside it)")
     body = format_jkl(cache)
     side = format_names(cache) if names else None  # its checks run before anything is written
     atomic_write_text(path, body)

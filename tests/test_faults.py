@@ -185,3 +185,108 @@ def test_check_on_a_result_that_is_not_json_or_not_a_result(tmp_path, capsys):
         capsys.readouterr()
         assert main(["check", str(jkl), str(bad)]) == 1
         assert expect in _one_error_line(capsys.readouterr().err)
+
+
+def test_an_output_that_is_an_input_is_refused_before_any_work(tmp_path, capsys):
+    """Issue 31.2: the data, the cache, its names file, a warm start, also through a link."""
+    data = tmp_path / "data.csv.gz"
+    data.write_bytes(HOUSING.read_bytes())
+    (tmp_path / "link.csv.gz").symlink_to(data)
+    jkl = tmp_path / "c.jkl"
+    write_jkl(random_cache(5, seed=1, max_size=2), jkl)
+    start = tmp_path / "start.json"
+    assert main(["learn", str(jkl), "--treewidth", "2", "--method", "kg", "--time-limit", "0.5", "-o", str(start),
+                 "-q"]) == 0
+    before = {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file() and not p.is_symlink()}
+    cases = [
+        ["learn", str(data), "--treewidth", "2", "-o", str(data)],
+        ["learn", str(tmp_path / "link.csv.gz"), "--treewidth", "2", "-o", str(data)],
+        ["learn", str(data), "--treewidth", "2", "--save-cache", str(tmp_path / "link.csv.gz")],
+        ["score", str(data), "-o", str(data)],
+        ["score", str(tmp_path / "link.csv.gz"), "-o", str(data)],
+        ["score", str(data), "-o", str(tmp_path / "x.jkl"), "--stats", str(data)],
+        ["learn", str(jkl), "--treewidth", "2", "-o", str(jkl)],
+        ["learn", str(jkl), "--treewidth", "2", "-o", str(jkl) + ".names"],
+        ["learn", str(jkl), "--treewidth", "2", "--method", "cuts", "--warm-start", str(start), "-o", str(start)],
+    ]
+    for cmd in cases:
+        capsys.readouterr()
+        assert main(cmd) == 1, cmd
+        assert "is also an input" in _one_error_line(capsys.readouterr().err), cmd
+    assert {p: p.read_bytes() for p in before} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["data.csv.gz", "link.csv.gz", "c.jkl",
+                                                                 "c.jkl.names", "start.json"])
+
+
+def test_a_device_stays_a_device(tmp_path, capsys):
+    """Issue 31.3: /dev/null takes a result as written to it; a cache, which needs its names
+    file beside it, is refused; /dev/full gives one line (and the result is kept)."""
+    import stat
+
+    jkl = tmp_path / "c.jkl"
+    write_jkl(random_cache(5, seed=1, max_size=2), jkl)
+    assert main(["learn", str(jkl), "--treewidth", "1", "-o", "/dev/null", "-q"]) == 0
+    assert stat.S_ISCHR(Path("/dev/null").stat().st_mode)
+    assert main(["score", str(HOUSING), "--max-parents", "1", "-o", "/dev/null", "-q"]) == 1
+    assert "device or pipe" in _one_error_line(capsys.readouterr().err)
+    assert stat.S_ISCHR(Path("/dev/null").stat().st_mode) and not Path("/dev/null.names").exists()
+    if Path("/dev/full").exists():
+        assert main(["learn", str(jkl), "--treewidth", "1", "-o", "/dev/full", "-q"]) == 1
+        line = _one_error_line(capsys.readouterr().err)
+        assert "No space left on device" in line and "kept in" in line
+        assert stat.S_ISCHR(Path("/dev/full").stat().st_mode)
+
+
+@pytest.mark.parametrize("cmd", ["learn", "score"])
+def test_an_unwritable_output_is_found_before_the_work(tmp_path, capsys, monkeypatch, cmd):
+    """Issue 31.6: a folder as -o, or a folder nothing can be created in, is refused before
+    scoring starts (the scorer is made to fail loudly if it is reached)."""
+    import twbn.experiments.cli as cli
+
+    def never(*a, **kw):
+        raise AssertionError("the work started")
+
+    monkeypatch.setattr(cli, "score_from_args", never)
+    (tmp_path / "d").mkdir()
+    base = ["learn", str(HOUSING), "--treewidth", "1"] if cmd == "learn" else ["score", str(HOUSING)]
+    assert main([*base, "-o", str(tmp_path / "d")]) == 1
+    assert "is a folder" in _one_error_line(capsys.readouterr().err)
+    real = tempfile.mkstemp
+
+    def refuse(*args, dir=None, **kw):
+        if dir is not None and Path(dir).resolve() == (tmp_path / "d").resolve():
+            raise PermissionError(errno.EROFS, "Read-only file system", str(dir))
+        return real(*args, dir=dir, **kw)
+
+    monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    assert main([*base, "-o", str(tmp_path / "d" / "x.out")]) == 1
+    assert "Read-only file system" in _one_error_line(capsys.readouterr().err)
+    assert list((tmp_path / "d").iterdir()) == []
+
+
+def test_a_write_that_fails_after_the_work_keeps_the_result_and_says_where(tmp_path, capsys, monkeypatch):
+    """Issue 31.6: the disk fills up while the result is written: the one line names a
+    copy in a temporary folder, and that copy is the result."""
+    import os
+
+    jkl = tmp_path / "c.jkl"
+    write_jkl(random_cache(6, seed=2, max_size=2), jkl)
+    full = tmp_path / "full"
+    full.mkdir()
+    real = os.replace
+
+    def no_space(src, dst, *a, **kw):
+        if Path(dst).parent.resolve() == full.resolve():
+            raise OSError(errno.ENOSPC, "No space left on device", str(dst))
+        return real(src, dst, *a, **kw)
+
+    monkeypatch.setattr(os, "replace", no_space)
+    assert main(["learn", str(jkl), "--treewidth", "2", "--method", "dp", "-o", str(full / "r.json"), "-q"]) == 1
+    line = _one_error_line(capsys.readouterr().err)
+    assert "No space left on device" in line and "the result is kept in " in line
+    kept = Path(line.split("the result is kept in ")[1])
+    assert list(full.iterdir()) == []
+    result = json.loads(kept.read_text())
+    monkeypatch.undo()
+    assert main(["check", str(jkl), str(kept)]) == 0
+    assert result["status"] == "optimal"
