@@ -12,6 +12,7 @@ process writes.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import sqlite3
 import time
@@ -100,7 +101,7 @@ class Store:
         created = not self.path.exists() or self.path.stat().st_size == 0
         try:
             if readonly:
-                self.db = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+                self.db = self._connect_readonly()
                 self.db.execute("SELECT count(*) FROM cells").fetchone()
                 return
             self.db = sqlite3.connect(self.path, timeout=30)
@@ -117,6 +118,20 @@ class Store:
             if name not in have:
                 self.db.execute(f"ALTER TABLE cells ADD COLUMN {name} {kind}")
         self.db.commit()
+
+    def _connect_readonly(self) -> sqlite3.Connection:
+        """Read-only, and on media nothing can be written to (a read-only mount, an archive),
+        immutable: SQLite then reads the file as it is, without the -shm file WAL mode needs."""
+        uri = self.path.resolve().as_uri()
+        if os.access(self.path.parent, os.W_OK):
+            try:
+                db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30)
+                db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                return db
+            except sqlite3.OperationalError as exc:
+                if "unable to open" not in str(exc):
+                    raise
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True, timeout=30)
 
     def start_run(self, config_name: str, config_text: str) -> int:
         with self.db:

@@ -15,6 +15,7 @@ comment lines anywhere; without a sidecar the names are the header tokens.
 from __future__ import annotations
 
 import errno
+import math
 import os
 import stat
 import tempfile
@@ -30,6 +31,11 @@ class JklError(ValueError):
 
 def sidecar_path(path: str | Path) -> Path:
     return Path(str(path) + ".names")
+
+
+#: The largest magnitude a local score may have: log-likelihood scores of any data a
+#: machine holds are far below it, and n of them still sum to a finite float.
+MAX_ABS_SCORE = 1e100
 
 
 class OutputError(ValueError):
@@ -273,10 +279,17 @@ def read_jkl(path: str | Path) -> ScoreCache:
             eline, etoks = lines[i]
             if len(etoks) < 2:
                 fail(eline, f"expected 'SCORE SIZE PARENTS…', got {' '.join(etoks)!r}")
+            if len(etoks) == 2 and etoks[1] != "0" and etoks[1].isdigit():
+                # 'VAR COUNT' of the next block: this one's count is too large
+                fail(lineno, f"variable {toks[0]!r} announces {count} parent sets, but line {eline} starts "
+                             f"another block after {j}")
             try:
                 score = float(etoks[0])
             except ValueError:
                 fail(eline, f"score {etoks[0]!r} is not a number")
+            if not math.isfinite(score) or abs(score) > MAX_ABS_SCORE:
+                fail(eline, f"score {etoks[0]} is out of range (a local score is finite and of magnitude below "
+                            f"{MAX_ABS_SCORE:g})")
             size = as_int(etoks[1], eline, "parent-set size")
             if size < 0 or len(etoks) != 2 + size:
                 fail(eline, f"size {size} but {len(etoks) - 2} parents listed")
@@ -287,6 +300,11 @@ def read_jkl(path: str | Path) -> ScoreCache:
         fail(lines[0][0], f"announces {n} variables, the file has {len(blocks)}")
 
     headers = [b[1] for b in blocks]
+    first_line: dict[str, int] = {}
+    for lineno, h, _ in blocks:
+        if h in first_line:
+            fail(lineno, f"variable {h!r} has a second block (the first is at line {first_line[h]})")
+        first_line[h] = lineno
     side = sidecar_path(path)
     if not side.exists() and path.name.endswith(".gz"):
         side = sidecar_path(path.with_name(path.name[:-3]))

@@ -290,3 +290,23 @@ def test_a_write_that_fails_after_the_work_keeps_the_result_and_says_where(tmp_p
     monkeypatch.undo()
     assert main(["check", str(jkl), str(kept)]) == 0
     assert result["status"] == "optimal"
+
+
+def test_report_reads_a_store_on_read_only_media(made, tmp_path):
+    """Issue 31.12: a store on a read-only mount (as root, a tmpfs remounted read-only)."""
+    import shutil
+
+    mnt = tmp_path / "ro"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "none", str(mnt)], capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        shutil.copy(made / "s.sqlite", mnt / "s.sqlite")
+        assert subprocess.run(["mount", "-o", "remount,ro", str(mnt)], capture_output=True).returncode == 0
+        proc = subprocess.run([sys.executable, "-m", "twbn.experiments.cli", "report", str(mnt / "s.sqlite"), "-o",
+                               str(tmp_path / "rep")], capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        cells = (tmp_path / "rep" / "cells.csv").read_text().splitlines()
+        assert len(cells) == 2 and cells[1].startswith("h|fold=0|k=2|kg|seed=0,")  # the one cell of the store
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)

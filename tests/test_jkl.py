@@ -133,3 +133,20 @@ def test_gzip_cache_with_the_plain_sidecar(tmp_path, zoo_cache):
     (tmp_path / "bad.jkl.gz").write_bytes(gzip.compress(b"3\n")[:-6])
     with pytest.raises(JklError, match="cannot read"):
         read_jkl(tmp_path / "bad.jkl.gz")
+
+
+@pytest.mark.parametrize("body,line,text", [
+    # issue 31.13: what a reader of the file needs to find the fault
+    ("2\n0 1\n1e308 0\n1 1\n-1.0 0\n", 3, "score 1e308 is out of range"),
+    ("2\n0 1\ninf 0\n1 1\n-1.0 0\n", 3, "score inf is out of range"),
+    ("2\n0 1\nnan 0\n1 1\n-1.0 0\n", 3, "score nan is out of range"),
+    ("3\n0 1\n-1.0 0\n1 1\n-2.0 0\n1 1\n-3.0 0\n", 6, "variable '1' has a second block (the first is at line 4)"),
+    ("2\n0 3\n-1.0 0\n1 1\n-1.0 0\n", 2, "variable '0' announces 3 parent sets, but line 4 starts another block "
+                                         "after 1"),
+])
+def test_malformed_caches_are_refused_at_the_right_line(tmp_path, body, line, text):
+    p = tmp_path / "c.jkl"
+    p.write_text(body)
+    with pytest.raises(JklError) as err:
+        read_jkl(p)
+    assert str(err.value).startswith(f"{p}:{line}: ") and text in str(err.value), str(err.value)
