@@ -669,7 +669,7 @@ def build_parser() -> argparse.ArgumentParser:
     le.add_argument("--solver", default=None, help="milp backend: highs (default), scip, cbc; cuts: scip; cp: cpsat; s2, s2plus: phase 2 by auto (default), dp or cuts")
     le.add_argument("--time-limit", type=_time_limit, default=None, metavar="S",
                     help="seconds for the method, warm start included (inf: none; default: the method's own)")
-    le.add_argument("--seed", type=int, default=None)
+    le.add_argument("--seed", type=_nonneg_int, default=None)
     le.add_argument("--warm-start", default=None, metavar="tree|METHOD|RESULT.json",
                     help="start from the optimal tree (k=1), a method's result, or a result file")
     le.add_argument("--forbid", action="append", metavar="A,B", help="forbid the arc A->B (repeatable)")

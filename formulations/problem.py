@@ -64,7 +64,8 @@ class Problem:
 
     def __post_init__(self):
         n = self.cache.n_variables
-        if self.treewidth is not None and (not isinstance(self.treewidth, int) or self.treewidth < 0):
+        if self.treewidth is not None and (not isinstance(self.treewidth, int) or isinstance(self.treewidth, bool)
+                                           or self.treewidth < 0):
             raise ValueError(f"the treewidth bound must be a non-negative integer, got {self.treewidth!r}")
         object.__setattr__(self, "forbidden", frozenset(self.forbidden))
         object.__setattr__(self, "required", frozenset(self.required))
@@ -72,10 +73,8 @@ class Problem:
             for u, v in arcs:
                 if not (0 <= u < n and 0 <= v < n) or u == v:
                     raise ValueError(f"{kind} arc ({u}, {v}) is not an arc between two variables")
-        both = self.forbidden & self.required
-        if both:
-            u, v = sorted(both)[0]
-            raise InfeasibleError(f"arc {self.names[u]}->{self.names[v]} is both required and forbidden")
+        # contradictory arcs (both required and forbidden, a required cycle) make the
+        # problem infeasible, which a solver reports as its status: solvers/registry.infeasibility
 
     @property
     def n(self) -> int:

@@ -81,8 +81,8 @@ def check_output(path: str | Path, *, inputs=(), sidecar: bool = False) -> Path:
     --------
     >>> import tempfile, pathlib
     >>> d = pathlib.Path(tempfile.mkdtemp())
-    >>> (d / "data.csv").write_text("A\n1\n")
-    4
+    >>> (d / "data.csv").write_text("A")
+    1
     >>> check_output(d / "out.json", inputs=[d / "data.csv"]).name
     'out.json'
     >>> check_output(d / "data.csv", inputs=[d / "data.csv"])

@@ -252,6 +252,8 @@ def check_time_limit(time_limit) -> float | None:
     """A time limit in seconds: positive, or None / infinity for none."""
     if time_limit is None:
         return None
+    if isinstance(time_limit, (str, bool)):  # '5' or True: a caller's slip, not a number of seconds
+        raise ValueError(f"time limit must be a number of seconds, got {time_limit!r}")
     try:
         value = float(time_limit)
     except (TypeError, ValueError):
@@ -276,6 +278,10 @@ def _required_cycle(problem: Problem) -> str | None:
 
 def infeasibility(problem: Problem) -> str | None:
     """Why no network can satisfy ``problem``, found before any solver runs; or None."""
+    both = problem.forbidden & problem.required
+    if both:
+        u, v = sorted(both)[0]
+        return f"arc {problem.names[u]}->{problem.names[v]} is both required and forbidden"
     cycle = _required_cycle(problem)
     if cycle is not None:
         return f"the required arcs form a cycle: {cycle}"

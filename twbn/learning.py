@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+
+import numpy as np
 from typing import Iterable
 
 from twbn.formulations.problem import Problem
@@ -47,8 +49,10 @@ def score(
     data : pandas.DataFrame, str, Path or Dataset
         Complete discrete data: a DataFrame (one column per variable), the path of a CSV
         or CSV.gz with a header of names, or a :class:`~twbn.scoring.data.Dataset`.
-    score : {"bic", "aic", "bdeu"}, default "bic"
-        The local score (natural logarithms).
+    score : {"bic", "aic", "bdeu", "pcart", "pcartp", "ft", "ftp"}, default "bic"
+        The local score (natural logarithms). ``pcart``/``ft`` and their ``p`` variants
+        score decision-tree local structure and take continuous columns too (Talvitie et
+        al. 2019); ``data`` is then a DataFrame or a CSV path.
     max_parents : int, default 3
         The most parents a candidate set may have.
     ess : float, default 1.0
@@ -90,6 +94,16 @@ def score(
     ['eggs', 'venomous']
     """
     del seed  # deterministic
+    _check_scoring(score, max_parents, ess, pruning, approximate)
+    _check_number("time_limit", time_limit, optional=True)
+    from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
+
+    if score in LOCAL_STRUCTURE_SCORES:
+        from twbn.scoring.local_structure import build_local_structure_cache
+
+        cache, _ = build_local_structure_cache(_mixed(data), score=score, max_parents=max_parents,
+                                               time_limit=time_limit, progress=False)
+        return cache
     dataset = as_dataset(data, max_states=max_states)
     if approximate:
         if time_limit is not None:
@@ -107,6 +121,65 @@ def score(
 
 
 _score = score  # learn's own ``score`` parameter shadows the function
+
+
+def _check_int(name: str, value, least: int, *, optional: bool = False) -> None:
+    """An integer >= ``least`` (a bool is not one), or None where ``optional``."""
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        what = f"an integer >= {least}" + (" or None" if optional else "")
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+
+
+def _check_number(name: str, value, *, optional: bool = False) -> None:
+    """A positive real number (``inf`` allowed), or None where ``optional``."""
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not value > 0:
+        raise ValueError(f"{name} must be a positive number" + (" or None" if optional else "") + f", got {value!r}")
+
+
+def _check_scoring(score: str, max_parents, ess, pruning: str, approximate: bool) -> None:
+    """The scoring parameters of ``score`` and ``learn``, checked once, before any work."""
+    from twbn.scoring.local_scores import SCORES
+    from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
+    from twbn.scoring.parent_sets import PRUNING_MODES
+
+    known = (*SCORES, *LOCAL_STRUCTURE_SCORES)
+    if score not in known:
+        raise ValueError(f"unknown score {score!r}; choose one of {', '.join(known)}")
+    _check_int("max_parents", max_parents, 0)
+    _check_number("ess", ess)
+    if pruning not in PRUNING_MODES:
+        raise ValueError(f"unknown pruning {pruning!r}; choose one of {', '.join(PRUNING_MODES)}")
+    if not isinstance(approximate, bool):
+        raise ValueError(f"approximate must be True or False, got {approximate!r}")
+    if score in LOCAL_STRUCTURE_SCORES and approximate:
+        raise ValueError(f"approximate exploration is for bic, aic and bdeu, not {score!r}")
+
+
+def _mixed(data):
+    """Data with continuous columns, for the local-structure scores: a CSV path or a DataFrame."""
+    from twbn.scoring.data import DataError, Dataset
+    from twbn.scoring.mixed_data import MixedData, from_columns, read_mixed_csv
+
+    if isinstance(data, MixedData):
+        return data
+    if isinstance(data, (str, Path)):
+        return read_mixed_csv(data)
+    if isinstance(data, Dataset):
+        raise DataError("a Dataset is already discretised; give the CSV path or the DataFrame for pcart/ft scores")
+    if not hasattr(data, "columns") or not hasattr(data, "isna"):
+        raise DataError(f"expected a pandas DataFrame or a CSV path, got {type(data).__name__}")
+    names = [str(c).strip() for c in data.columns]
+    for name, label in zip(names, data.columns):
+        missing = data[label].isna().to_numpy()
+        if missing.any():
+            raise DataError(f"DataFrame: missing value in column {name!r} at row "
+                            f"{data[label].index[missing.argmax()]!r}; twbn needs complete data")
+    return from_columns(names, [np.asarray([str(x) for x in data[c].tolist()]) for c in data.columns],
+                        source="DataFrame")
 
 
 def _arcs(arcs: Iterable, names: tuple[str, ...], kind: str) -> frozenset[tuple[int, int]]:
@@ -208,7 +281,11 @@ def learn(
     from twbn.scoring.jkl import read_jkl
     from twbn.solvers.registry import check_request, run
 
+    _check_int("treewidth", treewidth, 0, optional=True)
+    _check_int("seed", seed, 0, optional=True)
     check_request(method, treewidth, solver=solver, time_limit=time_limit, warm_start=warm_start)
+    if not isinstance(data, ScoreCache) and not (isinstance(data, (str, Path)) and str(data).endswith(".jkl")):
+        _check_scoring(score, max_parents, ess, pruning, approximate)
     if isinstance(data, ScoreCache):
         cache = data
     elif isinstance(data, (str, Path)) and str(data).endswith(".jkl"):
