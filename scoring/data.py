@@ -173,6 +173,49 @@ def read_csv_columns(path: str | Path) -> tuple[list[str], list[np.ndarray]]:
     return header, [table[:, j].astype(str) for j in range(width)]
 
 
+def _frame_texts(col) -> np.ndarray:
+    """A DataFrame column's values as the state texts twbn uses (whole floats and bools
+    as integers)."""
+    values = col.to_numpy()
+    if values.dtype.kind == "f" and np.all(np.mod(values, 1) == 0):
+        values = values.astype(np.int64)
+    if values.dtype.kind == "b":
+        values = values.astype(np.int64)
+    return np.array([str(x).strip() for x in values.tolist()], dtype=str)
+
+
+def state_values(data) -> dict[str, dict[str, object]]:
+    """For each variable, its state texts mapped to the values the user's data holds, so
+    that a model fitted through twbn speaks in the data's own values and types.
+
+    A DataFrame gives its cells' own values (``0`` stays the int 0, ``"yes"`` a str); a
+    CSV or Dataset, whose cells are text, gives what ``pandas.read_csv`` would: an int
+    where every state of the column is one, else a float where every state is one, else
+    the text.
+    """
+    if hasattr(data, "columns") and hasattr(data, "isna"):
+        out = {}
+        for label in data.columns:
+            col = data[label]
+            seen: dict[str, object] = {}
+            for text, value in zip(_frame_texts(col).tolist(), col.tolist()):
+                seen.setdefault(text, value.item() if hasattr(value, "item") else value)
+            out[str(label).strip()] = seen
+        return out
+    ds = as_dataset(data)
+    out = {}
+    for name, states in zip(ds.names, ds.states):
+        for kind in (int, float):
+            try:
+                out[name] = {t: kind(t) for t in states}
+                break
+            except ValueError:
+                continue
+        else:
+            out[name] = {t: t for t in states}
+    return out
+
+
 def dataset_from_frame(frame, *, max_states: int = DEFAULT_MAX_STATES, source: str = "DataFrame") -> Dataset:
     """Encode a pandas DataFrame (one column per variable, complete, discrete) as a Dataset.
 
@@ -196,12 +239,7 @@ def dataset_from_frame(frame, *, max_states: int = DEFAULT_MAX_STATES, source: s
         if missing.any():
             raise DataError(f"{source}: missing value in column {name!r} at row {col.index[missing.argmax()]!r}; "
                             "twbn needs complete data")
-        values = col.to_numpy()
-        if values.dtype.kind == "f" and np.all(np.mod(values, 1) == 0):
-            values = values.astype(np.int64)
-        if values.dtype.kind == "b":
-            values = values.astype(np.int64)
-        texts = np.array([str(x).strip() for x in values.tolist()], dtype=str)
+        texts = _frame_texts(col)
         bad = np.isin(texts, list(MISSING_TOKENS))
         if bad.any():
             i = int(bad.argmax())

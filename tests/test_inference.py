@@ -164,3 +164,33 @@ def test_old_store_gains_the_inference_columns(tmp_path):
         assert cell["key"] == "a" and cell["junction_tree_s"] is None and "ve_query_s" in cell
     finally:
         s.close()
+
+
+def test_to_pgmpy_keeps_the_data_s_values_and_types():
+    """Issue 31.10: from a DataFrame of integers, the model's states are those integers:
+    a query with evidence {'LSTAT': 0} and predict() on a test frame work, and agree with
+    pgmpy's own fit (BDeu pseudo-counts, ESS 1) of the same structure on the same rows."""
+    import pandas as pd
+    from pgmpy.inference import VariableElimination
+    from pgmpy.models import DiscreteBayesianNetwork
+    from pgmpy.parameter_estimator import DiscreteBayesianEstimator
+
+    import twbn
+
+    df = pd.read_csv(twbn.example_path("housing"))
+    train, test = df.iloc[:400], df.iloc[400:]
+    sol = twbn.learn(train, treewidth=1)
+    model = sol.to_pgmpy(train)
+    ref = DiscreteBayesianNetwork(sol.arcs)
+    ref.add_nodes_from(df.columns)
+    ref.fit(train, estimator=DiscreteBayesianEstimator(prior_type="BDeu", equivalent_sample_size=1.0))
+    ours = VariableElimination(model).query(["class"], evidence={"LSTAT": 0}, show_progress=False)
+    theirs = VariableElimination(ref).query(["class"], evidence={"LSTAT": 0}, show_progress=False)
+    assert ours.state_names["class"] == [0, 1, 2] and all(type(s) is int for s in ours.state_names["class"])
+    for s in (0, 1, 2):
+        assert ours.get_value(**{"class": s}) == pytest.approx(theirs.get_value(**{"class": s}), rel=1e-9)
+    got = model.predict(test.drop(columns=["class"]).iloc[:30], n_jobs=1)
+    want = ref.predict(test.drop(columns=["class"]).iloc[:30], n_jobs=1)
+    assert got["class"].tolist() == want["class"].tolist() and got["class"].dtype.kind == "i"
+    # from the CSV, integer states as pandas.read_csv gives them
+    assert sol.to_pgmpy(twbn.example_path("housing")).get_cpds("class").state_names["class"] == [0, 1, 2]

@@ -164,15 +164,20 @@ class Solution:
         Returns
         -------
         pgmpy.models.DiscreteBayesianNetwork
-            State names are the data's states as text (as ``twbn`` reads them).
+            State names are the data's own values and types, as pgmpy's own ``fit``
+            keeps them: a DataFrame's integers stay integers, so
+            ``VariableElimination(model).query(["class"], evidence={"LSTAT": 0})`` and
+            ``model.predict(test_frame)`` work on the data as it is. A CSV's states are
+            typed as ``pandas.read_csv`` types them.
         """
         from twbn.experiments.inference import learned_model
-        from twbn.scoring.data import as_dataset
+        from twbn.scoring.data import as_dataset, state_values
 
         if not ess > 0:
             raise ValueError(f"ess must be positive, got {ess}")
         parents = self._require_network()
-        return learned_model(as_dataset(data), list(self.variables), parents, ess=ess)
+        return learned_model(as_dataset(data), list(self.variables), parents, ess=ess,
+                             values=state_values(data))
 
     def to_bif(self, path: str | Path, data, *, ess: float = 1.0) -> None:
         """Write the fitted network (see :meth:`to_pgmpy`) as BIF, whole or not at all."""
