@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from twbn.formulations.problem import Problem
 
-__all__ = ["Choice", "choose_method", "AUTO_TIME_LIMIT"]
+__all__ = ["Choice", "choose_method", "dp_seconds", "AUTO_TIME_LIMIT"]
 
 #: Largest n for which the unbounded DP runs (≈ 4 s at n = 22).
 DP_UNBOUNDED_MAX_N = 22
@@ -44,6 +44,23 @@ CUTS_BOUNDED_MAX_N = 40
 CUTS_UNBOUNDED_MAX_N = 40
 #: Budget (seconds) when ``auto`` picks an anytime method and the caller gave none.
 AUTO_TIME_LIMIT = 60.0
+#: The DP's expected seconds, fitted to experiments/benchmarks/results/dp.md (housing):
+#: (seconds at n0, n0, growth per variable). Bounded: 9.65 s at n = 14, k = 2 (×3.4 per
+#: variable from n = 12 to 14); 10.65 s at n = 12, k = 3 (×3.5). Unbounded: O(n·2^n),
+#: 3–4 s at n = 22.
+DP_SECONDS = {2: (9.65, 14, 3.4), 3: (10.65, 12, 3.5), None: (4.0, 22, 2.0)}
+#: How much slower than the fit the DP may run here before ``auto`` counts it as not
+#: finishing: the README's housing k = 2 run took 13.7–14.1 s against the table's 9.65 s.
+DP_SAFETY = 1.6
+
+
+def dp_seconds(n: int, k: int | None) -> float:
+    """The exact DP's expected seconds at ``n`` variables and bound ``k`` (None: unbounded),
+    from the measured fit ``DP_SECONDS``; 0 at k <= 1, where it solves a maximum branching."""
+    if k is not None and k <= 1:
+        return 0.0
+    at, n0, growth = DP_SECONDS.get(k, DP_SECONDS[3])
+    return at * growth ** (n - n0)
 
 
 @dataclass(frozen=True)
@@ -60,13 +77,19 @@ class Choice:
         return f"auto: {how} ({self.reason})"
 
 
-def choose_method(problem: Problem) -> Choice:
-    """The method ``auto`` runs on ``problem``, by n and k.
+def choose_method(problem: Problem, time_limit: float | None = None) -> Choice:
+    """The method ``auto`` runs on ``problem``, by n, k and the budget.
+
+    The exact DP is chosen only where it is expected to finish within ``time_limit``
+    (``dp_seconds`` with a margin of ``DP_SAFETY``); with less time an anytime method that
+    returns its best network at the limit runs instead (the cluster-cut ILP from k-G).
 
     Parameters
     ----------
     problem : Problem
         The cache and treewidth bound (None for unbounded).
+    time_limit : float, optional
+        The caller's budget in seconds; None: no limit.
 
     Returns
     -------
@@ -81,14 +104,24 @@ def choose_method(problem: Problem) -> Choice:
     'auto: dp (n = 5, k = 2: the exact DP takes seconds up to n = 14 at this k)'
     >>> choose_method(Problem(cache)).method
     'dp'
+    >>> choose_method(Problem(ScoreCache.from_mapping("ABCDEFGHIJKLMN", [{(): -1.0}] * 14), 2), 5).describe()
+    'auto: cuts warm-started by kg (n = 14, k = 2: the exact DP needs about 10 s, more than the 5 s limit; the cluster-cut ILP returns its best network at the limit)'
     """
     n, k = problem.n, problem.treewidth
     if k is not None and k >= n - 1:
         k = None  # every network on n variables has treewidth <= n - 1
     where = f"n = {n}, " + ("unbounded" if k is None else f"k = {k}")
+    too_slow = None
+    if time_limit is not None and (k is None or k >= 2):
+        expect = dp_seconds(n, k)
+        if expect * DP_SAFETY > time_limit:
+            too_slow = (f"{where}: the exact DP needs about {expect:.0f} s, more than the {time_limit:g} s limit; "
+                        "the cluster-cut ILP returns its best network at the limit")
     if k is None:
-        if n <= DP_UNBOUNDED_MAX_N:
+        if n <= DP_UNBOUNDED_MAX_N and too_slow is None:
             return Choice("dp", None, f"{where}: the exact DP takes seconds up to n = {DP_UNBOUNDED_MAX_N}")
+        if n <= DP_UNBOUNDED_MAX_N:
+            return Choice("cuts", None, too_slow)
         if n <= CUTS_UNBOUNDED_MAX_N:
             return Choice("cuts", "kg" if problem.treewidth is not None else None,
                           f"{where}: beyond the DP (n > {DP_UNBOUNDED_MAX_N}), the cluster-cut ILP proves "
@@ -100,6 +133,8 @@ def choose_method(problem: Problem) -> Choice:
     if k <= 1:
         return Choice("dp", None, f"{where}: at most one parent each, a maximum branching solves it exactly")
     if dp_max is not None and n <= dp_max:
+        if too_slow is not None:
+            return Choice("cuts", "kg", too_slow)
         return Choice("dp", None, f"{where}: the exact DP takes seconds up to n = {dp_max} at this k")
     if n <= CUTS_BOUNDED_MAX_N:
         return Choice("cuts", "kg", f"{where}: too large for the exact DP, small enough for the cluster-cut ILP "

@@ -534,7 +534,7 @@ def run(
     time_limit = check_time_limit(time_limit)
     choice = None
     if method == "auto":
-        choice = choose_method(problem)
+        choice = choose_method(problem, time_limit)
         method = choice.method
         reason = choice.describe()
         if method == "dp" and warm_start is not None:

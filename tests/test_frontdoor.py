@@ -277,3 +277,25 @@ def test_contradictory_arcs_are_one_behaviour():
     assert (cyc.status, both.status) == ("infeasible", "infeasible")
     assert cyc.stats["reason"] == "the required arcs form a cycle: A -> B -> A"
     assert both.stats["reason"] == "arc A->B is both required and forbidden"
+
+
+@pytest.mark.parametrize("n,k,limit,method", [(14, 2, 5, "cuts"), (14, 2, 20, "dp"), (12, 3, 10, "cuts"),
+                                              (12, 3, 30, "dp"), (22, None, 3, "cuts"), (22, None, 10, "dp"),
+                                              (200, 1, 0.5, "dp")])
+def test_auto_fits_the_dp_to_the_budget(n, k, limit, method):
+    """Issue 31.9: the DP only where its measured time (dp.md) fits the limit."""
+    assert choose_method(Problem(_sized_cache(n), k), limit).method == method
+
+
+def test_auto_on_housing_k2_with_5_s_returns_a_network_in_time(tmp_path, capsys):
+    """Issue 31.9: `learn housing --treewidth 2 --time-limit 5` used to pick the DP (about
+    14 s here), stop at 5 s with no network and exit 3."""
+    import time
+
+    out = tmp_path / "r.json"
+    t0 = time.monotonic()
+    assert main(["learn", str(BUNDLED / "housing.csv.gz"), "--treewidth", "2", "--time-limit", "5", "-o", str(out),
+                 "-q"]) == 0
+    assert time.monotonic() - t0 < 5 + 2.5
+    result = json.loads(out.read_text())
+    assert result["method"] == "cuts" and result["parents"] is not None and result["width"] <= 2
