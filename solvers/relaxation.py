@@ -108,13 +108,13 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0) -> tuple[flo
     import highspy
 
     from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION, greedy_clusters
+    from twbn.solvers.models.backends import quiet_highs
 
     t0 = time.monotonic()
     table = FamilyTable.from_cache(problem.candidates)
     n, size = table.n, table.size
     trivial = math.fsum(np.maximum.reduceat(table.scores, table.start[:-1]).tolist())
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = quiet_highs()
     h.setOptionValue("threads", 1)
     h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(n, dtype=np.int32), np.zeros(0, dtype=np.int32),
               np.zeros(0))  # (2), filled as columns arrive

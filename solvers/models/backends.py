@@ -68,6 +68,33 @@ def solve_lp_file(
     raise BackendUnavailable(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
 
 
+_STDOUT_LOCK = threading.Lock()
+
+
+def quiet_highs():
+    """A ``highspy.Highs`` with its output off, made without a word on stdout: highspy
+    1.16 prints its banner from the constructor, before ``output_flag`` can be set, and
+    that line would land in ``twbn learn -q`` output and in the Python API's stdout. The
+    process's file descriptor 1 points at /dev/null while the object is made."""
+    import os
+    import sys
+
+    import highspy
+
+    with _STDOUT_LOCK:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            with open(os.devnull, "wb") as null:
+                os.dup2(null.fileno(), 1)
+            h = highspy.Highs()
+            h.setOptionValue("output_flag", False)
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+    return h
+
+
 def _highs(path, time_limit, seed, start, threads, control=None) -> MipOutcome:
     from twbn.solvers.control import cooperating
 
@@ -76,8 +103,7 @@ def _highs(path, time_limit, seed, start, threads, control=None) -> MipOutcome:
     except ImportError:
         raise BackendUnavailable("backend 'highs' needs highspy (pip install highspy)") from None
     t0 = time.monotonic()
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = quiet_highs()
     h.readModel(path)
     if time_limit is not None:  # reading a large file is not in HiGHS's clock; it is in ours
         h.setOptionValue("time_limit", _left(time_limit, t0))
