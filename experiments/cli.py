@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Sequence
 
@@ -370,7 +371,8 @@ def cmd_learn(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:  # a method with nothing to keep (the DPs; milp on CBC or while pyomo builds)
         control.request_stop()
         sol = Solution(None, None, None, "unknown", method=args.method, solver=args.solver, seed=args.seed,
-                       time_limit=args.time_limit, stats={"reason": "interrupted before a network was found"})
+                       time_limit=args.time_limit, wall_time=round(time.monotonic() - control.t0, 4),
+                       stats={"reason": "interrupted before a network was found", "interrupted": True})
     _write_or_rescue(lambda p: sol.write(problem, str(p)), out, "result")
     if not args.quiet:
         k = "unbounded" if problem.treewidth is None else f"treewidth <= {problem.treewidth}"

@@ -128,7 +128,7 @@ def _solve_cuts(problem, *, time_limit, seed, solver, warm_start, options, contr
             control.report(incumbent=start_score)
     left = None if time_limit is None else max(0.1, time_limit - used)
     sol = solve_cuts(problem, time_limit=left, seed=seed, warm_start=warm_start, control=control, **kwargs)
-    if used:  # as for any warm start, its seconds are in stats and not in wall_time
+    if used:  # its seconds, also in wall_time (solve() counts the whole call)
         sol.stats["warm_start"] = {"from": "improve", "score": start_score, "seconds": round(used, 4)}
     return sol
 
@@ -410,7 +410,16 @@ def solve(
     if sol.parents is None and not sol.stats.get("reason"):
         sol.stats["reason"] = ("no network found within the time limit" if sol.status == "unknown"
                                else "the method proved that no network satisfies the constraints")
+    _finish(sol, entered, control)
     return sol
+
+
+def _finish(sol: Solution, entered: float, control: "RunControl | None") -> None:
+    """What every call reports alike: its wall time is all of it (a start a method made
+    for itself, the LP bound, the checks), and a stop on request is marked."""
+    sol.wall_time = round(time.monotonic() - entered, 4)
+    if control is not None and control.stop_requested():
+        sol.stats["interrupted"] = True
 
 
 def check_request(
@@ -557,9 +566,14 @@ def run(
             warm, used = warm_start_solution(problem, warm_start, time_limit=time_limit, seed=seed, control=control)
             label = warm_start
     if control is not None and control.stop_requested() and warm is not None:
-        # interrupted during the warm start: its network is the best there is
-        warm.time_limit, warm.seed = time_limit, seed
-        warm.stats = {**warm.stats, "interrupted": True, "warm_start": {"from": label, "seconds": round(used, 4)}}
+        # interrupted during the warm start: its network is the best there is, the result
+        # of the method asked for, which had not begun
+        warm.method, warm.solver, warm.time_limit, warm.seed = method, solver, time_limit, seed
+        warm.stats = {"warm_start": {"from": label, "score": warm.score, "seconds": round(used, 4)}}
+        floor_bound(problem, warm)
+        if choice is not None:
+            warm.stats["auto"] = choice.reason
+        _finish(warm, entered, control)
         return warm
     # everything since entry counts, not only the start: restricting jester's 772,774 sets
     # to the problem's candidates (in ``infeasibility``) took 1.2 s before k-MAX's start
@@ -571,4 +585,5 @@ def run(
         sol.stats["warm_start"] = {"from": label, "score": warm.score, "seconds": round(used, 4)}
     if choice is not None:
         sol.stats["auto"] = choice.reason
+    _finish(sol, entered, control)
     return sol

@@ -367,3 +367,27 @@ def test_quiet_means_quiet_for_every_backend(tmp_path, method, solver):
     assert proc.stdout == "" and proc.stderr == ""
     if method == "kmax":
         assert json.loads((tmp_path / "r.json").read_text())["stats"]["bound_source"].startswith("cluster LP")
+
+
+@pytest.mark.parametrize("wait,during", [(7.0, "start"), (18.0, "improve")])
+def test_sigint_on_auto_reports_the_time_it_ran(tmp_path, wait, during):
+    """Issue 31.14: auto (k-MAX start on 20 % of 60 s, then improve) interrupted during its
+    start or during improve: the result is improve's, its wall time is the whole run (not
+    0.00 s, not without the start), it says it was interrupted, and it passes check."""
+    jkl, out = tmp_path / "c.jkl", tmp_path / "r.json"
+    write_jkl(random_cache(60, seed=5, max_size=3), jkl)
+    t0 = time.monotonic()
+    proc = _twbn("learn", jkl, "--treewidth", 3, "--time-limit", 60, "-o", out)
+    time.sleep(wait)
+    proc.send_signal(signal.SIGINT)
+    printed, _ = proc.communicate(timeout=60)
+    ran = time.monotonic() - t0
+    assert proc.returncode == EXIT_INTERRUPTED
+    result = json.loads(out.read_text())
+    assert result["method"] == "improve" and result["stats"]["interrupted"] is True
+    assert result["stats"]["warm_start"]["from"] == "kmax"
+    start_s = result["stats"]["warm_start"]["seconds"]
+    assert (start_s < wait) if during == "start" else (start_s > 10)
+    assert wait - 4.0 < result["wall_time"] <= ran  # start-up and reading the cache are not in it
+    assert f"improve: feasible" in printed and f"{result['wall_time']:.2f} s" in printed
+    assert main(["check", str(jkl), str(out)]) == 0
