@@ -128,10 +128,24 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Exhaustive scoring expected to take longer than this is announced, with its estimate.
+LONG_SCORING_S = 60.0
+#: ``learn`` from data explores approximately where exhaustive scoring would take longer.
+LEARN_EXHAUSTIVE_MAX_S = 600.0
+
+
+def _memory_limit(args: argparse.Namespace) -> float | None:
+    """--memory-limit in bytes, or the machine's default (three quarters of its memory)."""
+    from twbn.scoring.parent_sets import default_memory_limit
+
+    given = getattr(args, "memory_limit", None)
+    return given * 1e6 if given is not None else default_memory_limit()
+
+
 def score_from_args(args: argparse.Namespace, data_path: Path):
     """(cache, stats, summary text) of the scoring options in ``args`` on ``data_path``."""
     from twbn.scoring.data import read_csv
-    from twbn.scoring.parent_sets import build_cache
+    from twbn.scoring.parent_sets import build_cache, exhaustive_estimate
 
     if args.score in LOCAL_STRUCTURE_SCORES:
         return _score_local_structure(args, data_path)
@@ -168,14 +182,34 @@ def score_from_args(args: argparse.Namespace, data_path: Path):
             f"{'complete' if stats['complete'] else 'APPROXIMATE'}",
             f"  time: {stats['seconds']:.2f} s ({stats['mi_seconds']:.2f} s pairwise mutual information)"])
         return cache, stats, summary
+    ess = args.ess if args.ess is not None else 1.0
+    limit = _memory_limit(args)
+    estimate = exhaustive_estimate(dataset, score=args.score, ess=ess, max_parents=args.max_parents,
+                                   pruning=args.pruning)
+    if (getattr(args, "auto_approximate", False) and
+            (limit is not None and estimate.bytes > limit or estimate.seconds > LEARN_EXHAUSTIVE_MAX_S)):
+        # learn from data: score as the method is chosen, by what fits
+        print(f"twbn: exhaustive scoring of {dataset.n_variables:,} variables at in-degree <= {args.max_parents} "
+              f"would need {estimate.describe()}; exploring approximately instead (--approximate)", file=sys.stderr)
+        args.approximate = True
+        budget = getattr(args, "learn_time_limit", None)
+        if args.time_per_variable is None and budget is not None:
+            # spend about the method's budget on exploring, not 0.5 s a variable
+            jobs = 2 if args.jobs is None else max(1, args.jobs)
+            args.time_per_variable = min(0.5, max(0.02, budget * jobs / dataset.n_variables))
+        return score_from_args(args, data_path)
+    if estimate.seconds > LONG_SCORING_S and args.time_limit is None and (limit is None or estimate.bytes <= limit):
+        print(f"twbn: note: exhaustive scoring may take long: {estimate.describe()} (--approximate explores "
+              "large sets faster; --time-limit stops with a partial cache)", file=sys.stderr)
     cache, stats = build_cache(
         dataset,
         score=args.score,
-        ess=args.ess if args.ess is not None else 1.0,
+        ess=ess,
         max_parents=args.max_parents,
         pruning=args.pruning,
         time_limit=args.time_limit,
         progress=None if not args.quiet else False,
+        memory_limit=limit,
     )
     stats["data"] = str(data_path)
     return cache, stats, score_summary(cache, stats)
@@ -242,7 +276,8 @@ def _score_local_structure(args: argparse.Namespace, data_path: Path):
 
 
 SCORING_FLAGS = ("score", "ess", "max_parents", "pruning", "max_states", "approximate", "candidates",
-                 "time_per_variable", "jobs", "max_splits", "max_bins", "continuous", "categorical", "save_cache")
+                 "time_per_variable", "jobs", "max_splits", "max_bins", "continuous", "categorical", "save_cache",
+                 "memory_limit")
 
 
 def is_cache_path(path: str) -> bool:
@@ -270,6 +305,7 @@ def _learn_cache(args: argparse.Namespace):
         if getattr(opts, flag) is None:
             setattr(opts, flag, default)
     opts.time_limit = None  # --time-limit is the method's budget, not the scoring's
+    opts.auto_approximate, opts.learn_time_limit = not args.approximate, args.time_limit
     cache, stats, summary = score_from_args(opts, Path(args.cache))
     if not args.quiet:
         print(summary)
@@ -616,6 +652,9 @@ def _add_scoring_options(s: argparse.ArgumentParser, *, learn: bool) -> None:
                    help="with --approximate: seconds of exploration per variable (default 0.5)")
     s.add_argument("--jobs", type=_nonneg_int, default=None,
                    help="with --approximate or a local-structure score: processes (default 2)")
+    s.add_argument("--memory-limit", type=_positive_float, default=None, metavar="MB",
+                   help="exhaustive scoring: refuse (score) or explore approximately (learn) when its estimate "
+                        "is larger, and stop if it is reached (default: three quarters of this machine's memory)")
     s.add_argument("--max-splits", type=_nonneg_int, default=None, metavar="S",
                    help="pcart: dyadic splits per continuous predictor (default 3)")
     s.add_argument("--max-bins", type=_nonneg_int, default=None, metavar="M",

@@ -25,6 +25,7 @@ A user who names a method gets that method; ``auto`` only fills in the name.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from twbn.formulations.problem import Problem
@@ -60,7 +61,10 @@ def dp_seconds(n: int, k: int | None) -> float:
     if k is not None and k <= 1:
         return 0.0
     at, n0, growth = DP_SECONDS.get(k, DP_SECONDS[3])
-    return at * growth ** (n - n0)
+    try:
+        return at * growth ** (n - n0)
+    except OverflowError:  # thousands of variables: beyond any budget
+        return math.inf
 
 
 @dataclass(frozen=True)

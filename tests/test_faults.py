@@ -310,3 +310,56 @@ def test_report_reads_a_store_on_read_only_media(made, tmp_path):
         assert len(cells) == 2 and cells[1].startswith("h|fold=0|k=2|kg|seed=0,")  # the one cell of the store
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def _wide_csv(path: Path, columns: int, rows: int) -> Path:
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    lines = [",".join(f"V{i}" for i in range(columns))]
+    lines += [",".join(str(x) for x in rng.integers(0, 2, columns)) for _ in range(rows)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_exhaustive_scoring_past_memory_is_refused_before_it_starts(tmp_path, capsys):
+    """Issue 31.7: 300 columns, 5 rows, in-degree 3 was killed by the kernel at 23.4 GB
+    after 300 silent seconds; now one line with the estimate, at once, and no file."""
+    import time
+
+    wide = _wide_csv(tmp_path / "wide.csv", 300, 5)
+    t0 = time.monotonic()
+    assert main(["score", str(wide), "-o", str(tmp_path / "w.jkl"), "--memory-limit", "16000"]) == 1
+    assert time.monotonic() - t0 < 20
+    line = _one_error_line(capsys.readouterr().err)
+    assert "exhaustive scoring of 300 variables at in-degree <= 3 would need up to" in line
+    assert "over the memory limit of 16.0 GB" in line and "--approximate" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["wide.csv"]
+
+
+def test_learn_from_data_too_large_to_score_explores_approximately(tmp_path, capsys):
+    """Issue 31.7: learn says so in one line and reaches the method."""
+    wide = _wide_csv(tmp_path / "wide.csv", 300, 40)
+    out = tmp_path / "r.json"
+    assert main(["learn", str(wide), "--treewidth", "2", "--time-limit", "2", "--memory-limit", "16000", "-o",
+                 str(out), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "exploring approximately instead (--approximate)" in err and len(err.strip().splitlines()) == 1
+    assert json.loads(out.read_text())["width"] <= 2
+
+
+def test_scoring_stops_at_the_memory_limit_it_reaches(tmp_path):
+    """The estimate is an upper bound; the resident memory is watched all the same."""
+    from twbn.scoring.data import read_csv
+    from twbn.scoring.parent_sets import ScoringTooLarge, build_cache, exhaustive_estimate, resident_bytes
+
+    ds = read_csv(_wide_csv(tmp_path / "w.csv", 60, 300))
+    est = exhaustive_estimate(ds, max_parents=3, pruning="none")
+    assert est.sets == 60 * (1 + 59 + 1711 + 32509)  # every set of up to 3 of the 59 others
+    # the estimate (checked first) fits the limit; what else the process holds does not
+    limit = est.bytes + 50e6
+    ballast = b"\x01" * int(limit - resident_bytes() + 20e6)
+    assert resident_bytes() > limit
+    with pytest.raises(ScoringTooLarge, match="stopped at the memory limit"):
+        build_cache(ds, max_parents=3, pruning="none", memory_limit=limit, progress=False)
+    del ballast

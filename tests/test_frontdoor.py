@@ -281,7 +281,8 @@ def test_contradictory_arcs_are_one_behaviour():
 
 @pytest.mark.parametrize("n,k,limit,method", [(14, 2, 5, "cuts"), (14, 2, 20, "dp"), (12, 3, 10, "cuts"),
                                               (12, 3, 30, "dp"), (22, None, 3, "cuts"), (22, None, 10, "dp"),
-                                              (200, 1, 0.5, "dp")])
+                                              (200, 1, 0.5, "dp"), (1000, 3, 5, "improve"),
+                                              (1000, None, 5, "improve")])
 def test_auto_fits_the_dp_to_the_budget(n, k, limit, method):
     """Issue 31.9: the DP only where its measured time (dp.md) fits the limit."""
     assert choose_method(Problem(_sized_cache(n), k), limit).method == method

@@ -83,6 +83,9 @@ def score(
         Missing values, ragged rows, duplicate names, too many states.
     ValueError
         An unknown score or pruning mode, or a negative ``max_parents``.
+    ScoringTooLarge
+        Exhaustive scoring would need (or reached) more than three quarters of this
+        machine's memory; ``approximate=True`` explores large sets instead.
 
     Examples
     --------
@@ -113,10 +116,10 @@ def score(
         cache, _ = explore_cache(dataset, score=score, ess=ess, max_parents=max_parents,
                                  pruning=pruning != "none", progress=False)
         return cache
-    from twbn.scoring.parent_sets import build_cache
+    from twbn.scoring.parent_sets import build_cache, default_memory_limit
 
     cache, _ = build_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning,
-                           time_limit=time_limit, progress=False)
+                           time_limit=time_limit, progress=False, memory_limit=default_memory_limit())
     return cache
 
 
