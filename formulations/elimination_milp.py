@@ -41,7 +41,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from twbn.formulations.cluster_ilp import BuildTimeout
+from twbn.formulations.cluster_ilp import MAX_ROWS_8D, BuildTimeout
 from twbn.formulations.problem import Problem
 
 
@@ -71,9 +71,6 @@ class EliminationMilp:
     size: dict = field(default_factory=dict)
 
 
-#: The most rows 8d (n·(n−1)·(n−2)/2) a bounded model is built with: 5.5 million at n = 223;
-#: at n = 1,041 there would be 562 million, tens of GB as pyomo objects.
-MAX_ROWS_8D = 6_000_000
 
 
 @contextlib.contextmanager

@@ -105,13 +105,16 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s"
 
 
-def estimate_cost(n: int, maxpar: Iterable[int]) -> ExhaustiveEstimate:
+def estimate_cost(n: int, maxpar: Iterable[int], at_most: int | None = None) -> ExhaustiveEstimate:
     """The most exhaustive scoring of ``n`` variables with in-degree caps ``maxpar`` can
-    cost, from the measured constants above."""
+    cost, from the measured constants above; ``at_most`` sets when a time limit stops it."""
     maxpar = list(maxpar)
     sets = sum(sum(math.comb(n - 1, k) for k in range(m + 1)) for m in maxpar)
     top = max(maxpar, default=0)
     level = max((math.comb(n, d) for d in range(1, top + 1)), default=0)
+    if at_most is not None:
+        # a distinct parent set is scored for the variables around it, about n - top of them
+        sets, level = min(sets, at_most), min(level, at_most // max(1, n - top) + 1)
     return ExhaustiveEstimate(sets, sets * SECONDS_PER_SET,
                               BASE_BYTES + sets * BYTES_PER_SET + level * BYTES_PER_LEVEL_SET_PER_VARIABLE * n)
 
@@ -229,6 +232,8 @@ def build_cache(
     scores: list[dict[ParentSet, float]] = [{(): float(sc0[x])} for x in range(n)]
     if memory_limit is not None:
         estimate = estimate_cost(n, maxpar)
+        if time_limit is not None:  # it stops at the limit, with what it scored by then
+            estimate = estimate_cost(n, maxpar, at_most=int(time_limit / SECONDS_PER_SET))
         if estimate.bytes > memory_limit:
             raise ScoringTooLarge(
                 f"exhaustive scoring of {n:,} variables at in-degree <= {max_parents} would need {estimate.describe()}, "

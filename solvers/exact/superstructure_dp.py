@@ -18,10 +18,12 @@ S2/S2+ (best DAG inside a k-tree) and the first-clique step of k-G.
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from twbn.formulations.graphs import Adjacency, elimination_width, fits_in_graph, min_fill_order, tree_decomposition
+from twbn.formulations.graphs import (Adjacency, elimination_width, fits_in_graph, min_fill_order,
+                                     perfect_elimination_order, tree_decomposition)
 from twbn.scoring.cache import ParentSet, ScoreCache
 
 NEG = float("-inf")
@@ -109,21 +111,49 @@ def _compatible(cache: ScoreCache, adj: Adjacency) -> list[list[tuple[int, float
     return out
 
 
+def greedy_dag_in_chordal_graph(cache: ScoreCache, adj: Adjacency) -> tuple[list[ParentSet], float, list[int]]:
+    """A good DAG inside the chordal graph ``adj`` in O(n + sets): in the reverse of a
+    perfect elimination order each vertex's earlier neighbours form a clique, so each
+    takes its best cached set among them; parents come earlier (acyclic) and every
+    family lies in a clique (its moral edges are in G). Not the best DAG in G: a vertex
+    may not take a later one as parent. Returns (parents, score, the order); ValueError
+    if G is not chordal or some vertex has no cached set inside it."""
+    n = cache.n_variables
+    order = perfect_elimination_order(adj)
+    if order is None:
+        raise ValueError("the graph is not chordal")
+    pos = {v: i for i, v in enumerate(order)}  # eliminated later = placed earlier
+    parents: list[ParentSet] = []
+    total = 0.0
+    for v in range(n):
+        earlier = {u for u in adj[v] if pos[u] > pos[v]}
+        for ps, s in zip(cache.parent_sets[v], cache.scores[v].tolist()):  # best first
+            if earlier.issuperset(ps):
+                parents.append(ps)
+                total += s
+                break
+        else:
+            raise ValueError(f"no cached parent set of variable {v} fits inside the graph")
+    return parents, total, list(order)
+
+
 def best_dag_in_graph(
-    cache: ScoreCache, adj: Adjacency, order: Sequence[int] | None = None
+    cache: ScoreCache, adj: Adjacency, order: Sequence[int] | None = None, deadline: float | None = None
 ) -> tuple[list[ParentSet], float, list[int]]:
     """The best DAG over ``cache`` whose moral graph is a subgraph of ``adj``.
 
-    ``order``: an elimination order of ``adj`` (default: min-fill, which is perfect on
-    chordal graphs such as k-trees); its width sets the cost. Returns (parents, score,
+    ``order``: an elimination order of ``adj`` (default: a perfect one where the graph is
+    chordal, as k-trees are, found by maximum cardinality search in 0.04 s at n = 1,000;
+    min-fill, 0.85 s there, otherwise); its width sets the cost. Returns (parents, score,
     order); the order is a certificate of width ≤ its width on G for the result.
-    Raises ValueError if no DAG inside G uses cached parent sets only.
+    Raises ValueError if no DAG inside G uses cached parent sets only, and TimeoutError
+    once ``deadline`` (time.monotonic()) has passed (at n = 1,000, k = 3 the DP takes 3 s).
     """
     n = cache.n_variables
     if sorted(adj) != list(range(n)):
         raise ValueError("the graph must have the cache's variables 0..n-1 as vertices")
     if order is None:
-        order = min_fill_order(adj)
+        order = perfect_elimination_order(adj) or min_fill_order(adj)
     elimination_width(adj, order)  # validates the order
     cands = _compatible(cache, adj)
     memo: dict[tuple[int, int], tuple[float, ParentSet | None]] = {}
@@ -143,7 +173,9 @@ def best_dag_in_graph(
     nodes = nice_tree_decomposition(adj, order)
     tables: list[dict] = []
     backs: list[dict] = []
-    for node in nodes:
+    for i_node, node in enumerate(nodes):
+        if deadline is not None and i_node % 32 == 0 and time.monotonic() > deadline:
+            raise TimeoutError("the DP inside the graph did not finish by its deadline")
         table, back = {}, {}
         bag = node.bag
         if node.kind == "leaf":
