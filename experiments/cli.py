@@ -66,6 +66,32 @@ def _nonneg_int(text: str) -> int:
     return v
 
 
+def data_arg(text: str) -> str:
+    """A data file as the user named it: a path, or the name of a bundled set (``housing``,
+    ``zoo.csv.gz``) when no such file is here, so that examples run from any folder."""
+    from twbn.experiments.datasets import BUNDLED, bundled_path
+
+    if text is None or Path(text).exists():
+        return text
+    name = Path(text).name
+    for suffix in (".csv.gz", ".csv"):
+        name = name.removesuffix(suffix)
+    if name in BUNDLED and Path(text).parent == Path("."):
+        return str(bundled_path(name))
+    return text
+
+
+def config_arg(text: str) -> str:
+    """An experiment config: a path, or the name of a bundled one (``quick``)."""
+    folder = Path(__file__).resolve().parent / "configs"
+    if Path(text).exists():
+        return text
+    bundled = folder / (Path(text).name.removesuffix(".toml") + ".toml")
+    if Path(text).parent == Path(".") and bundled.exists():
+        return str(bundled)
+    return text
+
+
 def score_summary(cache, stats: dict) -> str:
     """A short human-readable account of a scoring run."""
     pr = stats["pruned_unscored"]
@@ -106,7 +132,7 @@ def _write_or_rescue(write, out: Path, what: str) -> None:
 def cmd_score(args: argparse.Namespace) -> int:
     from twbn.scoring.jkl import write_jkl
 
-    data_path = Path(args.data)
+    data_path = Path(data_arg(args.data))
     out = Path(args.output) if args.output else Path(data_path.name.split(".")[0] + ".jkl")
     if not out.parent.exists():
         raise UserError(f"output folder {out.parent} does not exist")
@@ -375,6 +401,8 @@ def cmd_learn(args: argparse.Namespace) -> int:
         return _help_options(args.method)
     if args.cache is None:
         raise UserError("learn needs DATA.csv or CACHE.jkl")
+    if not is_cache_path(args.cache):
+        args.cache = data_arg(args.cache)
     options = _option_pairs(args.option)
     # before the data is read: scoring a CSV can take minutes
     check_request(args.method, args.treewidth, solver=args.solver, time_limit=args.time_limit,
@@ -524,7 +552,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from twbn.scoring.likelihood import held_out_log_likelihood
 
     _, names, parents = _read_network(args.result)
-    train, test = read_csv(args.train), read_csv(args.test)
+    train, test = read_csv(data_arg(args.train)), read_csv(data_arg(args.test))
     total, rows = held_out_log_likelihood(train, test, names, parents, ess=args.ess)
     print(f"held-out log-likelihood: {total / rows:.6f} per sample ({total:.4f} over {rows} test rows; "
           f"CPTs from {train.n_rows} training rows, ess {args.ess:g})")
@@ -539,6 +567,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if not out.parent.exists():
         raise UserError(f"folder {out.parent} of the output does not exist")
+    args.data = data_arg(args.data)
     check_output(out, inputs=[args.result, args.data])
     train = read_csv(args.data)
     try:
@@ -561,7 +590,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from twbn.experiments.config import load_config
     from twbn.experiments.harness import run_experiment
 
-    config = load_config(args.config)
+    config = load_config(config_arg(args.config))
     store = Path(args.store) if args.store else Path(f"{config.name}.sqlite")
     if not store.parent.exists():
         raise UserError(f"folder {store.parent} of the store does not exist")
@@ -614,11 +643,19 @@ def cmd_data(args: argparse.Namespace) -> int:
     folder = args.data_dir or __import__("os").environ.get("TWBN_DATA")
     if not folder:
         raise UserError("name the data folder: --data-dir DIR (or set TWBN_DATA)")
-    if not Path(folder).is_dir():
-        raise UserError(f"data folder {folder} does not exist")
+    if Path(folder).exists() and not Path(folder).is_dir():
+        raise UserError(f"data folder {folder} is a file")
+    made = not Path(folder).exists()
+    Path(folder).mkdir(parents=True, exist_ok=True)
     try:
         download_debd(args.names, folder, **({"base_url": args.base_url} if args.base_url else {}))
-    except (DataMissing, ValueError) as exc:
+    except (DataMissing, ValueError, OSError) as exc:
+        if made:  # nothing half-made: a folder this call created and filled with nothing
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+        if isinstance(exc, OSError) and not isinstance(exc, DataMissing):
+            raise
         raise UserError(str(exc)) from None
     return 0
 
@@ -670,7 +707,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     s = sub.add_parser("score", help="data (CSV) -> pruned local-score cache (jkl)")
-    s.add_argument("data", metavar="DATA.csv", help="CSV or CSV.gz with a header of variable names")
+    s.add_argument("data", metavar="DATA.csv", help="CSV or CSV.gz with a header of variable names, or a bundled "
+                   "set by name (housing, zoo, …: twbn data list)")
     _add_scoring_options(s, learn=False)
     s.add_argument("--time-limit", type=_positive_float, default=None, metavar="S",
                    help="stop exploring after S seconds, keeping a valid partial cache")
@@ -700,7 +738,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     le = sub.add_parser("learn", help="learn a network from data (scored first) or from a score cache")
     le.add_argument("cache", metavar="DATA.csv|CACHE.jkl", nargs="?",
-                    help="a CSV/CSV.gz of data (scored first with the scoring options below) or a jkl cache")
+                    help="a CSV/CSV.gz of data (scored first with the scoring options below), a bundled set by "
+                         "name (housing, zoo, …), or a jkl cache")
     le.add_argument("--treewidth", type=_nonneg_int, default=None, metavar="K", help="bound (default: unbounded)")
     from twbn.solvers.registry import METHODS
 
@@ -709,7 +748,8 @@ def build_parser() -> argparse.ArgumentParser:
                         f"{m.name}: {m.summary}" for m in METHODS.values()))
     le.add_argument("--solver", default=None, help="milp backend: highs (default), scip, cbc; cuts: scip; cp: cpsat; s2, s2plus: phase 2 by auto (default), dp or cuts")
     le.add_argument("--time-limit", type=_time_limit, default=None, metavar="S",
-                    help="seconds for the method, warm start included (inf: none; default: the method's own)")
+                    help="seconds for the method, warm start and bound included; scoring data first is not "
+                         "(inf: none; default: the method's own)")
     le.add_argument("--seed", type=_nonneg_int, default=None)
     le.add_argument("--warm-start", default=None, metavar="tree|METHOD|RESULT.json",
                     help="start from the optimal tree (k=1), a method's result, or a result file")
@@ -754,7 +794,8 @@ def build_parser() -> argparse.ArgumentParser:
     xp.set_defaults(func=cmd_export)
 
     ex = sub.add_parser("experiment", help="run an experiment grid into a SQLite store")
-    ex.add_argument("config", metavar="CONFIG.toml")
+    ex.add_argument("config", metavar="CONFIG.toml", help="a config file, or a bundled one by name (quick, "
+                    "machado-heldout, …)")
     ex.add_argument("--store", metavar="STORE.sqlite", help="default: NAME.sqlite (the config's name) here")
     ex.add_argument("--resume", action="store_true", help="run only the cells the store lacks")
     ex.add_argument("--jobs", type=_nonneg_int, default=1, help="cells run at a time (default 1)")

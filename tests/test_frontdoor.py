@@ -9,6 +9,7 @@ import importlib
 import json
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -300,3 +301,30 @@ def test_auto_on_housing_k2_with_5_s_returns_a_network_in_time(tmp_path, capsys)
     assert time.monotonic() - t0 < 5 + 2.5
     result = json.loads(out.read_text())
     assert result["method"] == "cuts" and result["parents"] is not None and result["width"] <= 2
+
+
+def test_the_newcomer_names_bundled_data_and_configs_from_any_folder(tmp_path, monkeypatch, capsys):
+    """Issue 31: after `pip install`, with no clone, `twbn learn housing` and `twbn score
+    zoo` read the bundled sets and `twbn experiment quick` the bundled config; a file of
+    that name in the folder wins; download-debd makes its folder (and removes it again if
+    nothing could be fetched)."""
+    from twbn.experiments.cli import config_arg, data_arg
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["learn", "housing", "--treewidth", "1", "-o", "h.json", "-q"]) == 0
+    assert json.loads((tmp_path / "h.json").read_text())["variables"][-1] == "class"
+    assert main(["score", "zoo.csv.gz", "--max-parents", "1", "-q"]) == 0 and (tmp_path / "zoo.jkl").exists()
+    assert Path(config_arg("quick")).read_text().startswith((BUNDLED.parent / "configs" / "quick.toml").read_text()[:20])
+    (tmp_path / "housing").write_text("A,B\n0,1\n1,0\n")
+    assert data_arg("housing") == "housing"  # the user's own file
+    assert data_arg("sub/zoo") == "sub/zoo"  # a path is a path
+    src = tmp_path / "src" / "nltcs"
+    src.mkdir(parents=True)
+    for split in ("train", "valid", "test"):
+        (src / f"nltcs.{split}.data").write_text("0,1\n1,0\n")
+    assert main(["data", "download-debd", "nltcs", "--data-dir", str(tmp_path / "new" / "dir"), "--base-url",
+                 (tmp_path / "src").as_uri()]) == 0
+    assert (tmp_path / "new" / "dir" / "debd" / "nltcs_train.csv.gz").exists()
+    assert main(["data", "download-debd", "nltcs", "--data-dir", str(tmp_path / "other"), "--base-url",
+                 (tmp_path / "nowhere").as_uri()]) == 1
+    assert not (tmp_path / "other").exists()
