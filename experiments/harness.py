@@ -74,8 +74,10 @@ def _score(config: Config, train):
         return explore_cache(train, score=config.score, ess=config.ess, max_parents=config.max_parents,
                              candidates=config.candidates, time_per_variable=config.time_per_variable,
                              pruning=config.pruning != "none", progress=False)
+    from twbn.scoring.parent_sets import default_memory_limit
+
     return build_cache(train, score=config.score, max_parents=config.max_parents, pruning=config.pruning,
-                       ess=config.ess, progress=False)
+                       ess=config.ess, progress=False, memory_limit=default_memory_limit())
 
 
 #: Everything that determines a (data, fold)'s cache, besides the data's bytes and the
