@@ -43,6 +43,14 @@ def run(spec: dict) -> dict:
             ll, rows = held_out_log_likelihood(train, test, list(problem.names), sol.parents,
                                                ess=spec.get("ess", 1.0))
             out["test_loglik"], out["test_rows"] = ll, rows
+            if spec.get("class_variable"):
+                from twbn.scoring.classify import classification_scores, naive_bayes_parents
+
+                names, target, ess = list(problem.names), spec["class_variable"], spec.get("ess", 1.0)
+                net = classification_scores(train, test, names, sol.parents, target, ess)
+                nb = classification_scores(train, test, names, naive_bayes_parents(names, target), target, ess)
+                out["classification"] = {"class_accuracy": net["accuracy"], "class_log_loss": net["log_loss"],
+                                         "nb_accuracy": nb["accuracy"], "nb_log_loss": nb["log_loss"]}
         if spec.get("inference"):
             from twbn.experiments.inference import inference_time, learned_model
 

@@ -24,8 +24,11 @@ which cells are done.
     inference = false          # time exact inference (pgmpy) on each learned network
     [[data]]
     name = "housing"
+    class = "class"            # optional: predict this variable on the test fold (folds >= 2)
     path = "experiments/data/housing.csv.gz"   # relative to the config file; $VAR and ${VAR}
                                                # expand (e.g. $TWBN_DATA/debd/plants_train.csv.gz)
+    [[methods]]
+    name = "auto"              # the rule twbn learn applies, per cell (the result records its pick)
     [[methods]]
     name = "kg"                # label; defaults to the method
     [[methods]]
@@ -45,7 +48,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from twbn.scoring.local_scores import SCORES
@@ -99,6 +102,9 @@ class Config:
     approximate: bool = False
     candidates: int = 30
     time_per_variable: float = 0.5
+    #: data name → its class variable: each cell also predicts it from the others on the
+    #: test fold (accuracy, log-loss), beside a Naive Bayes fitted on the same rows
+    classes: dict[str, str] = field(default_factory=dict)
 
 
 def load_config(path: str | Path) -> Config:
@@ -125,13 +131,17 @@ def load_config(path: str | Path) -> Config:
             raise ConfigError(f"{path}: '{key}' must be {kind.__name__ if isinstance(kind, type) else kind}")
         return v
 
-    data = {}
+    data, classes = {}, {}
     for d in get("data", kind=list):
         if not isinstance(d, dict) or "name" not in d or "path" not in d:
             raise ConfigError(f"{path}: every [[data]] needs a name and a path")
-        if set(d) - {"name", "path"}:
-            raise ConfigError(f"{path}: data {d['name']!r} has no field {sorted(set(d) - {'name', 'path'})[0]!r} "
-                              "(fields: name, path; top-level keys go before the first [[data]])")
+        if set(d) - {"name", "path", "class"}:
+            raise ConfigError(f"{path}: data {d['name']!r} has no field {sorted(set(d) - {'name', 'path', 'class'})[0]!r} "
+                              "(fields: name, path, class; top-level keys go before the first [[data]])")
+        if "class" in d:
+            if not isinstance(d["class"], str) or not d["class"]:
+                raise ConfigError(f"{path}: data {d['name']!r}: class must be a variable name")
+            classes[str(d["name"])] = d["class"]
         spelled = str(d["path"])
         # data that cannot ship in the repo (DEBD, sampled bnlearn sets) is named by an
         # environment variable, e.g. $TWBN_DATA/debd/plants_train.csv.gz
@@ -181,8 +191,8 @@ def load_config(path: str | Path) -> Config:
         if not isinstance(m, dict) or "name" not in m:
             raise ConfigError(f"{path}: every [[methods]] needs a name")
         method = m.get("method", m["name"])
-        if method not in METHODS:
-            raise ConfigError(f"{path}: unknown method {method!r} (one of {', '.join(METHODS)})")
+        if method not in METHODS and method != "auto":
+            raise ConfigError(f"{path}: unknown method {method!r} (auto, or one of {', '.join(METHODS)})")
         if m["name"] in methods:
             raise ConfigError(f"{path}: method label {m['name']!r} is used twice")
         own = bounds(m["treewidths"], f"treewidths of method {m['name']!r}") if "treewidths" in m else None
@@ -213,15 +223,24 @@ def load_config(path: str | Path) -> Config:
         pruning=pruning, ess=float(get("ess", 1.0)), folds=folds, seeds=tuple(seeds),
         treewidths=tuple(tws), methods=methods, time_limit=time_limit,
         memory_limit_mb=memory, kill_margin=float(margin), raw=raw,
-        inference=get("inference", False, bool), **extra)
+        inference=get("inference", False, bool), classes=classes, **extra)
 
 
 def _check_method(path: Path, label: str, method: str, solver, warm_start, options) -> None:
     """The solver, warm start and options of one [[methods]] entry, checked against the
     registry before anything is scored."""
     from twbn.solvers.method_options import OptionError, parse_options
-    from twbn.solvers.registry import METHODS
+    from twbn.solvers.registry import METHODS, MethodUnavailable, check_request
 
+    if method == "auto":  # it picks its method (and that method's backend and options) per cell
+        try:
+            check_request("auto", None, solver=solver, options=options or None)
+        except MethodUnavailable as exc:
+            raise ConfigError(f"{path}: method {label!r}: {exc}") from None
+        if warm_start is not None and (not isinstance(warm_start, str) or (warm_start not in METHODS and
+                                                                           warm_start != "tree")):
+            raise ConfigError(f"{path}: method {label!r}: warm_start must be tree or a method, got {warm_start!r}")
+        return
     spec = METHODS[method]
     if solver is not None and solver not in spec.backends:
         raise ConfigError(f"{path}: method {label!r}: {method} has no backend {solver!r}"

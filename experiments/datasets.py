@@ -26,7 +26,7 @@ __all__ = ["BUNDLED", "DEBD_SETS", "DataMissing", "bundled_path", "data_dir", "d
 #: The folder of the bundled sets.
 BUNDLED_DIR = Path(__file__).resolve().parent / "data"
 #: Names of the bundled UCI sets.
-BUNDLED = ("adult", "breast", "housing", "letter", "mushroom", "nursery", "wdbc", "zoo")
+BUNDLED = ("adult", "audiology", "breast", "housing", "letter", "mushroom", "nursery", "wdbc", "zoo")
 #: The binary density-estimation sets the benchmarks use (training split).
 DEBD_SETS = ("nltcs", "msnbc", "kdd", "plants", "baudio", "jester", "bnetflix", "accidents", "tretail",
              "pumsb_star", "dna", "kosarek", "msweb", "book", "tmovie", "cwebkb", "cr52", "c20ng", "bbc", "ad")

@@ -186,7 +186,7 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path, stop=None) 
             "discrete": config.score not in LOCAL_STRUCTURE_SCORES, "treewidth": cell.treewidth, "method": m["method"],
             "solver": m["solver"], "warm_start": m["warm_start"], "options": m.get("options") or {}, "time_limit": config.time_limit, "seed": cell.seed,
             "ess": config.ess, "memory_limit_mb": config.memory_limit_mb,
-            "inference": config.inference}
+            "inference": config.inference, "class_variable": config.classes.get(cell.data)}
     with tempfile.TemporaryDirectory(prefix="twbn-cell-", dir=work) as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
@@ -222,7 +222,7 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path, stop=None) 
     return {"status": r["status"], "score": r.get("score"), "bound": r.get("bound"), "gap": r.get("gap"),
             "width": r.get("width"), "wall_time": out["wall_time"], "test_loglik": out["test_loglik"],
             "test_rows": out["test_rows"], "result": r, "trajectory": r.get("trajectory"),
-            **(out.get("inference") or {})}
+            **(out.get("inference") or {}), **(out.get("classification") or {})}
 
 
 def _run_local(calls: list, jobs: int, stop) -> Iterator[tuple[int, dict | None]]:
@@ -332,6 +332,15 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
             require_pgmpy()
         except InferenceUnavailable as exc:
             raise ExperimentError(f"{config.path}: inference = true, but {exc}") from None
+    for name, target in config.classes.items():  # before the store is made: a refusal leaves no file
+        import csv
+
+        from twbn.scoring.data import _open_text
+
+        with _open_text(config.data[name]) as fh:
+            header = [h.strip().lstrip("\ufeff") for h in next(csv.reader(fh), [])]
+        if target not in header:
+            raise ExperimentError(f"{config.path}: data {name!r} has no column {target!r} (its class)")
     stop = stop if stop is not None else threading.Event()
     store_path = Path(store_path).resolve()  # cells run in their own folders
     with ExitStack() as stack:

@@ -31,7 +31,36 @@ from twbn.experiments.store import Store
 from twbn.scoring.jkl import atomic_write_text
 
 CELL_FIELDS = ["key", "data", "fold", "treewidth", "method", "seed", "status", "score", "bound", "gap", "width",
-               "wall_time", "test_loglik", "test_rows", "junction_tree_s", "max_clique", "ve_query_s", "table_entries", "error"]
+               "wall_time", "test_loglik", "test_rows", "junction_tree_s", "max_clique", "ve_query_s", "table_entries",
+               "class_accuracy", "class_log_loss", "nb_accuracy", "nb_log_loss", "error"]
+
+
+def classification_lines(cells: list[dict]) -> list[str]:
+    """Predicting each data set's class from the other variables on the test folds: the
+    learned networks by bound and method beside a Naive Bayes fitted on the same rows
+    (mean and spread over folds; cells without a network are counted, not averaged)."""
+    groups = defaultdict(list)
+    for c in cells:
+        if c.get("nb_accuracy") is not None or c.get("class_accuracy") is not None:
+            groups[c["data"], c["treewidth"] if c["treewidth"] is not None else 10**9, c["method"]].append(c)
+    if not groups:
+        return []
+    lines = ["", "## Predicting the class (test folds; mean ± standard deviation over folds)", "",
+             "| data | k | method | folds | accuracy | log-loss | Naive Bayes accuracy | Naive Bayes log-loss |",
+             "|---|---|---|---|---|---|---|---|"]
+
+    def spread(xs, fmt):
+        xs = [x for x in xs if x is not None]
+        if not xs:
+            return "—"
+        sd = statistics.stdev(xs) if len(xs) > 1 else 0.0
+        return f"{format(statistics.fmean(xs), fmt)} ± {format(sd, fmt)}"
+
+    for (d, k, m), cs in sorted(groups.items()):
+        lines.append(f"| {d} | {_k(None if k == 10**9 else k)} | {m} | {len(cs)} | "
+                     f"{spread([c['class_accuracy'] for c in cs], '.4f')} | {spread([c['class_log_loss'] for c in cs], '.4f')} | "
+                     f"{spread([c['nb_accuracy'] for c in cs], '.4f')} | {spread([c['nb_log_loss'] for c in cs], '.4f')} |")
+    return lines
 
 
 def _mean(xs):
@@ -354,6 +383,7 @@ def _write_report(store_path: Path, out: Path) -> list[Path]:
             lines.append(f"| {d} | {_k(None if k == 10**9 else k)} | {len(cs)} | {_fmt(_mean([c['width'] for c in cs]), '.1f')} | "
                          f"{max(c['max_clique'] for c in cs)} | {_fmt(_mean([c['table_entries'] for c in cs]), ',.0f')} | {_fmt(_ms([c['junction_tree_s'] for c in cs]), '.1f')} | "
                          f"{_fmt(_ms([c['ve_query_s'] for c in cs]), '.2f')} |")
+    lines += classification_lines(cells)
     if pngs:
         lines += ["", "## Figures", ""] + [f"![{p}]({p})" for p in pngs]
     atomic_write_text(out / "report.md", "\n".join(lines) + "\n")

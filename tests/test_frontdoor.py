@@ -281,7 +281,7 @@ def test_contradictory_arcs_are_one_behaviour():
 
 
 @pytest.mark.parametrize("n,k,limit,method", [(14, 2, 5, "cuts"), (14, 2, 20, "dp"), (12, 3, 10, "cuts"),
-                                              (12, 3, 30, "dp"), (22, None, 3, "cuts"), (22, None, 10, "dp"),
+                                              (12, 3, 30, "dp"), (22, None, 3, "improve"), (22, None, 10, "dp"),
                                               (200, 1, 0.5, "dp"), (1000, 3, 5, "improve"),
                                               (1000, None, 5, "improve")])
 def test_auto_fits_the_dp_to_the_budget(n, k, limit, method):

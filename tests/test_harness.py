@@ -364,7 +364,7 @@ def test_dask_executor_without_dask_leaves_no_store(tmp_path, capsys, monkeypatc
     assert not store.exists() and not (tmp_path / "s.sqlite.work").exists()
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("signum", [signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)])
 def test_a_signal_stops_the_grid_and_keeps_every_finished_cell(tmp_path, signum):
     """Issue 31.4: after the first cell is stored, a signal: no new cell starts, the running
     one stops, what finished stays, the message says how to resume, no cell folder is left;
@@ -389,3 +389,54 @@ def test_a_signal_stops_the_grid_and_keeps_every_finished_cell(tmp_path, signum)
     assert not list((tmp_path / "s.sqlite.work").glob("twbn-cell-*"))
     assert main(["experiment", str(cfg), "--store", str(store), "--resume", "-q"]) == 0
     assert len(_rows(store)) == 8
+
+
+def test_auto_runs_in_a_grid_and_records_its_pick(tmp_path, capsys):
+    """Issue 32.3 (in part): the default method can be a config's method; each cell's
+    result says what auto ran and why. A solver or options for auto are refused."""
+    import json
+
+    cfg = _config(tmp_path, methods=('name = "auto"',), seeds="[0]", folds=1, treewidths='[1, 2, "unbounded"]')
+    store = tmp_path / "s.sqlite"
+    assert main(["experiment", str(cfg), "--store", str(store), "-q"]) == 0
+    picks = {r[0].split("|")[2]: json.loads(r[5])["method"] for r in _rows(store)}
+    assert picks == {"k=1": "dp", "k=2": "dp", "k=unbounded": "dp"}  # n = 8: the DP everywhere
+    bad = _config(tmp_path, "bad", methods=('name = "auto"\nsolver = "scip"',))
+    with pytest.raises(ConfigError, match="auto picks its own"):
+        load_config(bad)
+
+
+def test_a_class_variable_is_predicted_on_each_test_fold(tmp_path):
+    """Issue 34.2: with `class` on a data set each cell stores the accuracy and log-loss of
+    predicting it from the others, beside a Naive Bayes; the report has the table."""
+    import json
+
+    from twbn.experiments.harness import fold_rows
+    from twbn.experiments.report import write_report
+    from twbn.scoring.classify import classification_scores, naive_bayes_parents
+    from twbn.scoring.data import read_csv
+
+    cfg = _config(tmp_path, methods=('name = "dp"',), seeds="[0]", folds=2)
+    cfg.write_text(cfg.read_text().replace('name = "chain"\n', 'name = "chain"\nclass = "V7"\n'))
+    store = tmp_path / "s.sqlite"
+    assert main(["experiment", str(cfg), "--store", str(store), "-q"]) == 0
+    with sqlite3.connect(store) as db:
+        rows = db.execute("SELECT fold, result, class_accuracy, class_log_loss, nb_accuracy, nb_log_loss FROM cells "
+                          "ORDER BY fold").fetchall()
+    ds = read_csv(tmp_path / "chain.csv")
+    names = list(ds.names)
+    for fold, result, acc, loss, nb_acc, nb_loss in rows:
+        train, test = (ds.subset_rows(r) for r in fold_rows(ds.n_rows, 2, fold))
+        r = json.loads(result)
+        parents = [tuple(sorted(names.index(p) for p in r["parents"][n])) for n in names]
+        want = classification_scores(train, test, names, parents, "V7")
+        nb = classification_scores(train, test, names, naive_bayes_parents(names, "V7"), "V7")
+        assert (acc, loss, nb_acc, nb_loss) == pytest.approx((want["accuracy"], want["log_loss"], nb["accuracy"],
+                                                              nb["log_loss"]))
+        assert 0 <= acc <= 1 and loss > 0
+    report = (write_report(store, tmp_path / "rep")[-1]).read_text()
+    assert "## Predicting the class" in report and "| chain | 1 | dp | 2 |" in report
+    bad = _config(tmp_path, "bad", seeds="[0]", folds=2)
+    bad.write_text(bad.read_text().replace('name = "chain"\n', 'name = "chain"\nclass = "nope"\n'))
+    assert main(["experiment", str(bad), "--store", str(tmp_path / "b.sqlite"), "-q"]) == 1
+    assert not (tmp_path / "b.sqlite").exists()
