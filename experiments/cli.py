@@ -27,6 +27,7 @@ from twbn.scoring.local_scores import SCORES
 from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
 from twbn.scoring.networks import NetworkError
 from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS, PRUNING_MODES
+from twbn.scoring.errors import TwbnError
 
 USER_ERRORS = (NetworkError, DataError, JklError, CacheError, InfeasibleError, ValueError)
 
@@ -38,7 +39,7 @@ EXIT_NO_NETWORK = EXIT_INCOMPLETE = 3
 EXIT_INTERRUPTED = 130
 
 
-class UserError(Exception):
+class UserError(TwbnError):
     """A problem with what the user asked for; reported as one line, no traceback."""
 
 

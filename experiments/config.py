@@ -54,6 +54,7 @@ from pathlib import Path
 from twbn.scoring.local_scores import SCORES
 from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
 from twbn.scoring.parent_sets import PRUNING_MODES
+from twbn.scoring.errors import TwbnError
 
 #: The top-level keys a config may have.
 KEYS = frozenset({"name", "score", "ess", "max_splits", "max_bins", "approximate", "candidates", "time_per_variable",
@@ -61,7 +62,7 @@ KEYS = frozenset({"name", "score", "ess", "max_splits", "max_bins", "approximate
                   "kill_margin", "inference", "data", "methods"})
 
 
-class ConfigError(ValueError):
+class ConfigError(TwbnError, ValueError):
     """A config that cannot be run; the message names the field."""
 
 

@@ -20,6 +20,8 @@ import urllib.request
 from pathlib import Path
 from typing import Iterable
 
+from twbn.scoring.errors import TwbnError
+
 __all__ = ["BUNDLED", "DEBD_SETS", "DataMissing", "bundled_path", "data_dir", "dataset_path", "debd_path", "download_debd",
            "load_network", "network_path"]
 
@@ -37,7 +39,7 @@ DEBD_URL = "https://raw.githubusercontent.com/UCLA-StarAI/Density-Estimation-Dat
 ENV = "TWBN_DATA"
 
 
-class DataMissing(FileNotFoundError):
+class DataMissing(TwbnError, FileNotFoundError):
     """A data set that is neither bundled nor in the data folder; the message says how to get it."""
 
 

@@ -36,6 +36,7 @@ import numpy as np
 from twbn.experiments.config import Cell, Config, expand
 from twbn.experiments.store import Store
 from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
+from twbn.scoring.errors import TwbnError
 
 EXECUTORS = ("local", "dask")
 #: How long to keep trying to reach a Dask scheduler before giving up.
@@ -45,7 +46,7 @@ DASK_CONNECT_TIMEOUT_S = 10
 FOLD_SEED = 0
 
 
-class ExperimentError(ValueError):
+class ExperimentError(TwbnError, ValueError):
     """A problem with the experiment as asked for (e.g. a store that already has cells)."""
 
 

@@ -21,9 +21,10 @@ from pathlib import Path
 import numpy as np
 
 from twbn.scoring.jkl import atomic_path
+from twbn.scoring.errors import TwbnError
 
 
-class InferenceUnavailable(ImportError):
+class InferenceUnavailable(TwbnError, ImportError):
     """pgmpy is not installed."""
 
 

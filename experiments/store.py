@@ -19,6 +19,8 @@ import time
 from importlib import metadata
 from pathlib import Path
 
+from twbn.scoring.errors import TwbnError
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -77,7 +79,7 @@ def environment() -> dict:
     return env
 
 
-class StoreError(ValueError):
+class StoreError(TwbnError, ValueError):
     """A store that cannot be used: not SQLite, or in use by another writer."""
 
 

@@ -69,6 +69,7 @@ import numpy as np
 from twbn.formulations.graphs import Adjacency, fill_in, fits_in_graph, moral_graph, perfect_elimination_order
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.scoring.cache import ParentSet, ScoreCache
+from twbn.scoring.errors import TwbnError
 
 
 @dataclass
@@ -242,7 +243,7 @@ class ClusterIlp:
         return [*self.fam_vars, *self.edges.values(), *self.y.values(), *self.z.values(), *self.position.values()]
 
 
-class BuildTimeout(RuntimeError):
+class BuildTimeout(TwbnError, RuntimeError):
     """The model was not built by the deadline given to ``build_cluster_ilp``."""
 
 

@@ -19,11 +19,12 @@ from functools import cached_property
 from typing import Iterable
 
 from twbn.scoring.cache import ScoreCache
+from twbn.scoring.errors import TwbnError
 
 Arc = tuple[int, int]
 
 
-class InfeasibleError(ValueError):
+class InfeasibleError(TwbnError, ValueError):
     """The constraints admit no network (e.g. a required arc no candidate set holds)."""
 
 

@@ -13,10 +13,12 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from twbn.scoring.errors import TwbnError
+
 ParentSet = tuple[int, ...]
 
 
-class CacheError(ValueError):
+class CacheError(TwbnError, ValueError):
     """An inconsistent score cache (bad indices, self-parents, non-finite scores)."""
 
 

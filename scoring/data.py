@@ -17,6 +17,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from twbn.scoring.errors import TwbnError
+
 #: Cell texts that mean "missing". Missing values are an error: the scores assume
 #: complete data, and silently treating "NA" as a state would change every score.
 MISSING_TOKENS = frozenset({"", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None"})
@@ -26,7 +28,7 @@ MISSING_TOKENS = frozenset({"", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", 
 DEFAULT_MAX_STATES = 64
 
 
-class DataError(ValueError):
+class DataError(TwbnError, ValueError):
     """Bad input data; the message names the file, row and column where it can."""
 
 

@@ -23,9 +23,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from twbn.scoring.cache import CacheError, ScoreCache
+from twbn.scoring.errors import TwbnError
 
 
-class JklError(ValueError):
+class JklError(TwbnError, ValueError):
     """A malformed jkl file; the message names the file and line."""
 
 
@@ -38,7 +39,7 @@ def sidecar_path(path: str | Path) -> Path:
 MAX_ABS_SCORE = 1e100
 
 
-class OutputError(ValueError):
+class OutputError(TwbnError, ValueError):
     """An output the command must not write: an input, a folder, a device for a cache."""
 
 

@@ -28,9 +28,10 @@ import numpy as np
 
 from twbn.scoring.data import DataError, Dataset
 from twbn.scoring.jkl import atomic_write_bytes
+from twbn.scoring.errors import TwbnError
 
 
-class NetworkError(ValueError):
+class NetworkError(TwbnError, ValueError):
     """A malformed network or BIF file; the message names where."""
 
 

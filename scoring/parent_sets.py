@@ -47,6 +47,7 @@ import numpy as np
 from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.scoring.data import Dataset
 from twbn.scoring.local_scores import PENALISED_LL_SCORES, Scorer
+from twbn.scoring.errors import TwbnError
 
 RULE_NAMES = {
     1: "subset dominance (de Campos & Ji 2011, Thm 1)",
@@ -81,7 +82,7 @@ BYTES_PER_LEVEL_SET_PER_VARIABLE = 16
 BASE_BYTES = 200e6
 
 
-class ScoringTooLarge(ValueError):
+class ScoringTooLarge(TwbnError, ValueError):
     """Exhaustive scoring would not fit the memory limit (or stopped at it)."""
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from twbn.formulations.elimination_milp import MilpOptions
+from twbn.scoring.errors import TwbnError
 
 __all__ = ["DpOptions", "MilpOptions", "CutsOptions", "CpOptions", "KgOptions", "KmaxOptions", "KastarOptions", "S2Options",
            "ImproveOptions", "OptionError", "parse_options", "describe_options"]
@@ -26,7 +27,7 @@ KASTAR_MAX_EXPANSIONS = 20_000
 S2_MAX_EXPANSIONS = 5_000
 
 
-class OptionError(ValueError):
+class OptionError(TwbnError, ValueError):
     """An option a method does not take, or a value it cannot use."""
 
 

@@ -30,6 +30,7 @@ from twbn.solvers.method_options import (
     S2Options,
     parse_options,
 )
+from twbn.scoring.errors import TwbnError
 
 #: Above this n the whole cluster-cut ILP's root LP may not finish in minutes (bounded,
 #: n = 64: not in 60 s; unbounded baudio, n = 100: not in 120 s), so ``cuts`` keeps
@@ -43,7 +44,7 @@ LARGE_N = 40
 IMPROVE_START_SHARE = 0.6
 
 
-class MethodUnavailable(ValueError):
+class MethodUnavailable(TwbnError, ValueError):
     """The method (or an option of it) is not available; the message says why."""
 
 

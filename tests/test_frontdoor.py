@@ -23,6 +23,7 @@ from twbn.formulations.problem import Problem
 from twbn.solvers.auto import CUTS_BOUNDED_MAX_N, DP_UNBOUNDED_MAX_N, choose_method
 
 DOCTEST_MODULES = ["twbn", "twbn.learning", "twbn.solution", "twbn.solvers.auto", "twbn.experiments.datasets",
+                   "twbn.scoring.errors", "twbn.scoring.classify",
                    "twbn.scoring.jkl"]
 
 
@@ -328,3 +329,28 @@ def test_the_newcomer_names_bundled_data_and_configs_from_any_folder(tmp_path, m
     assert main(["data", "download-debd", "nltcs", "--data-dir", str(tmp_path / "other"), "--base-url",
                  (tmp_path / "nowhere").as_uri()]) == 1
     assert not (tmp_path / "other").exists()
+
+
+def test_every_error_class_derives_from_twbn_error_and_the_user_facing_ones_are_exported():
+    """Issue 32.7 (in part): one exception base; what twbn.learn/score can raise is in
+    twbn's namespace."""
+    import inspect
+    import pkgutil
+
+    found = []
+    packages = [importlib.import_module(f"twbn.{p}") for p in ("scoring", "formulations", "solvers", "experiments")]
+    modules = [m for pkg in [twbn, *packages] for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")]
+    for mod in modules:
+        if mod.name.startswith("twbn.experiments.benchmarks") or mod.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(mod.name)
+        for _, obj in inspect.getmembers(module, inspect.isclass):
+            if issubclass(obj, BaseException) and obj.__module__ == mod.name:
+                found.append(obj)
+    assert len(found) >= 18
+    assert [c.__name__ for c in found if not issubclass(c, twbn.TwbnError)] == []
+    for name in ("DataError", "CacheError", "JklError", "OutputError", "ScoringTooLarge", "InfeasibleError",
+                 "MethodUnavailable", "OptionError", "BackendUnavailable"):
+        assert name in twbn.__all__ and issubclass(getattr(twbn, name), (twbn.TwbnError, ValueError))
+    with pytest.raises(twbn.MethodUnavailable):
+        twbn.learn(random_cache(4, seed=0, max_size=1), treewidth=1, method="nope")

@@ -14,7 +14,9 @@ The front door:
 - :class:`Solution` — parents by name, score, bound, gap; ``to_pgmpy``, ``to_networkx``,
   ``to_bif``, ``to_json``, ``check``;
 - :func:`read_jkl`, :func:`write_jkl` — score caches in the jkl format GOBNILP and BLIP read;
-- :func:`example_path` — the bundled UCI data sets.
+- :func:`example_path` — the bundled UCI data sets;
+- :class:`TwbnError` — the base of every error twbn raises (user errors are also
+  ``ValueError``s); the ones a caller of ``score``/``learn`` can meet are exported.
 
 Examples
 --------
@@ -31,8 +33,13 @@ from twbn.formulations.problem import InfeasibleError
 from twbn.learning import learn, score
 from twbn.scoring.cache import CacheError, ScoreCache
 from twbn.scoring.data import DataError, Dataset, read_csv
-from twbn.scoring.jkl import JklError, read_jkl, write_jkl
+from twbn.scoring.errors import TwbnError
+from twbn.scoring.jkl import JklError, OutputError, read_jkl, write_jkl
+from twbn.scoring.parent_sets import ScoringTooLarge
 from twbn.solution import Solution
+from twbn.solvers.method_options import OptionError
+from twbn.solvers.models.backends import BackendUnavailable
+from twbn.solvers.registry import MethodUnavailable
 
 __all__ = [
     "score",
@@ -45,10 +52,16 @@ __all__ = [
     "write_jkl",
     "example_path",
     "EXAMPLES",
+    "TwbnError",
     "DataError",
     "CacheError",
     "JklError",
+    "OutputError",
+    "ScoringTooLarge",
     "InfeasibleError",
+    "MethodUnavailable",
+    "OptionError",
+    "BackendUnavailable",
 ]
 
 __version__ = "0.1.0"

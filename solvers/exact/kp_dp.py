@@ -33,13 +33,14 @@ from numba import njit
 
 from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.solvers.exact.unbounded import _compress, best_parent_tables, unbounded_optimum
+from twbn.scoring.errors import TwbnError
 
 NEG = -np.inf
 #: Refuse instances whose tables would exceed this many bytes (the machine has 24 GB).
 DEFAULT_MEMORY_LIMIT = 18 * 2**30
 
 
-class DPTimeout(Exception):
+class DPTimeout(TwbnError):
     """The time limit ran out before the DP finished (no answer, never a wrong one)."""
 
 

@@ -23,10 +23,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 
+from twbn.scoring.errors import TwbnError
+
 BACKENDS = ("highs", "scip", "cbc")
 
 
-class BackendUnavailable(ValueError):
+class BackendUnavailable(TwbnError, ValueError):
     """The requested engine is not installed; the message names the package."""
 
 
