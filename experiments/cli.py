@@ -29,7 +29,7 @@ from twbn.scoring.networks import NetworkError
 from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS, PRUNING_MODES
 from twbn.scoring.errors import TwbnError
 
-USER_ERRORS = (NetworkError, DataError, JklError, CacheError, InfeasibleError, ValueError)
+USER_ERRORS = (TwbnError, NetworkError, DataError, JklError, CacheError, InfeasibleError, ValueError)
 
 
 #: ``learn`` ran to its end but has no network to report; ``experiment`` ran, but some
@@ -461,6 +461,26 @@ def cmd_learn(args: argparse.Namespace) -> int:
     return 0 if sol.parents is not None else EXIT_NO_NETWORK
 
 
+def cmd_methods(args: argparse.Namespace) -> int:
+    """Every method the registry holds, built-in and plugin, and the plugins that failed."""
+    from twbn.solvers.method_options import describe_options
+    from twbn.solvers.plugins import PLUGIN_FAILURES, load_plugins
+    from twbn.solvers.registry import METHODS
+
+    load_plugins()
+    print("auto: chooses a method by size and budget, says why, and runs it (the default)")
+    for m in METHODS.values():
+        needs = f"needs k >= {m.min_treewidth}" if m.min_treewidth is not None else "bounded or unbounded"
+        extra = [needs] + ([f"backends {', '.join(m.backends)}"] if m.backends else []) + \
+            (["takes a warm start"] if m.warm_start else []) + (["plugin"] if m.plugin else [])
+        print(f"{m.name}: {m.summary} ({'; '.join(extra)})")
+        for line in describe_options(m.options) if args.options else ():
+            print("    --option " + line)
+    for name, why in sorted(PLUGIN_FAILURES.items()):
+        print(f"{name}: unavailable: {why}")
+    return 0
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from twbn.formulations.verify import verify_result
     from twbn.scoring.jkl import read_jkl
@@ -742,8 +762,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a CSV/CSV.gz of data (scored first with the scoring options below), a bundled set by "
                          "name (housing, zoo, …), or a jkl cache")
     le.add_argument("--treewidth", type=_nonneg_int, default=None, metavar="K", help="bound (default: unbounded)")
+    from twbn.solvers.plugins import load_plugins
     from twbn.solvers.registry import METHODS
 
+    load_plugins()
     le.add_argument("--method", default="auto",
                     help="auto (default: chosen by size, and says why), " + "; ".join(
                         f"{m.name}: {m.summary}" for m in METHODS.values()))
@@ -767,6 +789,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scoring_options(sc, learn=True)
     sc.add_argument("--save-cache", metavar="CACHE.jkl", help="also keep the score cache")
     le.set_defaults(func=cmd_learn)
+
+    me = sub.add_parser("methods", help="list every method, built-in and plugin (entry points twbn.methods)")
+    me.add_argument("--options", action="store_true", help="also list each method's options")
+    me.set_defaults(func=cmd_methods)
 
     ch = sub.add_parser("check", help="verify a result against a cache (exit 0 iff valid)")
     ch.add_argument("cache", metavar="CACHE.jkl")

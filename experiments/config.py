@@ -184,7 +184,10 @@ def load_config(path: str | Path) -> Config:
                 raise ConfigError(f"{path}: treewidths are integers >= 1 or \"unbounded\", got {t!r}")
         return tuple(out)
 
+    from twbn.solvers.plugins import load_plugins
     from twbn.solvers.registry import METHODS  # the one list of method names
+
+    load_plugins()
 
     tws = bounds(get("treewidths", kind=list), "treewidths")
     methods = {}

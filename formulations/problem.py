@@ -85,6 +85,23 @@ class Problem:
     def names(self) -> tuple[str, ...]:
         return self.cache.names
 
+    def parent_sets(self, v: int) -> list[tuple[tuple[int, ...], float]]:
+        """The ``(parents, score)`` pairs variable ``v`` may take here, best first: its
+        cached sets without a forbidden parent, with every required one, of at most k
+        parents. Parents are sorted tuples of variable indices (``names`` gives them).
+
+        Examples
+        --------
+        >>> from twbn.scoring.cache import ScoreCache
+        >>> cache = ScoreCache.from_mapping("AB", [{(): -5.0, (1,): -3.0}, {(): -4.0}])
+        >>> Problem(cache, 1).parent_sets(0)
+        [((1,), -3.0), ((), -5.0)]
+        >>> Problem(cache, 1, forbidden={(1, 0)}).parent_sets(0)
+        [((), -5.0)]
+        """
+        cand = self.candidates
+        return list(zip(cand.parent_sets[v], cand.scores[v].tolist()))
+
     @cached_property
     def candidates(self) -> ScoreCache:
         """The cache restricted to what the problem allows: no forbidden parent, every

@@ -210,6 +210,7 @@ class Method:
     #: (solvers/relaxation.py), computed after the method unless it proved optimality;
     #: None: never (the method's own bound is better wherever it runs)
     lp_bound_from: int | None = None
+    plugin: bool = False  #: registered from outside twbn (solvers/plugins.py)
 
 
 METHODS: dict[str, Method] = {m.name: m for m in (
@@ -244,6 +245,11 @@ UNBOUNDED_START_K = 8
 
 def get_method(name: str) -> Method:
     """The registered method ``name``; MethodUnavailable (with the names) otherwise."""
+    from twbn.solvers.plugins import PLUGIN_FAILURES, load_plugins
+
+    load_plugins()
+    if name in PLUGIN_FAILURES and name not in METHODS:
+        raise MethodUnavailable(f"method {name} is unavailable: {PLUGIN_FAILURES[name]}")
     if name not in METHODS:
         raise MethodUnavailable(f"unknown method {name!r}; available: {', '.join(METHODS)}")
     return METHODS[name]
@@ -467,6 +473,9 @@ def check_request(
 
 def _check_warm_spec(treewidth: int | None, spec: str) -> None:
     """Refuse a warm-start name that cannot work, before any time is spent."""
+    from twbn.solvers.plugins import load_plugins
+
+    load_plugins()
     if spec == "tree":
         return
     if spec.endswith(".json"):

@@ -37,7 +37,10 @@ from twbn.scoring.errors import TwbnError
 from twbn.scoring.jkl import JklError, OutputError, read_jkl, write_jkl
 from twbn.scoring.parent_sets import ScoringTooLarge
 from twbn.solution import Solution
+from twbn.formulations.problem import Problem
+from twbn.solvers.budget import Budget
 from twbn.solvers.method_options import OptionError
+from twbn.solvers.plugins import Method, MethodFailed, register_method
 from twbn.solvers.models.backends import BackendUnavailable
 from twbn.solvers.registry import MethodUnavailable
 
@@ -62,6 +65,11 @@ __all__ = [
     "MethodUnavailable",
     "OptionError",
     "BackendUnavailable",
+    "MethodFailed",
+    "Method",
+    "register_method",
+    "Problem",
+    "Budget",
 ]
 
 __version__ = "0.1.0"

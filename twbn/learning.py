@@ -218,6 +218,7 @@ def learn(
     ess: float = 1.0,
     pruning: str = "all",
     approximate: bool = False,
+    options: dict | None = None,
 ) -> Solution:
     """Learn a Bayesian network whose moral graph has treewidth ≤ ``treewidth``.
 
@@ -246,6 +247,9 @@ def learn(
         Background knowledge: arcs the network must not, or must, contain.
     score, max_parents, ess, pruning, approximate
         Scoring parameters (see :func:`score`) when ``data`` is data.
+    options : dict, optional
+        The method's options by name (``twbn methods --options`` lists them), as
+        ``--option NAME=VALUE``; not with ``auto``.
 
     Returns
     -------
@@ -286,7 +290,7 @@ def learn(
 
     _check_int("treewidth", treewidth, 0, optional=True)
     _check_int("seed", seed, 0, optional=True)
-    check_request(method, treewidth, solver=solver, time_limit=time_limit, warm_start=warm_start)
+    check_request(method, treewidth, solver=solver, time_limit=time_limit, warm_start=warm_start, options=options)
     if not isinstance(data, ScoreCache) and not (isinstance(data, (str, Path)) and str(data).endswith(".jkl")):
         _check_scoring(score, max_parents, ess, pruning, approximate)
     if isinstance(data, ScoreCache):
@@ -302,5 +306,5 @@ def learn(
 
         warm_start = Internal.from_json(warm_start.to_json(), problem)
     sol = run(problem, method, solver=solver, time_limit=time_limit, seed=seed, warm_start=warm_start,
-              log=log.info)
+              options=options, log=log.info)
     return Solution(sol.to_json(problem))
