@@ -27,11 +27,11 @@ right-hand terms sum to g(C) − g(∅). (4) is M = U_{k,|C|}. twbn uses the mat
 from U_{r,m} by replacing its elements with parallel classes: C split into m ≥ r + 1
 classes, v ∈ cl(P) iff P meets v's class or meets ≥ r classes, r_M(C) = r. On mushroom's
 converged root LP (no violated (3) or (4) left) such rows are violated by up to 0.82.
-All enter as cuts only (solvers/cluster_separation.py).
+All enter as cuts only (solvers/cuts/cluster_separation.py).
 The integer points of (2)–(3) are exactly the DAGs with cached parent sets: the vertex set
 of a directed cycle violates (3) (each member has a parent in the cycle), and if the graph
 is acyclic every C has a member that is a source of the induced subgraph. There are
-2^n − n − 1 cluster rows, so they enter as cutting planes (solvers/cuts.py); the rows for
+2^n − n − 1 cluster rows, so they enter as cutting planes (solvers/cuts/branch_and_cut.py); the rows for
 |C| = 2 (no 2-cycles) are added up front, one per pair that can form a 2-cycle.
 
 Modes:
@@ -42,7 +42,7 @@ Modes:
   z ∈ [0, n−1]), 8d, 8g summed over the parent sets that contain j and over both
   directions (j → i and i → j), 8h summed over the parent sets that contain j and k, and
   y_ij + y_ji ≤ 1. Acyclicity comes from (3), so 8f and the order v are not needed. The
-  minor density rows (6) of solvers/minor_separation.py bound the triangulation y + yᵀ
+  minor density rows (6) of solvers/cuts/minor_separation.py bound the triangulation y + yᵀ
   further, as cuts.
   The n·C(n−1, 2) rows 8d are held out of the LP and added by SCIP where violated.
   Sound and complete because every network of treewidth ≤ k has an elimination order of
@@ -258,7 +258,7 @@ def build_cluster_ilp(problem: Problem, model, *, edges: bool = False,
     """Add the variables and the static rows to an empty ``pyscipopt.Model``. With
     ``edges``, one binary e_{uv} per pair that some family joins, defined by
     e_{uv} = Σ_{W∋u} I(W→v) + Σ_{W∋v} I(W→u) (the pair row of (3) makes it ≤ 1): the
-    skeleton's edges, for branching (solvers/cuts.py says why).
+    skeleton's edges, for branching (solvers/cuts/branch_and_cut.py says why).
 
     ``ancestry``: pairs (a, b) such that a is an ancestor of b through variables the
     model does not hold (the rest of a network around a piece, solvers/cuts/improve.py).

@@ -1,4 +1,4 @@
-"""Large-neighbourhood search for ``cuts`` (solvers/cuts_lns.py): its neighbourhoods, its
+"""Large-neighbourhood search for ``cuts`` (solvers/cuts/lns.py): its neighbourhoods, its
 sub-problems against brute force, and the bounded solve that uses it."""
 
 import random

@@ -1,4 +1,4 @@
-"""The minor density rows (6) of solvers/minor_separation.py: by hand, validity on every
+"""The minor density rows (6) of solvers/cuts/minor_separation.py: by hand, validity on every
 graph of treewidth ≤ k (against formulations/graphs.exact_treewidth), and inside the
 bounded cluster-cut ILP against the exact DP."""
 

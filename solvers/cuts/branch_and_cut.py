@@ -30,7 +30,7 @@ The handler (``_ClusterHandler``):
   treewidth bound when there is one (``sink_heuristic``);
 - heuristic (``_LnsHeuristic``, bounded mode by default): large-neighbourhood search on
   the incumbent, a sub-``cuts`` over ~8 variables with the rest fixed
-  (solvers/cuts_lns.py), within ``LNS_SHARE`` of the elapsed time.
+  (solvers/cuts/lns.py), within ``LNS_SHARE`` of the elapsed time.
 Branching: with ``edges`` (the default) the skeleton's edge variables e_{uv} of
 formulations/cluster_ilp.py are branched on before the family variables. Fixing one
 family says little (hundreds of others remain), while e_{uv} = 0 removes both
@@ -81,7 +81,7 @@ BUILD_SHARE = 0.45
 #: Seconds one exact separation may take; beyond it the round returns what it has.
 EXACT_CALL_LIMIT = 10.0
 #: Seconds per separation round for the minor density rows (6), bounded mode: the restarts
-#: of solvers/minor_separation.py stop there (at n = 31 a round takes ~0.1 s).
+#: of solvers/cuts/minor_separation.py stop there (at n = 31 a round takes ~0.1 s).
 MINOR_CALL_LIMIT = 2.0
 #: Large-neighbourhood search (``_LnsHeuristic``): the share of the elapsed time it may
 #: take, one sub-solve's time limit, and the neighbourhood sizes.
@@ -100,7 +100,7 @@ LNS_DECAY = 0.7
 #: with this one four did (+28 to +39).
 LNS_SUB_OPTIONS = {"exact": "root", "cluster_k": 1, "matroid": False}
 #: Bounded: a neighbourhood may also hold the triangulation between its fixed variables
-#: (solvers/cuts_lns.py, ``fixed_fill``). 600 s from k-G on wdbc (150 s of k-G), before
+#: (solvers/cuts/lns.py, ``fixed_fill``). 600 s from k-G on wdbc (150 s of k-G), before
 #: the sparse rows: k = 2 reached −11,893.61 with neighbourhoods free of it and −11,850.08
 #: held; k = 4 −11,651.73 free and −11,698.10 held; alternating, −11,919.71 and −11,651.73
 #: (one run each: at k = 2 the free sub-solves hit their time limit, 20 calls instead of
@@ -425,7 +425,7 @@ def _handler_classes():
             return {"result": SCIP_RESULT.DIDNOTFIND}
 
     class _LnsHeuristic(_NetworkHeuristic):
-        """Large-neighbourhood search on the incumbent (solvers/cuts_lns.py): one
+        """Large-neighbourhood search on the incumbent (solvers/cuts/lns.py): one
         neighbourhood per call, re-solved by a sub-``cuts`` of at most ``LNS_CALL_LIMIT``
         seconds, while the time spent here stays within ``share`` (default ``LNS_SHARE``) of
         the time elapsed.
@@ -525,7 +525,7 @@ def solve_cuts(
     over the DAGs whose moral graph lies inside that graph. ``cluster_k``: the largest k of
     the k-cluster rows (4) separated (1: cluster rows (3) only); ``matroid``: separate the
     matroid rows (5) of rank 2 … ``cluster_k`` too. ``lns``: improve the incumbent by
-    large-neighbourhood search (solvers/cuts_lns.py); None (default) means in the bounded
+    large-neighbourhood search (solvers/cuts/lns.py); None (default) means in the bounded
     mode only; ``lns_share``: the largest share of the elapsed time it may take (more
     finds better networks in long runs, at the bound's expense). ``fixed_y``: values for triangulation variables y_ij of the bounded model
     (the LNS fixes those between variables it holds fixed; a start's values there are

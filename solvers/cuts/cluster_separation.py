@@ -5,7 +5,7 @@ and of the k-cluster rows (4), Σ_{v∈C} Σ_{|W∩C|≥k} x(W→v) ≤ |C| − 
 
 and of the matroid rows (5) with parallel classes.
 
-Four routines, used in this order by solvers/cuts.py:
+Four routines, used in this order by solvers/cuts/branch_and_cut.py:
 - ``greedy_clusters``: a growth heuristic for (3), O(n² · S · n) numpy work per call for S
   families in the support of x;
 - ``local_kclusters``: local search for (4) from the clusters the greedy found. On

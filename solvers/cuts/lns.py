@@ -3,7 +3,7 @@ exactly, the rest held fixed.
 
 SCIP's own neighbourhood heuristics (RINS, crossover, local branching, …) solve sub-MIPs
 that copy every constraint handler; a Python handler such as the cluster constraints of
-solvers/cuts.py is not copied, so they never run on this model. This module is twbn's
+solvers/cuts/branch_and_cut.py is not copied, so they never run on this model. This module is twbn's
 stand-in, after the LNS scheme of Shaw (1998) and the sub-MIP idea of RINS (Danna,
 Rothberg & Le Pape 2005): pick a set S of variables that are close in the incumbent's
 moral graph, keep every other variable's family as it is, and solve the remaining

@@ -23,7 +23,7 @@ K4 minor"); for k ≥ 3 they are necessary only.
 
 In twbn the row is written on t_e = y_ij + y_ji, the triangulation's edges: a graph of
 treewidth ≤ k containing the moral graph, so (6) is valid for every feasible point. It is
-separated at the moral edges that the family variables force (solvers/cuts.py says why),
+separated at the moral edges that the family variables force (solvers/cuts/branch_and_cut.py says why),
 which 8g and 8h put below y_ij + y_ji.
 
 ``minor_density_rows`` looks for violated rows by alternating two greedy steps on the

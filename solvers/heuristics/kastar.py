@@ -2,7 +2,7 @@
 
 Scanagatta, Corani, de Campos & Zaffalon (2016), Sec. 3.1. For an order of the variables
 the first k+1 form the initial (k+1)-clique and get their best DAG exactly (as in k-G,
-solvers/kg.py); then each later variable v_j must be attached to one k-clique C of the
+solvers/heuristics/kg.py); then each later variable v_j must be attached to one k-clique C of the
 k-tree built so far and takes its best cached parent set inside C. k-G takes the clique
 of the best parent set greedily; k-A* searches all clique choices:
 

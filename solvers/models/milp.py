@@ -1,5 +1,5 @@
 """``--method milp``: the Nie et al. elimination-order MILP (formulations/elimination_milp.py)
-on a MIP engine (solvers/mip_backends.py), with warm start, time limit and trajectory."""
+on a MIP engine (solvers/models/backends.py), with warm start, time limit and trajectory."""
 
 from __future__ import annotations
 
