@@ -258,8 +258,11 @@ def _dask_client(scheduler: str | None, jobs: int):
     if scheduler is None:
         # processes, one thread each: a worker only waits on its cell's child process;
         # no memory limit, since the cell's own RLIMIT_AS is what bounds it
+        import logging
+
+        # silence_logs: the workers' warnings (a cancelled cell on Ctrl-C) are no news
         with LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True, memory_limit=0,
-                          dashboard_address=None) as cluster, Client(cluster) as client:
+                          dashboard_address=None, silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
             yield client
     else:
         try:
@@ -279,8 +282,8 @@ def _run_dask(calls: list, client, stop) -> Iterator[tuple[int, dict | None]]:
     done = as_completed(futures)
     while True:
         if stop.is_set():
-            # cells not started are dropped; a running cell's process dies with its worker
-            # when the local cluster closes (a remote worker finishes it unseen)
+            # cells not started are dropped; on a local cluster a running cell's process dies
+            # with its worker when the cluster closes (on a remote one it finishes unseen)
             client.cancel(list(futures))
             return
         try:

@@ -364,15 +364,18 @@ def test_dask_executor_without_dask_leaves_no_store(tmp_path, capsys, monkeypatc
     assert not store.exists() and not (tmp_path / "s.sqlite.work").exists()
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.slow)])
-def test_a_signal_stops_the_grid_and_keeps_every_finished_cell(tmp_path, signum):
+@pytest.mark.parametrize("signum,executor", [(signal.SIGINT, "local"),
+                                             pytest.param(signal.SIGTERM, "local", marks=pytest.mark.slow),
+                                             pytest.param(signal.SIGINT, "dask", marks=pytest.mark.slow)])
+def test_a_signal_stops_the_grid_and_keeps_every_finished_cell(tmp_path, signum, executor):
     """Issue 31.4: after the first cell is stored, a signal: no new cell starts, the running
     one stops, what finished stays, the message says how to resume, no cell folder is left;
     --resume then runs exactly the rest."""
     cfg = _config(tmp_path, seeds="[0, 1, 2, 3]", folds=1, treewidths="[1, 2]", time_limit=4)
     store = tmp_path / "s.sqlite"
     proc = subprocess.Popen([sys.executable, "-m", "twbn.experiments.cli", "experiment", str(cfg), "--store",
-                             str(store)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             str(store), "--executor", executor], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if store.exists() and len(_rows(store)) >= 1:
@@ -386,6 +389,7 @@ def test_a_signal_stops_the_grid_and_keeps_every_finished_cell(tmp_path, signum)
     kept = len(_rows(store))
     assert 1 <= kept < 8
     assert f"{kept} cells of this run are kept" in err and "--resume" in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
     assert not list((tmp_path / "s.sqlite.work").glob("twbn-cell-*"))
     assert main(["experiment", str(cfg), "--store", str(store), "--resume", "-q"]) == 0
     assert len(_rows(store)) == 8
