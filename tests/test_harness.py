@@ -109,9 +109,10 @@ def test_quick_grid_through_dask_local_cluster(tmp_path):
 
 
 def test_crash_and_overrun_cost_one_cell(tmp_path):
-    # the memory limit leaves the cell no room to import numpy; the kill margin is shorter
-    # than the start-up of a cell, so kg overruns; the DP cells still complete
-    starved = _config(tmp_path, "starved", methods=('name = "dp"',), memory_limit_mb=60, seeds="[0]", folds=1)
+    # the memory limit leaves the cell no room to build a model (pyomo's import alone needs
+    # more); the kill margin is shorter than the start-up of a cell, so kg overruns; the DP
+    # cells still complete
+    starved = _config(tmp_path, "starved", methods=('name = "milp"',), memory_limit_mb=60, seeds="[0]", folds=1)
     assert main(["experiment", str(starved), "--store", str(tmp_path / "a.sqlite"), "-q"]) == 3  # cells failed
     (key, status, *_), = _rows(tmp_path / "a.sqlite")
     assert status == "failed"
