@@ -355,3 +355,24 @@ def test_every_error_class_derives_from_twbn_error_and_the_user_facing_ones_are_
         assert name in twbn.__all__ and issubclass(getattr(twbn, name), (twbn.TwbnError, ValueError))
     with pytest.raises(twbn.MethodUnavailable):
         twbn.learn(random_cache(4, seed=0, max_size=1), treewidth=1, method="nope")
+
+
+def test_auto_bounds_a_small_bounded_problem_by_the_unbounded_optimum():
+    """Issue 33.1 (in part): at n <= 22 the unbounded optimum bounds every k from above
+    (a network of width <= k is one without a bound); where its network fits k it is the
+    answer, proved optimal."""
+    from twbn.solvers.registry import run, solve
+
+    cache = _sized_cache(16, seed=4)
+    relaxed = solve(Problem(cache), "dp")
+    for k in (2, 4, relaxed.width):
+        problem = Problem(cache, k)
+        sol = run(problem, "auto", time_limit=6, seed=0)
+        assert sol.bound <= relaxed.score + 1e-9
+        if k >= relaxed.width:
+            assert sol.status == "optimal" and sol.score == pytest.approx(relaxed.score) and sol.width <= k
+        if k == 2:  # the DP's bounded optimum is below the bound claimed, and the network valid
+            assert solve(problem, "dp").score <= sol.bound + 1e-9
+        from twbn.formulations.verify import verify_result
+
+        assert verify_result(cache, sol.to_json(problem), k) == []
