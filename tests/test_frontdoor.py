@@ -361,18 +361,30 @@ def test_auto_bounds_a_small_bounded_problem_by_the_unbounded_optimum():
     """Issue 33.1 (in part): at n <= 22 the unbounded optimum bounds every k from above
     (a network of width <= k is one without a bound); where its network fits k it is the
     answer, proved optimal."""
+    from twbn.formulations.verify import verify_result
     from twbn.solvers.registry import run, solve
 
-    cache = _sized_cache(16, seed=4)
+    cache = _sized_cache(12, seed=4)
     relaxed = solve(Problem(cache), "dp")
-    for k in (2, 4, relaxed.width):
+    assert relaxed.width >= 2
+    for k in (relaxed.width, relaxed.width + 1):
         problem = Problem(cache, k)
-        sol = run(problem, "auto", time_limit=6, seed=0)
-        assert sol.bound <= relaxed.score + 1e-9
+        sol = run(problem, "auto", time_limit=4, seed=0)
+        assert sol.bound <= relaxed.score + 1e-9 and sol.score <= sol.bound
         if k >= relaxed.width:
             assert sol.status == "optimal" and sol.score == pytest.approx(relaxed.score) and sol.width <= k
-        if k == 2:  # the DP's bounded optimum is below the bound claimed, and the network valid
-            assert solve(problem, "dp").score <= sol.bound + 1e-9
-        from twbn.formulations.verify import verify_result
-
+            assert sol.stats["auto"].endswith("the unbounded optimum fits the bound")
         assert verify_result(cache, sol.to_json(problem), k) == []
+
+
+@pytest.mark.slow
+def test_the_unbounded_optimum_bound_holds_against_the_bounded_dp():
+    """Below the unbounded network's width, auto's bound (the better of the cluster LP's
+    and the unbounded optimum) is above the bounded DP's optimum."""
+    from twbn.solvers.registry import run, solve
+
+    cache = _sized_cache(12, seed=4)
+    for k in (2, 3, 4):
+        problem = Problem(cache, k)
+        sol = run(problem, "auto", time_limit=4, seed=0)
+        assert solve(problem, "dp", time_limit=120).score <= sol.bound + 1e-9
