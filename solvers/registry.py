@@ -6,6 +6,7 @@ Solution out, whose certificate ``make_solution`` checks before it is returned.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import time
@@ -16,7 +17,7 @@ from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import Solution, make_solution
 from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT as HEURISTIC_TIME_LIMIT
 from twbn.solvers.relaxation import BOUND_SHARE
-from twbn.solvers.control import RunControl
+from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.method_options import (
     CpOptions,
     CutsOptions,
@@ -407,11 +408,15 @@ def solve(
         control.begin(method)
     share = BOUND_SHARE if _lp_bound and spec.lp_bound_from is not None and problem.n >= spec.lp_bound_from else 0.0
     t0 = time.monotonic()
-    sol = spec.run(problem, time_limit=None if limit is None else limit * (1.0 - share), seed=seed, solver=solver,
-                   warm_start=warm_start, options=opts, control=control)
-    if share and sol.status in ("feasible", "unknown") and not (control and control.stop_requested()):
-        spent = time.monotonic() - t0
-        add_lp_bound(problem, sol, limit - spent if limit is not None else max(0.5, share * spent))
+    # an anytime method keeps its network on a signal however deep it is (between the
+    # pieces of improve, in its k-MAX start, in the LP bound after it): a signal only sets
+    # the stop flag, which its loops and engines' hooks read
+    with cooperating(control) if spec.anytime else contextlib.nullcontext():
+        sol = spec.run(problem, time_limit=None if limit is None else limit * (1.0 - share), seed=seed,
+                       solver=solver, warm_start=warm_start, options=opts, control=control)
+        if share and sol.status in ("feasible", "unknown") and not (control and control.stop_requested()):
+            spent = time.monotonic() - t0
+            add_lp_bound(problem, sol, limit - spent if limit is not None else max(0.5, share * spent))
     sol.time_limit = time_limit
     floor_bound(problem, sol)
     if sol.parents is None and not sol.stats.get("reason"):
@@ -582,6 +587,14 @@ def run(
             _finish(sol, entered, control)
             return sol
     spec = get_method(method)
+    with cooperating(control) if spec.anytime else contextlib.nullcontext():  # as in solve()
+        return _run_chosen(problem, method, spec, choice, unbounded, solver=solver, time_limit=time_limit, seed=seed,
+                           warm_start=warm_start, options=options, control=control, entered=entered)
+
+
+def _run_chosen(problem, method, spec, choice, unbounded, *, solver, time_limit, seed, warm_start, options, control,
+                entered) -> Solution:
+    """``run`` once the method is known: its warm start, then the method."""
     warm, used, label = None, 0.0, None
     if warm_start is not None and infeasibility(problem) is None:
         if isinstance(warm_start, Solution):

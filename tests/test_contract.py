@@ -449,3 +449,21 @@ def test_greedy_dag_in_a_k_tree_is_valid_and_never_above_the_dp():
         sol = make_solution(problem, parents, bound=None, status="feasible", method="greedy", order_hint=order)
         assert sol.score == pytest.approx(score) and verify_result(cache, sol.to_json(problem), k) == []
         assert all(u in adj[v] for v, ps in enumerate(parents) for u in ps)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("wait", [12.6, 13.0, 14.0, 16.5])
+def test_sigint_between_improves_pieces_keeps_the_network(tmp_path, wait):
+    """A signal between two of improve's pieces used to raise KeyboardInterrupt there (no
+    network kept, "interrupted before a network was found"), and one in SCIP's init-solve
+    stage made interruptSolve raise inside a callback (exit 1, or a crash asking an
+    unsolved model for its bound): every moment of an anytime method now only sets the flag."""
+    jkl, out = tmp_path / "c.jkl", tmp_path / "r.json"
+    write_jkl(_sparse_cache(300, seed=5), jkl)
+    proc = _twbn("learn", jkl, "--treewidth", 3, "--time-limit", 60, "-o", out, "-q")
+    time.sleep(wait)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == EXIT_INTERRUPTED, err
+    assert err.strip().splitlines() == [f"twbn: interrupted; wrote its best network so far to {out}"]
+    assert main(["check", str(jkl), str(out)]) == 0

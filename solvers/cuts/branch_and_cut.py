@@ -59,7 +59,7 @@ from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION, exact_clusters, 
 from twbn.solvers.cuts.lns import fixed_fill, fixed_outside, neighbourhood
 from twbn.solvers.cuts.minor_separation import minor_density_rows
 from twbn.solvers.control import RunControl, cooperating
-from twbn.solvers.models.backends import _finite, record_scip_trajectory, root_bound
+from twbn.solvers.models.backends import _finite, record_scip_trajectory, root_bound, scip_interrupt
 
 EXACT_MODES = ("always", "root", "never")
 #: Greedy clusters that seed the matroid-row search besides the fractional variables:
@@ -624,9 +624,15 @@ def solve_cuts(
     if control is not None:
         # SIGINT too goes to the RunControl, whose hook interrupts SCIP at its next callback
         m.setParam("misc/catchctrlc", False)
-    with cooperating(control, m.interruptSolve):
-        if control is None or not control.stop_requested():
-            m.optimize()
+    with cooperating(control, scip_interrupt(m)):
+        if control is not None and control.stop_requested():
+            # stopped before solving: SCIP's statistics of an unsolved model are an error
+            # (pyscipopt crashed on getDualbound), so the start is the answer
+            wall = round(time.monotonic() - t0, 4)
+            return start_or_nothing(problem, warm_start, wall_time=wall,
+                                    stats={"reason": "stopped before solving", "build_seconds": round(build_s, 4)},
+                                    **info)
+        m.optimize()
     if os.environ.get("TWBN_SCIP_STATISTICS"):  # a developer's view of where SCIP spent its time
         m.writeStatistics(os.environ["TWBN_SCIP_STATISTICS"])
     status = m.getStatus()

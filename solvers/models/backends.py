@@ -73,6 +73,26 @@ def solve_lp_file(
 _STDOUT_LOCK = threading.Lock()
 
 
+def scip_interrupt(model):
+    """A stop hook for a SCIP model: ``interruptSolve`` where SCIP takes it. In some stages
+    (presolving, "init solve") SCIP refuses the call with an exception, which, raised from
+    the signal handler inside a SCIP callback, left SCIP unable to free the model and the
+    command exiting 1 (improve at n = 300, SIGINT 16 s in); then the request stays on the
+    RunControl, where the methods' own loops see it after the call."""
+
+    from pyscipopt import SCIP_STAGE
+
+    def hook() -> None:
+        if model.getStage() == SCIP_STAGE.INITSOLVE:  # refused there, with an error on stderr
+            return
+        try:
+            model.interruptSolve()
+        except Exception:  # noqa: BLE001 - pyscipopt raises a bare Exception for a refused call
+            pass
+
+    return hook
+
+
 def quiet_highs():
     """A ``highspy.Highs`` with its output off, made without a word on stdout: highspy
     1.16 prints its banner from the constructor, before ``output_flag`` can be set, and
@@ -245,9 +265,12 @@ def _scip(path, time_limit, seed, start, threads, control=None) -> MipOutcome:
         m.addSol(sol, free=True)
     if control is not None:
         m.setParam("misc/catchctrlc", False)  # SIGINT goes to the RunControl
-    with cooperating(control, m.interruptSolve):
-        if control is None or not control.stop_requested():
-            m.optimize()
+    with cooperating(control, scip_interrupt(m)):
+        if control is not None and control.stop_requested():
+            # stopped before solving: SCIP's statistics of an unsolved model are an error
+            # (a crash of pyscipopt), so nothing is asked of it
+            return MipOutcome("unknown", None, None, None, traj, {"engine_status": "not started"})
+        m.optimize()
     status = m.getStatus()
     has_sol = m.getNSols() > 0
     values = None
