@@ -445,3 +445,21 @@ def test_a_class_variable_is_predicted_on_each_test_fold(tmp_path):
     bad.write_text(bad.read_text().replace('name = "chain"\n', 'name = "chain"\nclass = "nope"\n'))
     assert main(["experiment", str(bad), "--store", str(tmp_path / "b.sqlite"), "-q"]) == 1
     assert not (tmp_path / "b.sqlite").exists()
+
+
+@pytest.mark.slow
+def test_the_study_report_from_the_quick_config(tmp_path):
+    """Issue 34: the quick study config runs (auto, kg, a class, inference) and the study
+    report has the paper's layout: the table by bound, the gap table beside Table II, the
+    class table, and one figure per measure."""
+    from twbn.experiments.benchmarks.machado_study import PAPER_GAPS, write
+
+    store = tmp_path / "q.sqlite"
+    assert main(["experiment", "machado-study-quick", "--store", str(store), "-q"]) == 0
+    written = write([store], tmp_path / "rep")
+    text = written[0].read_text()
+    assert "| 1 | 2 | auto | 3 | 2 of 2 |" in text and "| 1 | 2 | kg | 3 | 2 of 2 |" in text
+    assert "their Table II" in text and "Naive Bayes accuracy" in text
+    assert {p.name for p in written[1:]} == {"mushroom_loglik_by_treewidth.png", "mushroom_score_by_treewidth.png"}
+    # the paper's figures as printed (Table II, 4 parents, ESS 1)
+    assert PAPER_GAPS["mushroom"][3][2] == 62.90 and PAPER_GAPS["mushroom"][None][2] == 31.88
