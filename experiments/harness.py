@@ -17,6 +17,7 @@ i.e. a shared file system, and have twbn installed.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -336,11 +337,9 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
             require_pgmpy()
         except InferenceUnavailable as exc:
             raise ExperimentError(f"{config.path}: inference = true, but {exc}") from None
+    from twbn.scoring.data import _open_text
+
     for name, target in config.classes.items():  # before the store is made: a refusal leaves no file
-        import csv
-
-        from twbn.scoring.data import _open_text
-
         with _open_text(config.data[name]) as fh:
             header = [h.strip().lstrip("\ufeff") for h in next(csv.reader(fh), [])]
         if target not in header:
