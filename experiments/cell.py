@@ -52,7 +52,7 @@ def run(spec: dict) -> dict:
                 out["classification"] = {"class_accuracy": net["accuracy"], "class_log_loss": net["log_loss"],
                                          "nb_accuracy": nb["accuracy"], "nb_log_loss": nb["log_loss"]}
         if spec.get("inference"):
-            from twbn.experiments.inference import inference_time, learned_model
+            from twbn.scoring.inference import inference_time, learned_model
 
             model = learned_model(train, list(problem.names), sol.parents, ess=spec.get("ess", 1.0))
             out["inference"] = inference_time(model, result["elimination_order"], seed=spec["seed"])

@@ -70,7 +70,7 @@ def _nonneg_int(text: str) -> int:
 def data_arg(text: str) -> str:
     """A data file as the user named it: a path, or the name of a bundled set (``housing``,
     ``zoo.csv.gz``) when no such file is here, so that examples run from any folder."""
-    from twbn.experiments.datasets import BUNDLED, bundled_path
+    from twbn.scoring.datasets import BUNDLED, bundled_path
 
     if text is None or Path(text).exists():
         return text
@@ -386,7 +386,7 @@ def _help_options(method: str) -> int:
           f"treewidth bound: {'required, k >= ' + str(spec.min_treewidth) if spec.min_treewidth is not None else 'optional'}; "
           f"warm start: {'yes' if spec.warm_start else 'no'}; default time limit: "
           f"{'none (runs to the end)' if spec.default_time_limit is None else f'{spec.default_time_limit:g} s'}")
-    lines = describe_options(spec.options)
+    lines = describe_options(spec.options) if spec.options is not None else []
     print("  options (--option NAME=VALUE):" + ("" if lines else " none"))
     for line in lines:
         print("    " + line)
@@ -397,8 +397,6 @@ def cmd_learn(args: argparse.Namespace) -> int:
     from twbn.solvers.registry import check_request, run
 
     if args.help_options:
-        if args.method == "auto":
-            raise UserError("--help-options needs --method METHOD (auto picks its own)")
         return _help_options(args.method)
     if args.cache is None:
         raise UserError("learn needs DATA.csv or CACHE.jkl")
@@ -464,17 +462,15 @@ def cmd_learn(args: argparse.Namespace) -> int:
 def cmd_methods(args: argparse.Namespace) -> int:
     """Every method the registry holds, built-in and plugin, and the plugins that failed."""
     from twbn.solvers.method_options import describe_options
-    from twbn.solvers.plugins import PLUGIN_FAILURES, load_plugins
-    from twbn.solvers.registry import METHODS
+    from twbn.solvers.plugins import PLUGIN_FAILURES
+    from twbn.solvers.registry import all_methods, is_builtin
 
-    load_plugins()
-    print("auto: chooses a method by size and budget, says why, and runs it (the default)")
-    for m in METHODS.values():
+    for m in all_methods().values():
         needs = f"needs k >= {m.min_treewidth}" if m.min_treewidth is not None else "bounded or unbounded"
         extra = [needs] + ([f"backends {', '.join(m.backends)}"] if m.backends else []) + \
-            (["takes a warm start"] if m.warm_start else []) + (["plugin"] if m.plugin else [])
+            (["takes a warm start"] if m.warm_start else []) + ([] if is_builtin(m.name) else ["plugin"])
         print(f"{m.name}: {m.summary} ({'; '.join(extra)})")
-        for line in describe_options(m.options) if args.options else ():
+        for line in describe_options(m.options) if args.options and m.options is not None else ():
             print("    --option " + line)
     for name, why in sorted(PLUGIN_FAILURES.items()):
         print(f"{name}: unavailable: {why}")
@@ -581,7 +577,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    from twbn.experiments.inference import InferenceUnavailable, inference_time, learned_model, write_bif
+    from twbn.scoring.inference import InferenceUnavailable, inference_time, learned_model, write_bif
     from twbn.scoring.data import read_csv
 
     result, names, parents = _read_network(args.result)
@@ -641,7 +637,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
 
 
 def cmd_data(args: argparse.Namespace) -> int:
-    from twbn.experiments.datasets import BUNDLED, DEBD_SETS, DataMissing, bundled_path, data_dir, download_debd
+    from twbn.scoring.datasets import BUNDLED, DEBD_SETS, DataMissing, bundled_path, data_dir, download_debd
 
     if args.action == "list":
         for name in BUNDLED:
@@ -762,14 +758,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a CSV/CSV.gz of data (scored first with the scoring options below), a bundled set by "
                          "name (housing, zoo, …), or a jkl cache")
     le.add_argument("--treewidth", type=_nonneg_int, default=None, metavar="K", help="bound (default: unbounded)")
-    from twbn.solvers.plugins import load_plugins
-    from twbn.solvers.registry import METHODS
+    from twbn.solvers.registry import all_methods
 
-    load_plugins()
-    le.add_argument("--method", default="auto",
-                    help="auto (default: chosen by size, and says why), " + "; ".join(
-                        f"{m.name}: {m.summary}" for m in METHODS.values()))
-    le.add_argument("--solver", default=None, help="milp backend: highs (default), scip, cbc; cuts: scip; cp: cpsat; s2, s2plus: phase 2 by auto (default), dp or cuts")
+    methods = all_methods()
+    le.add_argument("--method", default="auto", help="; ".join(f"{m.name}: {m.summary}" for m in methods.values()))
+    le.add_argument("--solver", default=None, help="the method's backend, the first its default: " + "; ".join(
+        f"{m.name}: {', '.join(m.backends)}" for m in methods.values() if m.backends))
     le.add_argument("--time-limit", type=_time_limit, default=None, metavar="S",
                     help="seconds for the method, warm start and bound included; scoring data first is not "
                          "(inf: none; default: the method's own)")

@@ -184,10 +184,9 @@ def load_config(path: str | Path) -> Config:
                 raise ConfigError(f"{path}: treewidths are integers >= 1 or \"unbounded\", got {t!r}")
         return tuple(out)
 
-    from twbn.solvers.plugins import load_plugins
-    from twbn.solvers.registry import METHODS  # the one list of method names
+    from twbn.solvers.registry import all_methods  # the one list of method names
 
-    load_plugins()
+    METHODS = all_methods()
 
     tws = bounds(get("treewidths", kind=list), "treewidths")
     methods = {}
@@ -195,8 +194,8 @@ def load_config(path: str | Path) -> Config:
         if not isinstance(m, dict) or "name" not in m:
             raise ConfigError(f"{path}: every [[methods]] needs a name")
         method = m.get("method", m["name"])
-        if method not in METHODS and method != "auto":
-            raise ConfigError(f"{path}: unknown method {method!r} (auto, or one of {', '.join(METHODS)})")
+        if method not in METHODS:
+            raise ConfigError(f"{path}: unknown method {method!r} (one of {', '.join(METHODS)})")
         if m["name"] in methods:
             raise ConfigError(f"{path}: method label {m['name']!r} is used twice")
         own = bounds(m["treewidths"], f"treewidths of method {m['name']!r}") if "treewidths" in m else None
@@ -204,7 +203,7 @@ def load_config(path: str | Path) -> Config:
         if unknown:
             raise ConfigError(f"{path}: method {m['name']!r} has no field {sorted(unknown)[0]!r} "
                               "(fields: name, method, solver, warm_start, treewidths, options)")
-        _check_method(path, m["name"], method, m.get("solver"), m.get("warm_start"), m.get("options"))
+        _check_method(path, m["name"], method, m.get("solver"), m.get("warm_start"), m.get("options"), own or tws)
         methods[m["name"]] = {"method": method, "solver": m.get("solver"), "warm_start": m.get("warm_start"),
                               "treewidths": own, "options": dict(m.get("options") or {})}
     seeds = get("seeds", [0], list)
@@ -230,38 +229,22 @@ def load_config(path: str | Path) -> Config:
         inference=get("inference", False, bool), classes=classes, **extra)
 
 
-def _check_method(path: Path, label: str, method: str, solver, warm_start, options) -> None:
-    """The solver, warm start and options of one [[methods]] entry, checked against the
-    registry before anything is scored."""
-    from twbn.solvers.method_options import OptionError, parse_options
-    from twbn.solvers.registry import METHODS, MethodUnavailable, check_request
+def _check_method(path: Path, label: str, method: str, solver, warm_start, options, treewidths) -> None:
+    """The solver, warm start and options of one [[methods]] entry, checked by the
+    registry (the checks ``twbn learn`` makes) at each of its bounds, before anything is
+    scored."""
+    from twbn.solvers.registry import MethodUnavailable, check_request
 
-    if method == "auto":  # it picks its method (and that method's backend and options) per cell
-        try:
-            check_request("auto", None, solver=solver, options=options or None)
-        except MethodUnavailable as exc:
-            raise ConfigError(f"{path}: method {label!r}: {exc}") from None
-        if warm_start is not None and (not isinstance(warm_start, str) or (warm_start not in METHODS and
-                                                                           warm_start != "tree")):
-            raise ConfigError(f"{path}: method {label!r}: warm_start must be tree or a method, got {warm_start!r}")
-        return
-    spec = METHODS[method]
-    if solver is not None and solver not in spec.backends:
-        raise ConfigError(f"{path}: method {label!r}: {method} has no backend {solver!r}"
-                          + (f" (one of {', '.join(spec.backends)})" if spec.backends else " (it has none)"))
-    if warm_start is not None:
-        if not spec.warm_start:
-            raise ConfigError(f"{path}: method {label!r}: {method} takes no warm start")
-        if not isinstance(warm_start, str) or (warm_start not in METHODS and warm_start != "tree"
-                                                and not warm_start.endswith(".json")):
-            raise ConfigError(f"{path}: method {label!r}: warm_start must be tree, a method or a result file, "
-                              f"got {warm_start!r}")
     if options is not None and not isinstance(options, dict):
         raise ConfigError(f"{path}: method {label!r}: options must be a table, e.g. options = {{ cluster_k = 2 }}")
-    try:
-        parse_options(method, spec.options, options)
-    except OptionError as exc:
-        raise ConfigError(f"{path}: method {label!r}: {exc}") from None
+    if warm_start is not None and not isinstance(warm_start, str):
+        raise ConfigError(f"{path}: method {label!r}: warm_start must be tree, a method or a result file, "
+                          f"got {warm_start!r}")
+    for k in treewidths:
+        try:
+            check_request(method, k, solver=solver, warm_start=warm_start, options=options or None)
+        except (MethodUnavailable, ValueError) as exc:
+            raise ConfigError(f"{path}: method {label!r}: {exc}") from None
 
 
 def expand(config: Config) -> list[Cell]:

@@ -331,7 +331,7 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
         except ImportError:
             raise ExperimentError("the dask executor needs dask distributed: pip install 'twbn[dask]'") from None
     if config.inference:  # fail now, not in every cell
-        from twbn.experiments.inference import InferenceUnavailable, require_pgmpy
+        from twbn.scoring.inference import InferenceUnavailable, require_pgmpy
 
         try:
             require_pgmpy()

@@ -25,7 +25,7 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from twbn.experiments.inference import MAX_TABLE_ENTRIES
+from twbn.scoring.inference import MAX_TABLE_ENTRIES
 from twbn.experiments.stats import sign_test, w_score
 from twbn.experiments.store import Store
 from twbn.scoring.jkl import atomic_write_text

@@ -20,17 +20,28 @@ The rule comes from this project's measurements (docs/auto.md has the tables):
    (experiments/benchmarks/results/field.md). Unbounded above n = 40 the same, from a
    k-MAX network at k = 8.
 
-A user who names a method gets that method; ``auto`` only fills in the name.
+A user who names a method gets that method; ``auto`` is a method itself (``METHOD``):
+it chooses, says why (one line on the ``twbn`` logger, and ``stats["auto"]``), and
+delegates. Under a bound at n ≤ 22 it also solves the unbounded problem exactly first:
+its optimum bounds every bounded network, and is the bounded optimum when its width fits.
 """
 
 from __future__ import annotations
 
+import logging
 import math
+import time
 from dataclasses import dataclass
 
 from twbn.formulations.problem import Problem
+from twbn.formulations.solution import Solution, make_solution
+from twbn.solvers.bounds import call_optimal_at_bound
+from twbn.solvers.budget import Budget
+from twbn.solvers.method import Method
 
-__all__ = ["Choice", "choose_method", "dp_seconds", "AUTO_TIME_LIMIT"]
+__all__ = ["Choice", "choose_method", "dp_seconds", "AUTO_TIME_LIMIT", "METHOD"]
+
+LOG = logging.getLogger("twbn")
 
 #: Largest n for which the unbounded DP runs (≈ 4 s at n = 22).
 DP_UNBOUNDED_MAX_N = 22
@@ -150,3 +161,98 @@ def choose_method(problem: Problem, time_limit: float | None = None) -> Choice:
     return Choice("improve", "kmax", f"{where}: above n = {CUTS_BOUNDED_MAX_N} the cluster-cut ILP does not finish "
                                      "its root LP in a minute; k-MAX's network improved piece by piece, each piece "
                                      "solved exactly by that ILP")
+
+
+#: The share of ``auto``'s budget the unbounded DP may take as a bound for a bounded
+#: problem (its expected time, solvers/auto.dp_seconds, with auto's margin).
+UNBOUNDED_BOUND_SHARE = 0.25
+
+
+def unbounded_optimum_bound(problem: Problem, budget: Budget) -> Solution | None:
+    """The unbounded optimum, where the exact DP is expected to take at most
+    ``UNBOUNDED_BOUND_SHARE`` of the budget (n <= 22). Every network of width <= k is a
+    network without a bound, so its score bounds the bounded optimum from above: on
+    mushroom (BDeu, 4 parents) the cluster LP left 17-22 % gaps at k >= 10 where the
+    networks found were optimal. None where it would not fit or found nothing."""
+    from twbn.solvers.registry import solve
+    from twbn.solvers.warm_start import infeasibility
+
+    if problem.treewidth is None or problem.treewidth >= problem.n - 1 or problem.n > DP_UNBOUNDED_MAX_N:
+        return None
+    expect = dp_seconds(problem.n, None) * DP_SAFETY
+    if expect > UNBOUNDED_BOUND_SHARE * budget.left():
+        return None
+    relaxed = Problem(problem.cache, None, problem.forbidden, problem.required)
+    if infeasibility(relaxed) is not None:
+        return None
+    sol = solve(relaxed, "dp", _lp_bound=False)
+    return sol if sol.status == "optimal" else None
+
+
+def tighten_with_unbounded(sol: Solution, unbounded: Solution) -> None:
+    """Give ``sol`` the unbounded optimum as its bound where it is tighter, and call a
+    network that reaches it optimal."""
+    if sol.status == "infeasible" or unbounded.score is None:
+        return
+    if sol.bound is None or unbounded.score < sol.bound:
+        sol.bound = unbounded.score if sol.score is None else max(unbounded.score, sol.score)
+        sol.stats["bound_source"] = ("the unbounded optimum (exact DP): every network of width <= k is one "
+                                     "without a bound")
+        sol.trajectory.append({"time": sol.wall_time, "incumbent": sol.score, "bound": sol.bound})
+    call_optimal_at_bound(sol)
+
+
+def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, start: Solution | None) -> Solution:
+    """Choose, say why, delegate: the chosen method gets what is left of the budget."""
+    from twbn.solvers.registry import solve
+    from twbn.solvers.warm_start import infeasibility, warm_start_solution
+
+    choice = choose_method(problem, budget.limit())
+    method, reason = choice.method, choice.describe()
+    if method == "dp" and start is not None:
+        start, reason = None, reason + "; the warm start is not used, the DP is exact"
+    if budget.seconds is None and method != "dp":
+        budget = Budget(AUTO_TIME_LIMIT, control=budget.control)
+        reason += f"; {AUTO_TIME_LIMIT:g} s budget"
+    LOG.info(reason)
+    entered = time.monotonic()
+    unbounded = None
+    if method != "dp":
+        unbounded = unbounded_optimum_bound(problem, budget)
+        if unbounded is not None and unbounded.width is not None and unbounded.width <= problem.treewidth:
+            # the unbounded optimum has width <= k: it is this problem's optimum too
+            LOG.info(f"auto: the unbounded optimum (exact DP) has width {unbounded.width} <= {problem.treewidth}: "
+                     "it is the optimum here too")
+            sol = make_solution(problem, unbounded.parents, bound=unbounded.score, status="optimal", method="dp",
+                                order_hint=unbounded.elimination_order, seed=seed,
+                                stats={"algorithm": "Silander-Myllymaki DP (unbounded); its network has width "
+                                                    f"{unbounded.width} <= {problem.treewidth}",
+                                       "auto": choice.reason + "; the unbounded optimum fits the bound"})
+            sol.trajectory = [{"time": round(time.monotonic() - entered, 4), "incumbent": sol.score,
+                               "bound": sol.bound}]
+            return sol
+    warm = None
+    if start is None and choice.warm_start is not None and infeasibility(problem) is None:
+        start, used = warm_start_solution(problem, choice.warm_start, time_limit=budget.limit(), seed=seed,
+                                          control=budget.control)
+        warm = {"from": choice.warm_start, "score": start.score, "seconds": round(used, 4)}
+    if warm is not None and budget.stop_requested():
+        # interrupted during the start: its network is the best there is
+        start.method, start.seed = method, seed
+        sol = start
+    else:
+        sol = solve(problem, method, time_limit=budget.limit(), seed=seed, warm_start=start,
+                    control=budget.control)
+    if warm is not None:
+        sol.stats["warm_start"] = warm
+    sol.stats["auto"] = choice.reason
+    if unbounded is not None:
+        tighten_with_unbounded(sol, unbounded)
+    return sol
+
+
+#: ``auto`` as the registry lists it: the default of ``twbn learn`` and ``twbn.learn``.
+#: Not ``anytime`` itself: the method it delegates to keeps its network on a signal (an
+#: exact DP, which has none to keep, stops at once).
+METHOD = Method("auto", _run, summary="chooses a method by size and budget, says why, and runs it (the default)",
+                warm_start=True, seeded=True, anytime=False, lp_bound=False, default_time_limit=None)

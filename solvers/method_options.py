@@ -1,9 +1,10 @@
 """Each method's tuning options: a dataclass with defaults, validated on construction.
 
-The registry (solvers/registry.py) takes options as one of these, or as a mapping of
-names to values (from ``--option NAME=VALUE`` or an experiment config), which
-:func:`parse_options` converts and checks, naming the method and the option when it
-refuses one. This module imports no solver, so the command line can list options cheaply.
+These are the only place the defaults are written: each method's ``METHOD`` declaration
+names its class, and its solver function takes an instance (None: the defaults). The
+registry (solvers/registry.py) takes options as one of these, or as a mapping of names to
+values (from ``--option NAME=VALUE`` or an experiment config), which :func:`parse_options`
+converts and checks, naming the method and the option when it refuses one.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, Mapping
 from twbn.formulations.elimination_milp import MilpOptions
 from twbn.scoring.errors import TwbnError
 
-__all__ = ["DpOptions", "MilpOptions", "CutsOptions", "CpOptions", "KgOptions", "KmaxOptions", "KastarOptions", "S2Options",
+__all__ = ["MilpOptions", "CutsOptions", "CpOptions", "KgOptions", "KmaxOptions", "KastarOptions", "S2Options",
            "ImproveOptions", "OptionError", "parse_options", "describe_options"]
 
 #: Default share of the elapsed time the cuts LNS may use (bounded mode).
@@ -36,11 +37,6 @@ def _positive_int(name: str, value, allow_none: bool = True) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise OptionError(f"option {name} must be an integer >= 1, got {value!r}")
-
-
-@dataclass(frozen=True)
-class DpOptions:
-    """The DPs take no options."""
 
 
 @dataclass(frozen=True)

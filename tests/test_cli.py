@@ -70,7 +70,7 @@ def test_learn_refuses_a_bad_request_before_reading_the_data(tmp_path, capsys):
         (["--method", "dp", "--warm-start", "kg"], "method dp takes no warm start"),
         (["--method", "cuts", "--treewidth", "2", "--warm-start", str(tmp_path / "none.json")], "no such file"),
         (["--method", "cuts", "--warm-start", "kg"], "warm start kg needs a treewidth bound"),
-        (["--option", "x=1"], "method options need a named method"),
+        (["--option", "x=1"], "method auto has no option 'x'"),
     ]
     for flags, message in cases:
         assert main(["learn", str(data), *flags, "-o", str(out)]) == 1

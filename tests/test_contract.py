@@ -233,8 +233,8 @@ def _config(tmp_path: Path, body: str) -> Path:
     ('seeds = ["a"]\n[[methods]]\nname = "kg"\n', "seeds must be a non-empty list of integers >= 0"),
     ('kill_margin = -100\n[[methods]]\nname = "kg"\n', "kill_margin must be a number of seconds >= 0"),
     ('memory_limit_mb = 0\n[[methods]]\nname = "kg"\n', "memory_limit_mb must be a positive integer"),
-    ('[[methods]]\nname = "kg"\nwarm_start = "cuts"\n', "method 'kg': kg takes no warm start"),
-    ('[[methods]]\nname = "c"\nmethod = "cuts"\nwarm_start = "nope"\n', "warm_start must be tree, a method"),
+    ('[[methods]]\nname = "kg"\nwarm_start = "cuts"\n', "method 'kg': method kg takes no warm start"),
+    ('[[methods]]\nname = "c"\nmethod = "cuts"\nwarm_start = "nope"\n', "warm start 'nope' is neither tree, a result file (.json) nor a method"),
     ('[[methods]]\nname = "m"\nmethod = "milp"\nsolver = "gurobi"\n', "milp has no backend 'gurobi'"),
     ('[[methods]]\nname = "c"\nmethod = "cuts"\noptions = { clusterk = 2 }\n', "did you mean cluster_k?"),
 ])
@@ -436,7 +436,7 @@ def test_greedy_dag_in_a_k_tree_is_valid_and_never_above_the_dp():
 
     from twbn.formulations.ktree_codes import random_k_tree
     from twbn.solvers.exact.superstructure_dp import best_dag_in_graph, greedy_dag_in_chordal_graph
-    from twbn.solvers.registry import make_solution
+    from twbn.formulations.solution import make_solution
 
     for seed in range(20):
         k = 1 + seed % 3

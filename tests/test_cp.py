@@ -5,6 +5,7 @@ import pytest
 from twbn.formulations.problem import Problem
 from twbn.formulations.verify import verify_result
 from twbn.solvers.registry import solve
+from twbn.solvers.method_options import CpOptions
 from tests.helpers import random_cache
 from tests.test_exact import _binarised_cache, branching_optimum
 
@@ -28,7 +29,7 @@ def test_model_variants_are_equivalent(redundant, permutation):
 
     cache = random_cache(7, 5, max_size=3, density=0.4)
     problem = Problem(cache, 2)
-    sol = solve_cp(problem, redundant=redundant, permutation=permutation, seed=0)
+    sol = solve_cp(problem, CpOptions(redundant=redundant, permutation=permutation), seed=0)
     assert sol.status == "optimal" and sol.score == pytest.approx(solve(problem, "dp").score, abs=1e-6)
 
 

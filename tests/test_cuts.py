@@ -18,6 +18,7 @@ from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION, exact_clusters, 
 from twbn.solvers.cuts.branch_and_cut import Backoff, sink_heuristic, solve_cuts
 from twbn.solvers.registry import solve
 from twbn.solvers.exact.superstructure_dp import best_dag_in_graph
+from twbn.solvers.method_options import CutsOptions
 from tests.helpers import random_cache
 
 
@@ -299,7 +300,7 @@ def test_unbounded_cuts_with_and_without_k_cluster_rows(cluster_k, matroid):
     # the k-cluster and matroid rows only cut fractional points: either way the DP's optimum
     cache = random_cache(12, 7, max_size=3, density=0.4)
     problem = Problem(cache)
-    sol = solve_cuts(problem, cluster_k=cluster_k, matroid=matroid)
+    sol = solve_cuts(problem, CutsOptions(cluster_k=cluster_k, matroid=matroid))
     assert sol.status == "optimal" and sol.stats["cluster_k"] == cluster_k
     assert sol.score == pytest.approx(solve(problem, "dp").score, abs=1e-6)
     if cluster_k == 1:
@@ -307,7 +308,7 @@ def test_unbounded_cuts_with_and_without_k_cluster_rows(cluster_k, matroid):
     if not matroid:
         assert sol.stats["matroid_cuts"] == 0
     with pytest.raises(ValueError, match="cluster_k"):
-        solve_cuts(problem, cluster_k=0)
+        solve_cuts(problem, CutsOptions(cluster_k=0))
 
 
 def test_backoff_sits_out_optional_rounds_after_fruitless_calls():

@@ -16,6 +16,7 @@ from twbn.solvers.exact.brute_force import brute_force_optimum
 from twbn.solvers.cuts.branch_and_cut import solve_cuts
 from twbn.solvers.cuts.lns import fixed_fill, fixed_outside, neighbourhood
 from twbn.solvers.registry import solve
+from twbn.solvers.method_options import CutsOptions
 from tests.helpers import random_cache
 
 
@@ -72,14 +73,14 @@ def test_sub_problem_optimum_equals_brute_force(seed):
         else:
             assert sub.candidates.parent_sets[v] == [start.parents[v]]
     _, best = brute_force_optimum(sub.candidates, k)
-    sol = solve_cuts(sub, lns=False)
+    sol = solve_cuts(sub, CutsOptions(lns=False))
     assert sol.status == "optimal"
     assert sol.score == pytest.approx(best, abs=1e-6)
     assert sol.score >= start.score - 1e-9  # the incumbent is a point of the sub-problem
     assert verify_result(cache, sol.to_json(problem), k) == []
     # with the triangulation between fixed variables held too: still no worse than the
     # start, no better than the looser sub-problem, and certified
-    held = solve_cuts(sub, lns=False, warm_start=start, fixed_y=fixed_fill(start.parents, start.elimination_order, free))
+    held = solve_cuts(sub, CutsOptions(lns=False), warm_start=start, fixed_y=fixed_fill(start.parents, start.elimination_order, free))
     assert held.status == "optimal"
     assert start.score - 1e-9 <= held.score <= sol.score + 1e-9
     assert verify_result(cache, held.to_json(problem), k) == []

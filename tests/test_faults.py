@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import BUNDLED
 from tests.helpers import random_cache
 from twbn.experiments.cli import main
-from twbn.experiments.datasets import network_path
+from twbn.scoring.datasets import network_path
 from twbn.scoring.jkl import write_jkl
 
 HOUSING = BUNDLED / "housing.csv.gz"

@@ -22,8 +22,8 @@ from twbn.experiments.cli import main
 from twbn.formulations.problem import Problem
 from twbn.solvers.auto import CUTS_BOUNDED_MAX_N, DP_UNBOUNDED_MAX_N, choose_method
 
-DOCTEST_MODULES = ["twbn", "twbn.learning", "twbn.solution", "twbn.solvers.auto", "twbn.experiments.datasets",
-                   "twbn.scoring.errors", "twbn.scoring.classify", "twbn.testing", "twbn.solvers.plugins",
+DOCTEST_MODULES = ["twbn", "twbn.learning", "twbn.solution", "twbn.solvers.auto", "twbn.scoring.datasets",
+                   "twbn.scoring.errors", "twbn.scoring.classify", "twbn.testing", "twbn.solvers.method",
                    "twbn.solvers.budget", "twbn.formulations.problem",
                    "twbn.scoring.jkl"]
 
@@ -205,7 +205,7 @@ def test_learn_cli_refuses_scoring_options_with_a_cache(tmp_path, capsys):
 
 
 def test_data_folder_download_and_missing_message(tmp_path, monkeypatch, capsys):
-    from twbn.experiments.datasets import DataMissing, dataset_path
+    from twbn.scoring.datasets import DataMissing, dataset_path
 
     monkeypatch.delenv("TWBN_DATA", raising=False)
     with pytest.raises(DataMissing, match="TWBN_DATA"):

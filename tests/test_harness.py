@@ -407,7 +407,7 @@ def test_auto_runs_in_a_grid_and_records_its_pick(tmp_path, capsys):
     picks = {r[0].split("|")[2]: json.loads(r[5])["method"] for r in _rows(store)}
     assert picks == {"k=1": "dp", "k=2": "dp", "k=unbounded": "dp"}  # n = 8: the DP everywhere
     bad = _config(tmp_path, "bad", methods=('name = "auto"\nsolver = "scip"',))
-    with pytest.raises(ConfigError, match="auto picks its own"):
+    with pytest.raises(ConfigError, match="method auto has no backend .scip. \(it has none\)"):
         load_config(bad)
 
 

@@ -20,6 +20,7 @@ from tests.conftest import BUNDLED
 from tests.helpers import random_cache
 from twbn.scoring.data import read_csv
 from twbn.scoring.parent_sets import build_cache
+from twbn.solvers.method_options import ImproveOptions
 
 
 @pytest.fixture(scope="module")
@@ -65,9 +66,9 @@ def test_ancestry_rows_refuse_a_cycle_through_the_outside():
     assert local == [0, 1, 3] and ancestry == [(1, 2)]  # b1 ⇝ b2, in local indices
     assert fixed == {(1, 2): 1, (2, 1): 0}  # the boundary is a clique, b1 eliminated first
     start = make_solution(sub, [(), (0,), ()], bound=None, status="feasible", method="start", order_hint=[0, 1, 2])
-    held = solve_cuts(sub, time_limit=20, warm_start=start, fixed_y=fixed, ancestry=ancestry, **SUB_OPTIONS)
+    held = solve_cuts(sub, time_limit=20, warm_start=start, fixed_y=fixed, ancestry=ancestry, options=SUB_OPTIONS)
     assert held.status == "optimal" and held.parents[0] == ()
-    free = solve_cuts(sub, time_limit=20, warm_start=start, fixed_y=fixed, **SUB_OPTIONS)
+    free = solve_cuts(sub, time_limit=20, warm_start=start, fixed_y=fixed, options=SUB_OPTIONS)
     assert free.parents[0] == (2,)  # without the rows the piece alone would take b2
 
 
@@ -88,7 +89,7 @@ def test_sub_problems_keep_the_outside_fixed(seed):
         start = make_solution(sub, [tuple(index[p] for p in state.parents[v] if p in index) for v in local],
                               bound=None, status="feasible", method="start", order_hint=order)
         found = solve_cuts(sub, time_limit=20, seed=seed, warm_start=start, fixed_y=fixed, ancestry=ancestry,
-                           **SUB_OPTIONS)
+                           options=SUB_OPTIONS)
         assert found.score >= start.score - 1e-9
         if found.score > start.score + 1e-9:
             assert state.accept(free, boundary, local, found)
@@ -110,7 +111,7 @@ def test_improve_never_worse_and_valid(seed, k):
     cache = random_cache(10, seed, max_size=3, density=0.4)
     problem = Problem(cache, k)
     start = _start(problem, seed)
-    sol = improve(problem, start, time_limit=None, max_pieces=15, start_size=5, seed=seed)
+    sol = improve(problem, start, ImproveOptions(max_pieces=15, start_size=5), time_limit=None, seed=seed)
     assert sol.score >= start.score - 1e-9
     assert sol.stats["rejected"] == 0 and verify_result(cache, sol.to_json(problem), k) == []
     best = solve(problem, "dp").score
@@ -126,7 +127,7 @@ def test_improve_reaches_the_dp_optimum_from_a_poor_start(seed):
     empty = make_solution(problem, [()] * 9, bound=None, status="feasible", method="start")
     best = solve(problem, "dp").score
     # pieces that grow to the whole problem: solved there, the result is a proof
-    whole = improve(problem, empty, time_limit=None, max_pieces=50, start_size=9, seed=seed)
+    whole = improve(problem, empty, ImproveOptions(max_pieces=50, start_size=9), time_limit=None, seed=seed)
     assert whole.status == "optimal" and whole.score == pytest.approx(best, abs=1e-6)
     assert whole.stats["pieces"] == 1
 
@@ -150,7 +151,7 @@ def test_unbounded_improve_never_worse_valid_and_below_the_optimum(seed):
     cache = random_cache(10, seed, max_size=3, density=0.5)
     problem = Problem(cache)
     start = make_solution(problem, [()] * 10, bound=None, status="feasible", method="start")
-    sol = improve(problem, start, time_limit=None, max_pieces=12, start_size=4, seed=seed)
+    sol = improve(problem, start, ImproveOptions(max_pieces=12, start_size=4), time_limit=None, seed=seed)
     assert start.score <= sol.score <= solve(problem, "dp").score + 1e-6
     assert sol.stats["improvements"] >= 1 and verify_result(cache, sol.to_json(problem), None) == []
 
@@ -166,7 +167,7 @@ def test_unbounded_improve_through_the_registry(wdbc):
 def test_cuts_above_forty_variables_starts_from_improve_and_ends_with_the_lp_bound():
     # n = 45 > LARGE_N: no start given, so improve runs on IMPROVE_START_SHARE of the budget
     # and the whole model gets the rest, less BOUND_SHARE for the cluster LP's bound
-    from twbn.solvers.registry import IMPROVE_START_SHARE, LARGE_N
+    from twbn.solvers.cuts.branch_and_cut import IMPROVE_START_SHARE, LARGE_N
     from twbn.solvers.relaxation import BOUND_SHARE
 
     cache = random_cache(45, 11, max_size=2, density=0.3)

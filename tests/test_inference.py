@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("pgmpy")
 
 from twbn.experiments.cli import main  # noqa: E402
-from twbn.experiments.inference import inference_time, junction_trees, learned_model, write_bif  # noqa: E402
+from twbn.scoring.inference import inference_time, junction_trees, learned_model, write_bif  # noqa: E402
 from twbn.formulations.problem import Problem  # noqa: E402
 from twbn.scoring.data import read_csv  # noqa: E402
 from twbn.scoring.parent_sets import build_cache  # noqa: E402

@@ -9,6 +9,7 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.verify import verify_result
 from twbn.solvers.heuristics.kastar import _KAStar, solve_kastar
 from twbn.solvers.registry import solve
+from twbn.solvers.method_options import KastarOptions
 from tests.helpers import random_cache
 
 
@@ -78,19 +79,19 @@ def test_best_order_of_the_class_gives_the_class_optimum(k, seed):
 def test_kastar_results_are_certified_and_reproducible(k):
     cache = random_cache(9, k, max_size=3, density=0.4)
     problem = Problem(cache, k)
-    sol = solve_kastar(problem, max_iterations=40, seed=3)
+    sol = solve_kastar(problem, KastarOptions(max_iterations=40), seed=3)
     assert verify_result(cache, sol.to_json(problem), k) == []
     st = sol.stats
     assert st["iterations"] == 40 and st["max_score"] == pytest.approx(sol.score) and st["median_score"] <= sol.score
     assert sol.score <= solve(problem, "dp").score + 1e-9
-    again = solve_kastar(problem, max_iterations=40, seed=3)
+    again = solve_kastar(problem, KastarOptions(max_iterations=40), seed=3)
     assert again.parents == sol.parents
 
 
 def test_truncated_search_still_returns_a_valid_network():
     cache = random_cache(12, 1, max_size=2, density=0.5)
     problem = Problem(cache, 2)
-    sol = solve_kastar(problem, max_iterations=5, seed=0, max_expansions=3)
+    sol = solve_kastar(problem, KastarOptions(max_iterations=5, max_expansions=3), seed=0)
     assert sol.stats["truncated_orders"] >= 1
     assert verify_result(cache, sol.to_json(problem), 2) == []
 
@@ -124,7 +125,7 @@ def test_k1_never_beats_and_often_reaches_the_branching_oracle():
     hits = 0
     for seed in range(10):
         cache = random_cache(7, seed, max_size=2, density=0.6)
-        sol = solve_kastar(Problem(cache, 1), max_iterations=100, seed=seed)
+        sol = solve_kastar(Problem(cache, 1), KastarOptions(max_iterations=100), seed=seed)
         oracle = branching_optimum(cache)
         assert sol.score <= oracle + 1e-9
         hits += sol.score == pytest.approx(oracle, abs=1e-9)

@@ -7,6 +7,7 @@ from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.heuristics.kg import _KG, solve_kg
 from twbn.solvers.registry import solve
+from twbn.solvers.method_options import KgOptions
 from tests.helpers import random_cache
 from tests.test_exact import branching_optimum
 
@@ -16,7 +17,7 @@ from tests.test_exact import branching_optimum
 def test_kg_is_certified_and_never_beats_the_optimum(k, seed):
     cache = random_cache(8, seed, max_size=3, density=0.4)
     problem = Problem(cache, k)
-    sol = solve_kg(problem, max_iterations=300, seed=seed)
+    sol = solve_kg(problem, KgOptions(max_iterations=300), seed=seed)
     assert verify_result(cache, sol.to_json(problem), k) == []
     assert sol.width <= k and sol.score <= solve(problem, "dp").score + 1e-9
     st = sol.stats
@@ -27,7 +28,7 @@ def test_k1_reaches_the_branching_oracle_often():
     hits = 0
     for seed in range(10):
         cache = random_cache(7, seed, max_size=2, density=0.6)
-        sol = solve_kg(Problem(cache, 1), max_iterations=400, seed=seed)
+        sol = solve_kg(Problem(cache, 1), KgOptions(max_iterations=400), seed=seed)
         oracle = branching_optimum(cache)
         assert sol.score <= oracle + 1e-9
         hits += sol.score == pytest.approx(oracle, abs=1e-9)
@@ -36,8 +37,8 @@ def test_k1_reaches_the_branching_oracle_often():
 
 def test_reproducible_from_seed():
     cache = random_cache(9, 4, max_size=3, density=0.4)
-    a = solve_kg(Problem(cache, 2), max_iterations=50, seed=7)
-    b = solve_kg(Problem(cache, 2), max_iterations=50, seed=7)
+    a = solve_kg(Problem(cache, 2), KgOptions(max_iterations=50), seed=7)
+    b = solve_kg(Problem(cache, 2), KgOptions(max_iterations=50), seed=7)
     assert a.parents == b.parents and a.stats["median_score"] == b.stats["median_score"]
 
 

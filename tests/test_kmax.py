@@ -15,6 +15,7 @@ from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.heuristics.kmax import _KMax, solve_kmax
 from twbn.solvers.registry import solve
+from twbn.solvers.method_options import KmaxOptions
 
 A, B, C, D, E, F = range(6)
 
@@ -69,8 +70,8 @@ def test_results_are_certified_and_never_above_the_optimum(k, seed):
 
 def test_reproducible_from_the_seed():
     problem = Problem(random_cache(12, 3, max_size=2, density=0.4), 2)
-    a = solve_kmax(problem, seed=7, max_iterations=20)
-    b = solve_kmax(problem, seed=7, max_iterations=20)
+    a = solve_kmax(problem, KmaxOptions(max_iterations=20), seed=7)
+    b = solve_kmax(problem, KmaxOptions(max_iterations=20), seed=7)
     assert a.parents == b.parents and a.score == b.score and a.stats["iterations"] == 20
 
 
@@ -79,5 +80,5 @@ def test_reproducible_from_the_seed():
 def test_k1_and_k2_valid_on_random_caches(seed, k):
     cache = random_cache(7, seed, max_size=2, density=0.6)
     problem = Problem(cache, k)
-    sol = solve_kmax(problem, seed=seed, max_iterations=5)
+    sol = solve_kmax(problem, KmaxOptions(max_iterations=5), seed=seed)
     assert verify_result(cache, sol.to_json(problem), k) == []

@@ -17,6 +17,7 @@ from twbn.formulations.verify import verify_result
 from twbn.solvers.cuts.branch_and_cut import solve_cuts
 from twbn.solvers.cuts.minor_separation import MinorRow, minor_density_rows
 from twbn.solvers.registry import solve
+from twbn.solvers.method_options import CutsOptions
 from tests.helpers import random_cache
 
 
@@ -124,7 +125,7 @@ def test_bounded_cuts_with_minor_rows_equals_dp(seed):
     problem = Problem(cache, 2)
     exact = solve(problem, "dp")
     for minor in (True, False):
-        sol = solve_cuts(problem, minor=minor, seed=0)
+        sol = solve_cuts(problem, CutsOptions(minor=minor), seed=0)
         assert sol.status == "optimal"
         assert sol.score == pytest.approx(exact.score, abs=1e-6)
         assert verify_result(cache, sol.to_json(problem), 2) == []
@@ -136,8 +137,8 @@ def test_minor_rows_strengthen_the_root_on_a_dense_cache():
     cache = random_cache(8, 3, max_size=2, density=0.9)
     problem = Problem(cache, 2)
     exact = solve(problem, "dp")
-    with_rows = solve_cuts(problem, minor=True, seed=0)
-    without = solve_cuts(problem, minor=False, seed=0)
+    with_rows = solve_cuts(problem, CutsOptions(minor=True), seed=0)
+    without = solve_cuts(problem, CutsOptions(minor=False), seed=0)
     assert with_rows.stats["minor_cuts"] > 0
     assert with_rows.score == pytest.approx(exact.score, abs=1e-6)
     assert exact.score - 1e-6 <= with_rows.stats["root_bound"] <= without.stats["root_bound"] + 1e-6

@@ -9,7 +9,7 @@ import pytest
 from twbn.experiments.cli import main
 from twbn.scoring.data import read_csv
 from twbn.scoring.networks import NetworkError, random_network, read_bif, sample, write_bif, write_csv
-from twbn.experiments.datasets import network_path
+from twbn.scoring.datasets import network_path
 
 
 def test_random_network_shape_and_seed():

@@ -14,6 +14,7 @@ from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.registry import solve
 from twbn.solvers.heuristics.s2 import _best_k_tree, _phase2, informative_score, pair_weights, solve_s2
+from twbn.solvers.method_options import S2Options
 from tests.helpers import random_cache
 from tests.test_exact import branching_optimum
 
@@ -79,13 +80,13 @@ def test_s2plus_search_with_its_open_list_cut_is_a_k_tree_not_called_best(monkey
 def test_s2_results_are_certified_and_never_beat_the_optimum(plus, k):
     cache = random_cache(8, k, max_size=3, density=0.5)
     problem = Problem(cache, k)
-    sol = solve_s2(problem, plus=plus, max_iterations=30, seed=1)
+    sol = solve_s2(problem, S2Options(max_iterations=30), plus=plus, seed=1)
     assert sol.parents is not None
     assert verify_result(cache, sol.to_json(problem), k) == []
     assert sol.score <= solve(problem, "dp").score + 1e-9
     st = sol.stats
     assert st["max_score"] == pytest.approx(sol.score) and st["median_score"] <= sol.score
-    assert solve_s2(problem, plus=plus, max_iterations=30, seed=1).parents == sol.parents
+    assert solve_s2(problem, S2Options(max_iterations=30), plus=plus, seed=1).parents == sol.parents
 
 
 def test_k1_never_beats_the_branching_oracle():

@@ -27,8 +27,8 @@ Examples
 ('optimal', 1, 16, [])
 """
 
-from twbn.experiments.datasets import BUNDLED as EXAMPLES
-from twbn.experiments.datasets import bundled_path as example_path
+from twbn.scoring.datasets import BUNDLED as EXAMPLES
+from twbn.scoring.datasets import bundled_path as example_path
 from twbn.formulations.problem import InfeasibleError
 from twbn.learning import learn, score
 from twbn.scoring.cache import CacheError, ScoreCache

@@ -13,7 +13,6 @@ Learning a Bayesian network whose moral graph has treewidth ≤ k runs in two ph
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +26,6 @@ from twbn.solution import Solution
 
 __all__ = ["score", "learn"]
 
-log = logging.getLogger("twbn")
 
 
 def score(
@@ -230,8 +228,8 @@ def learn(
     treewidth : int, optional
         The bound k; None learns without one.
     method : str, default "auto"
-        ``auto`` (a rule by size, see below), or one of ``dp``, ``cuts``, ``milp``,
-        ``cp``, ``kg``, ``kmax``, ``kastar``, ``s2``, ``s2plus``.
+        ``auto`` (a rule by size, see below) or any registered method, plugins included
+        (``twbn methods`` lists them).
     time_limit : float, optional
         Seconds for the method (scoring not included). Without one, exact methods run
         to the end, the heuristics stop after 10 s, and ``auto`` gives anytime methods
@@ -249,7 +247,7 @@ def learn(
         Scoring parameters (see :func:`score`) when ``data`` is data.
     options : dict, optional
         The method's options by name (``twbn methods --options`` lists them), as
-        ``--option NAME=VALUE``; not with ``auto``.
+        ``--option NAME=VALUE``; ``auto`` takes none.
 
     Returns
     -------
@@ -306,5 +304,5 @@ def learn(
 
         warm_start = Internal.from_json(warm_start.to_json(), problem)
     sol = run(problem, method, solver=solver, time_limit=time_limit, seed=seed, warm_start=warm_start,
-              options=options, log=log.info)
+              options=options)
     return Solution(sol.to_json(problem))

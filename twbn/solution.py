@@ -170,7 +170,7 @@ class Solution:
             ``model.predict(test_frame)`` work on the data as it is. A CSV's states are
             typed as ``pandas.read_csv`` types them.
         """
-        from twbn.experiments.inference import learned_model
+        from twbn.scoring.inference import learned_model
         from twbn.scoring.data import as_dataset, state_values
 
         if not ess > 0:
@@ -181,7 +181,7 @@ class Solution:
 
     def to_bif(self, path: str | Path, data, *, ess: float = 1.0) -> None:
         """Write the fitted network (see :meth:`to_pgmpy`) as BIF, whole or not at all."""
-        from twbn.experiments.inference import write_bif
+        from twbn.scoring.inference import write_bif
 
         write_bif(self.to_pgmpy(data, ess=ess), path)
 

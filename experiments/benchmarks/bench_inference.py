@@ -6,7 +6,7 @@ k = 1, 2, 4, 6, 8 (``--budget`` seconds each) and the unbounded network (the unb
 for n ≤ 24, else ``cuts`` for 60 s), CPTs fitted on all rows (Dirichlet, ess 1), then
 pgmpy: the junction tree built from the result's certificate, calibrated (all
 marginals), and five variable-elimination queries with pgmpy's MinFill order. Junction
-trees above ``twbn.experiments.inference.MAX_TABLE_ENTRIES`` potential entries are not built;
+trees above ``twbn.scoring.inference.MAX_TABLE_ENTRIES`` potential entries are not built;
 their size is reported. Each cell runs in its own process; times are the fastest of 3.
 
 Run: ``python -m twbn.experiments.benchmarks.bench_inference [--sets letter wdbc] [--budget 10]``
@@ -33,7 +33,7 @@ KS = [1, 2, 4, 6, 8, None]
 
 def cell(args: tuple) -> dict:
     name, k, budget = args
-    from twbn.experiments.inference import inference_time, learned_model
+    from twbn.scoring.inference import inference_time, learned_model
     from twbn.formulations.problem import Problem
     from twbn.formulations.verify import verify_result
     from twbn.scoring.data import read_csv

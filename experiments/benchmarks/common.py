@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 from pathlib import Path
 
-from twbn.experiments.datasets import DataMissing, dataset_path, load_network, network_path  # noqa: F401 (re-exported)
+from twbn.scoring.datasets import DataMissing, dataset_path, load_network, network_path  # noqa: F401 (re-exported)
 from twbn.scoring.data import Dataset, encode_columns
 
 RESULTS = Path(__file__).resolve().parent / "results"

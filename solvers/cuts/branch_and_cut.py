@@ -59,6 +59,9 @@ from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION, exact_clusters, 
 from twbn.solvers.cuts.lns import fixed_fill, fixed_outside, neighbourhood
 from twbn.solvers.cuts.minor_separation import minor_density_rows
 from twbn.solvers.control import RunControl, cooperating
+from twbn.solvers.budget import Budget
+from twbn.solvers.method import Method
+from twbn.solvers.method_options import CutsOptions
 from twbn.solvers.models.backends import _finite, record_scip_trajectory, root_bound, scip_interrupt
 
 EXACT_MODES = ("always", "root", "never")
@@ -83,9 +86,8 @@ EXACT_CALL_LIMIT = 10.0
 #: Seconds per separation round for the minor density rows (6), bounded mode: the restarts
 #: of solvers/cuts/minor_separation.py stop there (at n = 31 a round takes ~0.1 s).
 MINOR_CALL_LIMIT = 2.0
-#: Large-neighbourhood search (``_LnsHeuristic``): the share of the elapsed time it may
-#: take, one sub-solve's time limit, and the neighbourhood sizes.
-from twbn.solvers.method_options import LNS_SHARE  # noqa: E402 (defined once, with the options)
+#: Large-neighbourhood search (``_LnsHeuristic``): one sub-solve's time limit and the
+#: neighbourhood sizes (its share of the elapsed time is the option ``lns_share``).
 LNS_CALL_LIMIT = 10.0
 LNS_START_SIZE = 8
 LNS_MIN_SIZE = 4
@@ -98,7 +100,7 @@ LNS_DECAY = 0.7
 #: 10-variable neighbourhoods of wdbc k = 4's −11,772.51 network, all of them timed out
 #: at 10 s either way, but with twbn's full separation none found a better network and
 #: with this one four did (+28 to +39).
-LNS_SUB_OPTIONS = {"exact": "root", "cluster_k": 1, "matroid": False}
+LNS_SUB_OPTIONS = CutsOptions(exact="root", cluster_k=1, matroid=False, lns=False)
 #: Bounded: a neighbourhood may also hold the triangulation between its fixed variables
 #: (solvers/cuts/lns.py, ``fixed_fill``). 600 s from k-G on wdbc (150 s of k-G), before
 #: the sparse rows: k = 2 reached −11,893.61 with neighbourhoods free of it and −11,850.08
@@ -476,9 +478,8 @@ def _handler_classes():
             sub = fixed_outside(self.problem, parents, free)
             start = make_solution(sub, parents, bound=None, status="feasible", method="cuts", order_hint=hint)
             fill = fixed_fill(parents, start.elimination_order, free) if held else None
-            found = solve_cuts(sub, time_limit=left, seed=self.rng.randrange(2**31), warm_start=start, lns=False,
-                               fixed_y=fill, control=self.control, _report=False,
-                               **LNS_SUB_OPTIONS)
+            found = solve_cuts(sub, time_limit=left, seed=self.rng.randrange(2**31), warm_start=start,
+                               fixed_y=fill, control=self.control, _report=False, options=LNS_SUB_OPTIONS)
             self.counts["lns_calls"] += 1
             gained = found.parents is not None and found.score > start.score + 1e-9 * max(1.0, abs(start.score))
             if gained:
@@ -502,18 +503,12 @@ def _handler_classes():
 
 def solve_cuts(
     problem: Problem,
+    options: CutsOptions | None = None,
     *,
     time_limit: float | None = None,
     seed: int | None = None,
     warm_start: Solution | None = None,
     within: Adjacency | None = None,
-    exact: str = "always",
-    edges: bool = True,
-    cluster_k: int = 3,
-    matroid: bool = True,
-    minor: bool = True,
-    lns: bool | None = None,
-    lns_share: float = LNS_SHARE,
     fixed_y: dict[tuple[int, int], int] | None = None,
     ancestry: Sequence[tuple[int, int]] = (),
     scip_params: dict | None = None,
@@ -522,12 +517,13 @@ def solve_cuts(
 ) -> Solution:
     """Solve ``problem`` with the cluster-cut ILP: unbounded when ``problem.treewidth`` is
     None, bounded otherwise, or — with ``within``, a chordal graph no wider than the bound —
-    over the DAGs whose moral graph lies inside that graph. ``cluster_k``: the largest k of
-    the k-cluster rows (4) separated (1: cluster rows (3) only); ``matroid``: separate the
-    matroid rows (5) of rank 2 … ``cluster_k`` too. ``lns``: improve the incumbent by
-    large-neighbourhood search (solvers/cuts/lns.py); None (default) means in the bounded
-    mode only; ``lns_share``: the largest share of the elapsed time it may take (more
-    finds better networks in long runs, at the bound's expense). ``fixed_y``: values for triangulation variables y_ij of the bounded model
+    over the DAGs whose moral graph lies inside that graph. ``options`` (a CutsOptions;
+    the defaults when None): ``cluster_k``, the largest k of the k-cluster rows (4)
+    separated (1: cluster rows (3) only); ``matroid``: separate the matroid rows (5) of
+    rank 2 … ``cluster_k`` too; ``lns``: improve the incumbent by large-neighbourhood
+    search (solvers/cuts/lns.py), None meaning in the bounded mode only; ``lns_share``:
+    the largest share of the elapsed time it may take (more finds better networks in long
+    runs, at the bound's expense). ``fixed_y``: values for triangulation variables y_ij of the bounded model
     (the LNS fixes those between variables it holds fixed; a start's values there are
     taken as given). ``ancestry``: pairs (a, b), a an ancestor of b through variables
     outside the problem, which no network may close into a cycle (build_cluster_ilp).
@@ -535,14 +531,11 @@ def solve_cuts(
     parameters by name, set after twbn's own (e.g. ``{"separating/maxrounds": 5}``)."""
     import pyscipopt
 
-    if exact not in EXACT_MODES:
-        raise ValueError(f"exact separation must be one of {', '.join(EXACT_MODES)}, got {exact!r}")
+    options = options or CutsOptions()  # which validated its values
+    exact, edges, cluster_k, matroid, minor, lns, lns_share = (
+        options.exact, options.edges, options.cluster_k, options.matroid, options.minor, options.lns, options.lns_share)
     if fixed_y and (problem.treewidth is None or within is not None):
         raise ValueError("fixed_y applies to the bounded model only (a treewidth bound and no within graph)")
-    if not 0.0 <= lns_share <= 1.0:
-        raise ValueError(f"lns_share must be within [0, 1], got {lns_share!r}")
-    if not isinstance(cluster_k, int) or cluster_k < 1:
-        raise ValueError(f"cluster_k must be an integer ≥ 1, got {cluster_k!r}")
     t0 = time.monotonic()
     info = dict(method="cuts", solver="scip", seed=seed, time_limit=time_limit)
     try:
@@ -661,3 +654,55 @@ def solve_cuts(
     hint = peo if peo is not None else _z_order(m, best, ilp)
     st = "optimal" if status == "optimal" else "feasible"
     return make_solution(problem, parents, bound=bound, status=st, order_hint=hint, **info)
+
+
+#: Above this n the whole cluster-cut ILP's root LP may not finish in minutes (bounded,
+#: n = 64: not in 60 s; unbounded baudio, n = 100: not in 120 s), so ``cuts`` keeps
+#: BOUND_SHARE for the cluster LP's bound there and, given no start, runs ``improve`` first.
+LARGE_N = 40
+#: Share of the budget ``cuts`` gives ``improve`` above LARGE_N when no start is given
+#: (option improve_share). Unbounded, 300 s, from an improve start of 81 s: SCIP's root
+#: on plants (n = 69) reached −223,027 in the rest, where the cluster LP's 30 s gave
+#: −227,412, and on baudio (n = 100) did not solve its first LP; improve alone for the
+#: whole budget ended 2,867 and 4,079 ahead. Hence most of the budget goes to improve.
+IMPROVE_START_SHARE = 0.6
+
+
+def _run(problem: Problem, options: CutsOptions, budget: Budget, *, seed: int | None, solver: str,
+         start: Solution | None) -> Solution:
+    """``solve_cuts`` as a method: above LARGE_N without a start, ``improve`` first."""
+    from twbn.solvers.registry import solve
+
+    share = options.improve_share
+    if share is None:
+        share = IMPROVE_START_SHARE if problem.n > LARGE_N else 0.0
+    used, start_score = 0.0, None
+    if start is None and share > 0 and budget.seconds is not None:
+        # SCIP's own heuristics find nothing worth having at this size and the LNS runs only
+        # after the root's LP, which may not finish: the improver is the primal heuristic
+        t0 = time.monotonic()
+        found = solve(problem, "improve", time_limit=budget.child(share).limit(), seed=seed,
+                      control=budget.control, _lp_bound=False)
+        used = time.monotonic() - t0
+        if found.parents is not None:
+            start, start_score = found, found.score
+        if budget.stop_requested() and start is not None:
+            start.method, start.seed = "cuts", seed
+            start.stats = {**found.stats, "interrupted": True}
+            return start
+        if budget.control is not None:
+            budget.control.begin("cuts")
+            budget.control.report(incumbent=start_score)
+    sol = solve_cuts(problem, options, time_limit=budget.limit(), seed=seed, warm_start=start,
+                     control=budget.control)
+    if used:  # its seconds, also in wall_time (solve() counts the whole call)
+        sol.stats["warm_start"] = {"from": "improve", "score": start_score, "seconds": round(used, 4)}
+    return sol
+
+
+#: The cluster-cut ILP as the registry lists it.
+METHOD = Method("cuts", _run, options=CutsOptions,
+                summary=f"the cluster-cut ILP (GOBNILP-style) on SCIP, bounded or unbounded; above n = {LARGE_N} "
+                        "without a start, improve first",
+                backends=("scip",), warm_start=True, seeded=True, lp_bound_from=LARGE_N + 1,
+                default_time_limit=None)

@@ -56,19 +56,24 @@ from twbn.solvers.cuts.lns import neighbourhood
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution, make_solution
 from twbn.scoring.cache import ParentSet, ScoreCache
+from twbn.solvers.budget import Budget
 from twbn.solvers.control import RunControl
+from twbn.solvers.method import Method
+from twbn.solvers.method_options import CutsOptions, ImproveOptions
 
-__all__ = ["improve", "choose_piece", "piece_problem", "PIECE_TIME_LIMIT"]
+__all__ = ["improve", "choose_piece", "piece_problem", "METHOD"]
 
-#: Seconds one sub-problem may take (less when the budget has less left).
-PIECE_TIME_LIMIT = 5.0
-#: First, smallest and largest piece size (free variables).
-START_SIZE = 10
+#: Smallest and largest piece size (free variables); the first is ``start_size``.
 MIN_SIZE = 4
 MAX_SIZE = 40
 #: The sub-solves separate the cluster rows (3) only, exactly at their root (as the LNS
 #: of ``cuts``, solvers/cuts/branch_and_cut.py, measured on wdbc).
-SUB_OPTIONS = {"exact": "root", "cluster_k": 1, "matroid": False, "minor": True, "lns": False}
+SUB_OPTIONS = CutsOptions(exact="root", cluster_k=1, matroid=False, minor=True, lns=False)
+#: Share of the time budget the k-MAX start takes when no start is given.
+START_SHARE = 0.2
+#: Without a bound (or k >= n - 1) the start is k-MAX's network under this bound: it is a
+#: network of the problem too, and k-MAX's first clique of k + 1 is solved exactly.
+UNBOUNDED_START_K = 8
 
 
 def random_peo(adj: Adjacency, rng: random.Random, first: Sequence[int] = ()) -> list[int]:
@@ -260,16 +265,14 @@ class _State:
 def improve(
     problem: Problem,
     start: Solution,
+    options: ImproveOptions | None = None,
     *,
     time_limit: float | None,
     seed: int | None = None,
-    piece_time_limit: float = PIECE_TIME_LIMIT,
-    start_size: int = START_SIZE,
-    max_pieces: int | None = None,
     control: RunControl | None = None,
 ) -> Solution:
     """Improve ``start`` by re-solving pieces of it exactly (module docstring) until
-    ``time_limit`` seconds have passed or ``max_pieces`` pieces were tried.
+    ``time_limit`` seconds have passed or ``options.max_pieces`` pieces were tried.
 
     Parameters
     ----------
@@ -278,17 +281,15 @@ def improve(
         boundary its moral neighbours, and only the ancestry rows bind.
     start : Solution
         A certified network of ``problem`` with its elimination order.
+    options : ImproveOptions, optional
+        ``piece_time_limit`` (seconds one sub-problem may take), ``start_size`` (free
+        variables in the first piece, adapted afterwards), ``max_pieces`` (stop after this
+        many sub-problems); the defaults when None.
     time_limit : float or None
         Seconds for the whole search, sub-problems' model building included; None: until
         ``max_pieces`` or a stop request.
     seed : int, optional
         Seeds the choice of pieces and SCIP.
-    piece_time_limit : float
-        Seconds one sub-problem may take.
-    start_size : int
-        Free variables in the first piece (adapted afterwards).
-    max_pieces : int, optional
-        Stop after this many sub-problems.
     control : RunControl, optional
         Stop requests and progress.
 
@@ -312,13 +313,15 @@ def improve(
     >>> cache = ScoreCache.from_mapping("ABC", [{(): -5.0, (1,): -1.0}, {(): -5.0}, {(): -5.0, (0,): -4.0}])
     >>> problem = Problem(cache, 1)
     >>> empty = make_solution(problem, [(), (), ()], bound=None, status="feasible", method="start")
-    >>> improve(problem, empty, time_limit=None, max_pieces=3, seed=0).score
+    >>> improve(problem, empty, ImproveOptions(max_pieces=3), time_limit=None, seed=0).score
     -10.0
     """
     from twbn.solvers.cuts.branch_and_cut import solve_cuts
 
     if start.parents is None or start.elimination_order is None:
         raise ValueError("improve needs a start network with its elimination order")
+    options = options or ImproveOptions()
+    piece_time_limit, start_size, max_pieces = options.piece_time_limit, options.start_size, options.max_pieces
     t0 = time.monotonic()
     deadline = None if time_limit is None else t0 + time_limit
     rng = random.Random(seed)
@@ -356,7 +359,7 @@ def improve(
         limit = piece_time_limit if left is None else min(piece_time_limit, left)
         t1 = time.monotonic()
         found = solve_cuts(sub_problem, time_limit=limit, seed=rng.randrange(2**31), warm_start=sub_start,
-                           fixed_y=fixed or None, ancestry=ancestry, control=control, _report=False, **SUB_OPTIONS)
+                           fixed_y=fixed or None, ancestry=ancestry, control=control, _report=False, options=SUB_OPTIONS)
         took = time.monotonic() - t1
         counts["pieces"] += 1
         counts["sub_seconds"] += took
@@ -388,3 +391,39 @@ def improve(
                          status="optimal" if proved else "feasible", order_hint=state.order,
                          method="improve", wall_time=round(time.monotonic() - t0, 4), trajectory=trajectory,
                          stats=counts, seed=seed, time_limit=time_limit, solver="scip")
+
+
+def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int | None,
+         start: Solution | None) -> Solution:
+    """``improve`` as a method: from ``start``, or else from k-MAX's network on
+    ``START_SHARE`` of the budget, as ``--warm-start kmax`` would give."""
+    from twbn.solvers.registry import solve
+
+    used, label = 0.0, None
+    if start is None:
+        t0 = time.monotonic()
+        void = problem.treewidth is None or problem.treewidth >= problem.n - 1  # binds nothing
+        bounded = problem if not void else Problem(
+            problem.cache, min(problem.n - 1, UNBOUNDED_START_K) or None, problem.forbidden, problem.required)
+        if bounded.treewidth is None:
+            return solve(problem, "dp", control=budget.control)  # n <= 1
+        start = solve(bounded, "kmax", time_limit=budget.child(START_SHARE).limit(), seed=seed,
+                      control=budget.control, _lp_bound=False)
+        if start.parents is None:
+            return start
+        if void:  # k-MAX's network, certified as one of the unbounded problem
+            start = make_solution(problem, start.parents, bound=None, status="feasible", method="kmax",
+                                  order_hint=start.elimination_order)
+        used, label = time.monotonic() - t0, ("kmax", start.score)
+    sol = improve(problem, start, options, time_limit=0.05 if budget.stop_requested() else budget.limit(),
+                  seed=seed, control=budget.control)
+    if label is not None:
+        sol.stats["warm_start"] = {"from": label[0], "score": label[1], "seconds": round(used, 4)}
+    return sol
+
+
+#: Exact-neighbourhood improvement as the registry lists it.
+METHOD = Method("improve", _run, options=ImproveOptions,
+                summary="exact-neighbourhood improvement: pieces of a start network re-solved by the cluster-cut "
+                        "ILP, the rest held (k-MAX start unless one is given)",
+                warm_start=True, seeded=True)

@@ -30,9 +30,11 @@ import time
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution
 from twbn.solvers.control import RunControl
-from twbn.solvers.heuristics.anytime import require_bound, search
+from twbn.solvers.budget import Budget
+from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, require_bound, search
 from twbn.solvers.heuristics.kg import _KG
-from twbn.solvers.method_options import KASTAR_MAX_EXPANSIONS as DEFAULT_MAX_EXPANSIONS
+from twbn.solvers.method import Method
+from twbn.solvers.method_options import KastarOptions
 
 
 class _KAStar(_KG):
@@ -116,14 +118,17 @@ class _KAStar(_KG):
 
 def solve_kastar(
     problem: Problem,
+    options: KastarOptions | None = None,
     *,
     time_limit: float | None = None,
     seed: int | None = None,
-    max_iterations: int | None = None, control: "RunControl | None" = None,
-    max_expansions: int = DEFAULT_MAX_EXPANSIONS,
+    control: "RunControl | None" = None,
 ) -> Solution:
-    """Anytime k-A* until ``time_limit`` (default 10 s) or ``max_iterations`` orders;
+    """Anytime k-A* until ``time_limit`` (default 10 s) or ``options.max_iterations``
+    orders, each A* search expanding at most ``options.max_expansions`` nodes;
     reproducible from ``seed`` as k-G."""
+    options = options or KastarOptions()
+    max_iterations, max_expansions = options.max_iterations, options.max_expansions
     require_bound(problem, "kastar")
     t0 = time.monotonic()
     kastar = _KAStar(problem)
@@ -141,3 +146,12 @@ def solve_kastar(
 
     return search(problem, "kastar", build, t0=t0, time_limit=time_limit, seed=seed, max_iterations=max_iterations,
                   control=control, stats=lambda: {"truncated_orders": truncated, "max_expansions": max_expansions})
+
+
+def _run(problem: Problem, options: KastarOptions, budget: Budget, *, seed: int | None) -> Solution:
+    return solve_kastar(problem, options, time_limit=budget.limit(), seed=seed, control=budget.control)
+
+
+#: k-A* as the registry lists it.
+METHOD = Method("kastar", _run, options=KastarOptions, summary="k-A* (Scanagatta et al. 2016)", min_treewidth=1,
+                seeded=True, default_time_limit=DEFAULT_TIME_LIMIT)

@@ -35,7 +35,10 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution
 from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.solvers.control import RunControl
-from twbn.solvers.heuristics.anytime import require_bound, search
+from twbn.solvers.budget import Budget
+from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, require_bound, search
+from twbn.solvers.method import Method
+from twbn.solvers.method_options import KgOptions
 from twbn.solvers.exact.unbounded import unbounded_optimum
 
 
@@ -254,11 +257,13 @@ def _greedy_from(ordered, first, k, start, count, mstart, members, scores, place
 
 
 def solve_kg(
-    problem: Problem, *, time_limit: float | None = None, seed: int | None = None, max_iterations: int | None = None, control: "RunControl | None" = None
+    problem: Problem, options: KgOptions | None = None, *, time_limit: float | None = None, seed: int | None = None,
+    control: "RunControl | None" = None,
 ) -> Solution:
-    """Anytime k-G until ``time_limit`` (default 10 s) or ``max_iterations`` orders;
-    the sequence of orders is reproducible from ``seed`` (so with ``max_iterations`` and
-    no time limit, so is the result)."""
+    """Anytime k-G until ``time_limit`` (default 10 s) or ``options.max_iterations``
+    orders; the sequence of orders is reproducible from ``seed`` (so with
+    ``max_iterations`` and no time limit, so is the result)."""
+    max_iterations = (options or KgOptions()).max_iterations
     require_bound(problem, "kg")
     t0 = time.monotonic()
     kg = _KG(problem)
@@ -270,3 +275,12 @@ def solve_kg(
 
     return search(problem, "kg", build, t0=t0, time_limit=time_limit, seed=seed, max_iterations=max_iterations,
                   control=control, stats=lambda: {"distinct_first_cliques": len(kg.first_memo)})
+
+
+def _run(problem: Problem, options: KgOptions, budget: Budget, *, seed: int | None) -> Solution:
+    return solve_kg(problem, options, time_limit=budget.limit(), seed=seed, control=budget.control)
+
+
+#: k-G as the registry lists it.
+METHOD = Method("kg", _run, options=KgOptions, summary="k-G (Scanagatta et al. 2016)", min_treewidth=1,
+                seeded=True, default_time_limit=DEFAULT_TIME_LIMIT)

@@ -34,7 +34,10 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution
 from twbn.scoring.cache import ParentSet
 from twbn.solvers.control import RunControl
-from twbn.solvers.heuristics.anytime import require_bound, search
+from twbn.solvers.budget import Budget
+from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, require_bound, search
+from twbn.solvers.method import Method
+from twbn.solvers.method_options import KmaxOptions
 from twbn.solvers.heuristics.kg import _KG
 
 __all__ = ["solve_kmax"]
@@ -116,20 +119,32 @@ class _KMax(_KG):
 
 
 def solve_kmax(
-    problem: Problem, *, time_limit: float | None = None, seed: int | None = None,
-    max_iterations: int | None = None, control: "RunControl | None" = None,
+    problem: Problem, options: KmaxOptions | None = None, *, time_limit: float | None = None,
+    seed: int | None = None, control: "RunControl | None" = None,
 ) -> Solution:
-    """Anytime k-MAX until ``time_limit`` (default 10 s) or ``max_iterations`` networks;
-    reproducible from ``seed`` (with ``max_iterations`` and no time limit, so is the result).
+    """Anytime k-MAX until ``time_limit`` (default 10 s) or ``options.max_iterations``
+    networks; reproducible from ``seed`` (with ``max_iterations`` and no time limit, so is
+    the result).
 
     Raises
     ------
     ValueError
         Without a treewidth bound k >= 1.
     """
+    max_iterations = (options or KmaxOptions()).max_iterations
     require_bound(problem, "kmax")
     t0 = time.monotonic()
     kmax = _KMax(problem)
     return search(problem, "kmax", lambda rng, deadline: kmax.network(rng.randrange(problem.n), rng), t0=t0,
                   time_limit=time_limit, seed=seed, max_iterations=max_iterations, control=control,
                   stats=lambda: {"distinct_first_cliques": len(kmax.first_memo)})
+
+
+def _run(problem: Problem, options: KmaxOptions, budget: Budget, *, seed: int | None) -> Solution:
+    return solve_kmax(problem, options, time_limit=budget.limit(), seed=seed, control=budget.control)
+
+
+#: k-MAX as the registry lists it.
+METHOD = Method("kmax", _run, options=KmaxOptions,
+                summary="k-MAX (Scanagatta et al. 2018): the variable of least normalised loss next",
+                min_treewidth=1, seeded=True, default_time_limit=DEFAULT_TIME_LIMIT)

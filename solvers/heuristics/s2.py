@@ -42,7 +42,9 @@ from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime, require_bound
 from twbn.solvers.exact.superstructure_dp import best_dag_in_graph, greedy_dag_in_chordal_graph
 
-from twbn.solvers.method_options import S2_MAX_EXPANSIONS as DEFAULT_MAX_EXPANSIONS
+from twbn.solvers.budget import Budget
+from twbn.solvers.method import Method
+from twbn.solvers.method_options import S2Options
 PHASE2 = ("auto", "dp", "cuts")
 #: "auto" uses the super-structure DP up to this k and the cluster-cut ILP above it: the
 #: DP's tables grow as 3^(k+1) per bag (zoo, one random k-tree: 0.02 s at k = 2, 1.2 s at
@@ -241,16 +243,19 @@ def _phase2(problem: Problem, adj: Adjacency, phase2: str, deadline: float | Non
 
 def solve_s2(
     problem: Problem,
+    options: S2Options | None = None,
     *,
     plus: bool = False,
     time_limit: float | None = None,
     seed: int | None = None,
-    max_iterations: int | None = None, control: "RunControl | None" = None,
+    control: "RunControl | None" = None,
     phase2: str = "auto",
-    max_expansions: int = DEFAULT_MAX_EXPANSIONS,
 ) -> Solution:
     """Anytime S2 (or S2+ with ``plus``) until ``time_limit`` (default 10 s) or
-    ``max_iterations`` k-trees through phase 2; reproducible from ``seed``."""
+    ``options.max_iterations`` k-trees through phase 2 (by ``phase2``: auto, dp or
+    cuts); reproducible from ``seed``."""
+    options = options or S2Options()
+    max_iterations, max_expansions = options.max_iterations, options.max_expansions
     method = "s2plus" if plus else "s2"
     require_bound(problem, method)
     k = problem.treewidth
@@ -307,3 +312,19 @@ def solve_s2(
     if plus:
         extra["k_trees_proven_best"] = proven
     return run.solution(problem, extra, **info)
+
+
+def _runner(plus: bool):
+    def run(problem: Problem, options: S2Options, budget: Budget, *, seed: int | None, solver: str) -> Solution:
+        return solve_s2(problem, options, plus=plus, time_limit=budget.limit(), seed=seed, control=budget.control,
+                        phase2=solver)
+
+    return run
+
+
+#: S2 and S2+ as the registry lists them; phase 2 is the backend (``--solver``).
+METHOD = Method("s2", _runner(False), options=S2Options, summary="S2: sampled k-trees, phase 2 by DP or cuts",
+                backends=PHASE2, min_treewidth=1, seeded=True, default_time_limit=DEFAULT_TIME_LIMIT)
+METHOD_PLUS = Method("s2plus", _runner(True), options=S2Options,
+                     summary="S2+: k-trees by informative-score search, phase 2 by DP or cuts", backends=PHASE2,
+                     min_treewidth=1, seeded=True, default_time_limit=DEFAULT_TIME_LIMIT)

@@ -20,6 +20,9 @@ import multiprocessing
 
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import Solution, certificate_order, make_solution, start_or_nothing
+from twbn.solvers.budget import Budget
+from twbn.solvers.method import Method
+from twbn.solvers.method_options import CpOptions
 
 #: Seconds allowed beyond the time limit before the child is stopped: CP-SAT's own limit
 #: is what is left of the deadline, but building the model is not timed (at n = 1,041 it
@@ -151,19 +154,21 @@ def run_isolated(fn, *args, timeout: float | None):
 
 def solve_cp(
     problem: Problem,
+    options: CpOptions | None = None,
     *,
     time_limit: float | None = None,
     seed: int | None = None,
     warm_start: Solution | None = None,
-    workers: int | None = None,
-    redundant: bool = True,
-    permutation: bool = True,
     control=None,
 ) -> Solution:
     """CP-SAT on the k-tree model in a spawned child, within ``time_limit`` (the spawn and
     the build included); ``warm_start`` becomes a hint, and the answer when the child
-    overruns. With a RunControl the child's solutions reach its live line and a stop
-    request ends the search with its best solution."""
+    overruns. ``options`` (a CpOptions; the defaults when None): search ``workers``, the
+    ``redundant`` clique-count constraints, the order as a ``permutation``. With a
+    RunControl the child's solutions reach its live line and a stop request ends the
+    search with its best solution."""
+    options = options or CpOptions()
+    workers = options.workers
     import importlib.util
 
     if importlib.util.find_spec("ortools") is None:
@@ -181,12 +186,12 @@ def solve_cp(
             order, _ = certificate_order(problem.n, warm_start.parents, problem.treewidth)
         hint = (warm_start.parents, order if order is not None else list(range(problem.n)))
         start_score = sum(cand.score_of(v, p) for v, p in enumerate(warm_start.parents))
-    options = {"redundant": redundant, "permutation": permutation}
+    model_options = {"redundant": options.redundant, "permutation": options.permutation}
     timeout = None if time_limit is None else time_limit + MARGIN
     deadline = None if time_limit is None else t0 + time_limit
     try:
         with _listening(control) as channel:
-            out = run_isolated(_cp_worker, problem, deadline, seed, hint, workers, options, False, channel,
+            out = run_isolated(_cp_worker, problem, deadline, seed, hint, workers, model_options, False, channel,
                                timeout=timeout)
     except FutureTimeout:
         # the model took longer to build than the budget: the start, if any, is the answer
@@ -217,3 +222,13 @@ def hint_check(problem: Problem, parents, order) -> tuple[str, float | None]:
     """Solve with every variable fixed to its hint: (status, objective). For tests."""
     out = run_isolated(_cp_worker, problem, time.monotonic() + 60.0, 0, (parents, order), None, {}, True, timeout=180)
     return out["status"], out["objective"]
+
+
+def _run(problem: Problem, options: CpOptions, budget: Budget, *, seed: int | None, solver: str,
+         start: Solution | None) -> Solution:
+    return solve_cp(problem, options, time_limit=budget.limit(), seed=seed, warm_start=start, control=budget.control)
+
+
+#: The CP-SAT k-tree model as the registry lists it.
+METHOD = Method("cp", _run, options=CpOptions, summary="the CP-SAT k-tree model", backends=("cpsat",),
+                warm_start=True, seeded=True, default_time_limit=None)

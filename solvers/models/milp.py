@@ -11,6 +11,8 @@ from twbn.formulations.cluster_ilp import BuildTimeout
 from twbn.formulations.elimination_milp import MilpOptions, build_elimination_milp, start_values
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import Solution, certificate_order, make_solution, start_or_nothing
+from twbn.solvers.budget import Budget
+from twbn.solvers.method import Method
 from twbn.solvers.models.backends import solve_lp_file
 
 #: Share of the time limit the model may take to build: writing it out for the engine
@@ -106,3 +108,14 @@ def solve_milp(
     elif out.status == "optimal":
         sol.stats["engine_said_optimal"] = True
     return sol
+
+
+def _run(problem: Problem, options: MilpOptions, budget: Budget, *, seed: int | None, solver: str,
+         start: Solution | None) -> Solution:
+    return solve_milp(problem, solver=solver, time_limit=budget.limit(), seed=seed, warm_start=start,
+                      options=options, control=budget.control)
+
+
+#: The elimination-order MILP as the registry lists it.
+METHOD = Method("milp", _run, options=MilpOptions, summary="the elimination-order MILP of Nie et al. (2014) in pyomo",
+                backends=("highs", "scip", "cbc"), warm_start=True, seeded=True, default_time_limit=None)

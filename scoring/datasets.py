@@ -26,7 +26,7 @@ __all__ = ["BUNDLED", "DEBD_SETS", "DataMissing", "bundled_path", "data_dir", "d
            "load_network", "network_path"]
 
 #: The folder of the bundled sets.
-BUNDLED_DIR = Path(__file__).resolve().parent / "data"
+BUNDLED_DIR = Path(__file__).resolve().parents[1] / "experiments" / "data"
 #: Names of the bundled UCI sets.
 BUNDLED = ("adult", "audiology", "breast", "housing", "letter", "mushroom", "nursery", "wdbc", "zoo")
 #: The binary density-estimation sets the benchmarks use (training split).

@@ -1,0 +1,59 @@
+"""Bounds every result gets: never worse than the trivial one, the cluster LP's where it
+pays, and a network that reaches its bound proved optimal.
+
+A bound is a proof: :func:`trivial_bound` (each variable's best candidate score) holds
+for every network; the cluster LP relaxation (solvers/relaxation.py) for every network
+under the problem's constraints.
+"""
+
+from __future__ import annotations
+
+import math
+
+from twbn.formulations.problem import Problem
+from twbn.formulations.solution import Solution
+
+__all__ = ["trivial_bound", "add_lp_bound", "floor_bound", "call_optimal_at_bound"]
+
+
+def trivial_bound(problem: Problem) -> float:
+    """The sum of each variable's best candidate score: an upper bound on every network
+    (it drops acyclicity and the treewidth bound), at no cost."""
+    return math.fsum(float(scores[0]) for scores in problem.candidates.scores)
+
+
+def add_lp_bound(problem: Problem, sol: Solution, seconds: float) -> None:
+    """Give ``sol`` the cluster LP relaxation's bound (solvers/relaxation.py), computed in
+    about ``seconds``, where it is better than the bound it has; the time counts in its
+    wall time and the bound in its last trajectory point."""
+    from twbn.solvers.relaxation import cluster_lp_bound
+
+    bound, stats = cluster_lp_bound(problem, time_limit=max(0.05, seconds))
+    sol.wall_time = round(sol.wall_time + stats["seconds"], 4)
+    sol.stats["lp_bound"] = stats
+    if bound < stats["trivial"] and (sol.bound is None or bound < sol.bound):  # else floor_bound's
+        sol.bound = bound if sol.score is None else max(bound, sol.score)
+        sol.stats["bound_source"] = (f"cluster LP relaxation: a Lagrangian of {stats['rows']} cluster rows "
+                                     f"(trivial bound {stats['trivial']:.6g})")
+        sol.trajectory.append({"time": sol.wall_time, "incumbent": sol.score, "bound": sol.bound})
+
+
+def floor_bound(problem: Problem, sol: Solution) -> None:
+    """Never report a bound worse than :func:`trivial_bound` (nor none at all where a
+    network exists): replace a missing, infinite or weaker bound by it, and call a network
+    that reaches it optimal — it is then a proof."""
+    if sol.status == "infeasible":
+        return
+    trivial = trivial_bound(problem)
+    if sol.bound is None or not math.isfinite(sol.bound) or sol.bound > trivial:
+        sol.bound = trivial if sol.score is None else max(trivial, sol.score)
+        sol.stats["bound_source"] = "sum of each variable's best candidate score"
+    call_optimal_at_bound(sol)
+
+
+def call_optimal_at_bound(sol: Solution) -> None:
+    """A feasible network whose score reaches its bound is proved optimal."""
+    if sol.score is not None and sol.status == "feasible" and sol.bound is not None \
+            and sol.bound - sol.score <= 1e-9 * max(1.0, abs(sol.score)):
+        sol.status = "optimal"
+

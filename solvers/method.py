@@ -1,0 +1,175 @@
+"""What a method is: :class:`Method`, the one declaration every method makes, built-in or
+plugin, and :func:`call_method`, the one way the registry runs it.
+
+A method is a name, a ``run(problem, options, budget)`` callable and what it declares:
+its options dataclass (the only place its defaults are written), its backends, the
+smallest treewidth bound it needs, whether it takes a start network or a seed, whether
+it returns its best network when stopped, and where the cluster LP's bound is worth a
+share of its budget. The registry (solvers/registry.py) collects the declarations:
+twbn's own from its modules (``METHOD`` in solvers/exact/dp.py, solvers/heuristics/kg.py,
+…), plugins from ``register_method`` and the entry-point group ``twbn.methods``
+(solvers/plugins.py). ``run`` gets only what the method declares: ``seed=`` if it is
+``seeded``, ``solver=`` (its backend) if it has ``backends``, ``start=`` (a certified
+network, or None) if it takes a ``warm_start`` — so no method receives an argument it
+would have to ignore.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from twbn.formulations.problem import Problem
+from twbn.formulations.solution import Solution, make_solution
+from twbn.scoring.errors import TwbnError
+from twbn.solvers.budget import Budget
+
+__all__ = ["Method", "MethodFailed", "NoOptions", "call_method"]
+
+_NAME = re.compile(r"^[a-z][a-z0-9_\-]*$")
+
+
+class MethodFailed(TwbnError, RuntimeError):
+    """A method raised, or returned something that is not a network of the problem."""
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """What a method without options takes: nothing (so any name given is refused)."""
+
+
+@dataclass(frozen=True)
+class Method:
+    """A structure-learning method, declared once, usable everywhere.
+
+    Parameters
+    ----------
+    name : str
+        Lower-case letters, digits, ``-`` and ``_``; not a name already registered.
+    run : callable
+        ``run(problem, options, budget)``: ``problem`` a :class:`twbn.Problem` (``n``,
+        ``names``, ``treewidth`` (None: unbounded), ``forbidden``, ``required``,
+        ``parent_sets(v)``), ``options`` an instance of ``options`` (None if it declares
+        none), ``budget`` a :class:`twbn.Budget`; plus ``seed=`` if ``seeded``,
+        ``solver=`` if it has ``backends`` and ``start=`` (a network to begin from, or
+        None) if it takes a ``warm_start``. Returns the parent sets, one tuple of
+        variable indices per variable, or an object with such ``parents``.
+    options : dataclass type, optional
+        Its options, with their defaults; ``--option NAME=VALUE`` values are converted to
+        the field's type, and unknown names are refused with a "did you mean".
+    summary : str
+        One line for ``twbn methods`` and ``--help``.
+    backends : tuple of str
+        Values ``--solver`` may take; the first is the default.
+    min_treewidth : int, optional
+        The smallest bound k it needs; None: it also runs unbounded.
+    warm_start : bool
+        Whether it takes a start network (``start=``).
+    seeded : bool
+        Whether it takes the caller's ``seed=`` (an int, or None).
+    anytime : bool
+        Whether it returns its best network when its budget ends or a stop is asked for.
+    lp_bound : bool
+        Keep a share of the budget (solvers/relaxation.py, ``BOUND_SHARE``) for the
+        cluster LP's bound on its result, from ``lp_bound_from`` variables on.
+    lp_bound_from : int
+        The smallest n at which the LP bound is computed.
+    default_time_limit : float, optional
+        Seconds when the caller gives no limit (10 s by default); None: until it returns.
+
+    Raises
+    ------
+    MethodFailed
+        A malformed name, a ``run`` that is not callable, options that are not a dataclass.
+
+    Examples
+    --------
+    >>> import twbn
+    >>> def empty(problem, options, budget):
+    ...     return [() for _ in range(problem.n)]
+    >>> m = twbn.Method("empty-doc", empty, summary="no arcs at all")
+    >>> twbn.register_method(m)
+    >>> twbn.learn(twbn.example_path("zoo"), treewidth=2, method="empty-doc").arcs
+    []
+    """
+
+    name: str
+    run: Callable[..., Any]
+    options: type | None = None
+    summary: str = ""
+    backends: tuple[str, ...] = ()
+    min_treewidth: int | None = None
+    warm_start: bool = False
+    seeded: bool = False
+    anytime: bool = True
+    lp_bound: bool = True
+    lp_bound_from: int = 0
+    default_time_limit: float | None = 10.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            raise MethodFailed(f"a method name is lower-case letters, digits, - and _, got {self.name!r}")
+        if not callable(self.run):
+            raise MethodFailed(f"method {self.name}: run must be callable")
+        if self.options is not None and not dataclasses.is_dataclass(self.options):
+            raise MethodFailed(f"method {self.name}: options must be a dataclass type")
+
+    def needs_lp_bound(self, n: int) -> bool:
+        """Whether the cluster LP's bound gets a share of the budget at ``n`` variables."""
+        return self.lp_bound and n >= self.lp_bound_from
+
+
+def _parents_of(out, problem: Problem, name: str) -> list[tuple[int, ...]]:
+    """The parent sets a method returned, as sorted index tuples."""
+    parents = getattr(out, "parents", out)
+    if isinstance(parents, dict):  # a twbn.Solution: parents by name
+        pos = {v: i for i, v in enumerate(problem.names)}
+        try:
+            parents = [tuple(pos[p] for p in parents[v]) for v in problem.names]
+        except KeyError as exc:
+            raise MethodFailed(f"method {name} returned parents of an unknown variable {exc.args[0]!r}") from None
+    if parents is None:
+        raise MethodFailed(f"method {name} returned no network")
+    try:
+        parents = [tuple(sorted(int(p) for p in ps)) for ps in parents]
+    except (TypeError, ValueError):
+        raise MethodFailed(f"method {name} returned {type(out).__name__}, not one tuple of parent indices per "
+                           "variable") from None
+    if len(parents) != problem.n:
+        raise MethodFailed(f"method {name} returned {len(parents)} parent sets for {problem.n} variables")
+    return parents
+
+
+def call_method(method: Method, problem: Problem, options, budget: Budget, *, seed: int | None = None,
+                solver: str | None = None, start: Solution | None = None, trusted: bool = False) -> Solution:
+    """Run ``method`` with what it declares and return a certified Solution.
+
+    A ``trusted`` method (twbn's own) returns a Solution it made with ``make_solution``,
+    which checked its certificate; anything else is certified here from its parent sets
+    (every set in the cache, acyclic, width <= k by twbn's own elimination order), and a
+    method that raises or returns something else is one :class:`MethodFailed` naming it.
+    """
+    kwargs: dict[str, Any] = {}
+    if method.seeded:
+        kwargs["seed"] = seed
+    if method.backends:
+        kwargs["solver"] = solver or method.backends[0]
+    if method.warm_start:
+        kwargs["start"] = start
+    if trusted:
+        return method.run(problem, options, budget, **kwargs)
+    try:
+        out = method.run(problem, options, budget, **kwargs)
+    except TwbnError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure of foreign code is the method's
+        raise MethodFailed(f"method {method.name} failed: {type(exc).__name__}: {exc}") from None
+    parents = _parents_of(out, problem, method.name)
+    try:
+        return make_solution(problem, parents, bound=None, status="feasible", method=method.name, seed=seed,
+                             solver=kwargs.get("solver"))
+    except (KeyError, ValueError) as exc:
+        why = exc.args[0] if exc.args else exc
+        raise MethodFailed(f"method {method.name} returned an invalid network: {why}") from None

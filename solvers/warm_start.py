@@ -1,0 +1,134 @@
+"""Start networks: a Solution re-certified for the problem at hand, and the starts
+``--warm-start`` names — ``tree`` (the optimal treewidth-1 network, valid for every k), a
+result file, or a method run first on ``WARM_START_SHARE`` of the budget — plus what makes
+a problem infeasible before any method runs.
+"""
+
+from __future__ import annotations
+
+import time
+
+from twbn.formulations.problem import InfeasibleError, Problem
+from twbn.formulations.solution import Solution, make_solution
+from twbn.scoring.errors import TwbnError
+
+__all__ = ["MethodUnavailable", "WARM_START_SHARE", "certified_start", "check_warm_spec", "warm_start_solution",
+           "infeasibility"]
+
+#: Share of the time budget a method-name warm start may use.
+WARM_START_SHARE = 0.2
+
+
+class MethodUnavailable(TwbnError, ValueError):
+    """The method (or an option of it) is not available; the message says why."""
+
+
+def _required_cycle(problem: Problem) -> str | None:
+    """The first cycle among the required arcs, as text, or None."""
+    import networkx as nx
+
+    g = nx.DiGraph(list(problem.required))
+    try:
+        cycle = nx.find_cycle(g)
+    except nx.NetworkXNoCycle:
+        return None
+    names = problem.names
+    return " -> ".join([names[u] for u, _ in cycle] + [names[cycle[0][0]]])
+
+
+def infeasibility(problem: Problem) -> str | None:
+    """Why no network can satisfy ``problem``, found before any solver runs; or None."""
+    both = problem.forbidden & problem.required
+    if both:
+        u, v = sorted(both)[0]
+        return f"arc {problem.names[u]}->{problem.names[v]} is both required and forbidden"
+    cycle = _required_cycle(problem)
+    if cycle is not None:
+        return f"the required arcs form a cycle: {cycle}"
+    if problem.treewidth is not None:
+        from collections import Counter
+
+        indeg = Counter(v for _, v in problem.required)
+        for v, d in indeg.items():
+            if d > problem.treewidth:
+                return (f"{problem.names[v]} must have {d} parents, but treewidth <= {problem.treewidth} allows at "
+                        f"most {problem.treewidth}")
+    try:
+        problem.candidates
+    except InfeasibleError as exc:
+        return str(exc)
+    return None
+
+
+def certified_start(problem: Problem, start: Solution) -> Solution:
+    """``start`` re-certified for ``problem`` (its sets must be candidates here, acyclic, of
+    width <= k); MethodUnavailable saying why it cannot be used."""
+    if start.parents is None:
+        raise MethodUnavailable(f"the warm start has no network (status {start.status})")
+    if len(start.parents) != problem.n:
+        raise MethodUnavailable(f"the warm start has {len(start.parents)} variables, the cache {problem.n}")
+    try:
+        return make_solution(problem, start.parents, bound=None, status="feasible", method=start.method or "start",
+                             order_hint=start.elimination_order)
+    except (KeyError, ValueError) as exc:
+        reason = exc.args[0] if exc.args else exc
+        raise MethodUnavailable(f"the warm start is not a network of this problem: {reason}") from None
+
+
+def check_warm_spec(treewidth: int | None, spec: str) -> None:
+    """Refuse a warm-start name that cannot work, before any time is spent."""
+    from twbn.solvers.registry import all_methods
+
+    methods = all_methods()
+    if spec == "tree":
+        return
+    if spec.endswith(".json"):
+        import os
+
+        if not os.path.isfile(spec):
+            raise MethodUnavailable(f"warm start {spec}: no such file")
+        return
+    if spec not in methods or spec == "auto":
+        raise MethodUnavailable(f"warm start {spec!r} is neither tree, a result file (.json) nor a method "
+                                f"({', '.join(m for m in methods if m != 'auto')})")
+    start = methods[spec]
+    if start.min_treewidth is not None and (treewidth is None or treewidth < start.min_treewidth):
+        raise MethodUnavailable(f"warm start {spec} needs a treewidth bound k >= {start.min_treewidth}")
+
+
+def warm_start_solution(problem: Problem, spec: str, *, time_limit: float | None, seed: int | None,
+                        control: "RunControl | None" = None) -> tuple[Solution, float]:
+    """The start named by ``--warm-start``: ``tree`` (the optimal treewidth-1 network, a
+    maximum branching: valid for every k), a result file, or a method run first on a
+    ``WARM_START_SHARE`` of the budget. Returns it and the seconds it used."""
+    check_warm_spec(problem.treewidth, spec)
+    t0 = time.monotonic()
+    if spec == "tree":
+        from twbn.solvers.exact.branching import optimal_forest
+
+        parents = optimal_forest(problem)
+        sol = make_solution(problem, parents, bound=None, status="feasible", method="tree")
+    elif spec.endswith(".json"):
+        import json
+
+        try:
+            with open(spec, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except json.JSONDecodeError as exc:
+            raise MethodUnavailable(f"warm start {spec}: not JSON ({exc})") from None
+        if not isinstance(data, dict):
+            raise MethodUnavailable(f"warm start {spec}: not a result object")
+        try:
+            sol = Solution.from_json(data, problem)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise MethodUnavailable(f"warm start {spec}: not a result of this cache ({exc})") from None
+    else:
+        budget = None if time_limit is None else WARM_START_SHARE * time_limit
+        from twbn.solvers.registry import solve
+
+        sol = solve(problem, spec, time_limit=budget, seed=seed, control=control, _lp_bound=False)
+    if sol.parents is None:
+        raise MethodUnavailable(f"warm start {spec!r} has no network (status {sol.status})")
+    return certified_start(problem, sol), time.monotonic() - t0
+
+

@@ -1,0 +1,82 @@
+"""The import rule of docs/design.md: data flows one way, scoring → formulations →
+solvers → the ``twbn`` API → experiments, and no module imports from a layer above its
+own — not at the top, not inside a function."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Layers from the bottom; the API is the package's own modules (twbn/*.py).
+LAYERS = ("scoring", "formulations", "solvers", "api", "experiments")
+
+
+def layer_of(module: str) -> str | None:
+    """The layer of a ``twbn.…`` module name, None for anything else."""
+    parts = module.split(".")
+    if parts[0] != "twbn":
+        return None
+    if len(parts) > 1 and parts[1] in LAYERS:
+        return parts[1]
+    return "api"
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[0] == "twbn":
+        parts = parts[1:]
+    if parts and parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(["twbn", *parts])
+
+
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    """Every module ``path`` imports, with the line, wherever the import stands."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.lineno, node.module))
+            # ``from twbn import learning`` names a module too
+            out += [(node.lineno, f"{node.module}.{a.name}") for a in node.names
+                    if node.module == "twbn" and a.name in LAYERS]
+    return out
+
+
+def source_files() -> list[Path]:
+    files = []
+    for folder in ("scoring", "formulations", "solvers", "twbn", "experiments"):
+        files += sorted((ROOT / folder).rglob("*.py"))
+    return files
+
+
+def test_layer_of_names_the_five_layers():
+    assert layer_of("twbn.scoring.cache") == "scoring"
+    assert layer_of("twbn.solvers.cuts.improve") == "solvers"
+    assert layer_of("twbn.learning") == "api"
+    assert layer_of("twbn") == "api"
+    assert layer_of("twbn.experiments.cli") == "experiments"
+    assert layer_of("numpy") is None
+
+
+def test_the_rule_is_seen_by_the_scan(tmp_path):
+    # the scan finds an import inside a function, where the rule is easiest to break
+    f = tmp_path / "m.py"
+    f.write_text("def f():\n    from twbn.experiments.cli import main\n    return main\n")
+    assert imports_of(f) == [(2, "twbn.experiments.cli")]
+
+
+def test_no_module_imports_from_a_layer_above_its_own():
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    wrong = []
+    for path in source_files():
+        own = layer_of(module_name(path))
+        for line, target in imports_of(path):
+            other = layer_of(target)
+            if other is not None and rank[other] > rank[own]:
+                wrong.append(f"{path.relative_to(ROOT)}:{line} ({own}) imports {target} ({other})")
+    assert wrong == []
