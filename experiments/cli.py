@@ -67,6 +67,20 @@ def _nonneg_int(text: str) -> int:
     return v
 
 
+def _treewidths(text: str) -> "int | list[int | None]":
+    """``--treewidth``: one bound K, or several (``2,5,8``; ``unbounded`` among them) for a
+    sweep."""
+    if "," not in text:
+        return _nonneg_int(text)
+    out: list[int | None] = []
+    for part in text.split(","):
+        part = part.strip()
+        out.append(None if part.lower() in ("unbounded", "none") else _nonneg_int(part))
+    if len(set(out)) != len(out):
+        raise argparse.ArgumentTypeError(f"bounds repeat in {text!r}")
+    return out
+
+
 def data_arg(text: str) -> str:
     """A data file as the user named it: a path, or the name of a bundled set (``housing``,
     ``zoo.csv.gz``) when no such file is here, so that examples run from any folder."""
@@ -362,7 +376,31 @@ def _load_problem(args: argparse.Namespace):
         forbidden |= read_arc_file(args.forbid_file, cache.names)
     if args.require_file:
         required |= read_arc_file(args.require_file, cache.names)
-    return Problem(cache, args.treewidth, frozenset(forbidden), frozenset(required))
+    return [Problem(cache, k, frozenset(forbidden), frozenset(required)) for k in _bounds(args)]
+
+
+def _bounds(args: argparse.Namespace) -> list[int | None]:
+    """The bounds of ``learn``, in the order a sweep runs them."""
+    from twbn.solvers.sweep import sorted_bounds
+
+    return sorted_bounds(args.treewidth) if isinstance(args.treewidth, list) else [args.treewidth]
+
+
+def _outputs(args: argparse.Namespace, stem: str) -> list[Path]:
+    """One result file per bound: ``-o`` as given for one bound; for a sweep, ``-o`` is a
+    folder (files STEM.METHOD.kK.json in it) or a pattern with ``{k}``."""
+    bounds = _bounds(args)
+    if not isinstance(args.treewidth, list):
+        return [Path(args.output) if args.output else Path(f"{stem}.{args.method}.json")]
+    name = lambda k: f"{stem}.{args.method}.k{'unbounded' if k is None else k}.json"  # noqa: E731
+    if args.output and "{k}" in args.output:
+        return [Path(args.output.replace("{k}", "unbounded" if k is None else str(k))) for k in bounds]
+    if args.output:
+        folder = Path(args.output)
+        if not folder.is_dir():
+            raise UserError(f"with several bounds -o names a folder or a pattern with {{k}}; {folder} is neither")
+        return [folder / name(k) for k in bounds]
+    return [Path(name(k)) for k in bounds]
 
 
 def _option_pairs(pairs: Sequence[str] | None) -> dict[str, str]:
@@ -404,18 +442,22 @@ def cmd_learn(args: argparse.Namespace) -> int:
         args.cache = data_arg(args.cache)
     options = _option_pairs(args.option)
     # before the data is read: scoring a CSV can take minutes
-    check_request(args.method, args.treewidth, solver=args.solver, time_limit=args.time_limit,
-                  warm_start=args.warm_start, options=options or None)
+    for k in _bounds(args):
+        check_request(args.method, k, solver=args.solver, time_limit=args.time_limit, warm_start=args.warm_start,
+                      options=options or None)
     stem = Path(args.cache).name.split(".")[0]
-    out = Path(args.output) if args.output else Path(f"{stem}.{args.method}.json")
-    if not out.parent.exists():
-        raise UserError(f"output folder {out.parent} does not exist")
-    check_output(out, inputs=_learn_inputs(args))
-    if args.save_cache and Path(args.save_cache).resolve() == out.resolve():
-        raise UserError("--save-cache and -o name the same file")
-    problem = _load_problem(args)
+    outs = _outputs(args, stem)
+    for out in outs:
+        if not out.parent.exists():
+            raise UserError(f"output folder {out.parent} does not exist")
+        check_output(out, inputs=_learn_inputs(args))
+        if args.save_cache and Path(args.save_cache).resolve() == out.resolve():
+            raise UserError("--save-cache and -o name the same file")
+    problems = _load_problem(args)
     from twbn.formulations.solution import Solution
     from twbn.solvers.control import RunControl, live_line
+    from twbn.solvers.registry import get_method
+    from twbn.solvers.sweep import sweep
 
     control = RunControl()
     on_tty = sys.stderr.isatty() and not args.quiet
@@ -426,37 +468,57 @@ def cmd_learn(args: argparse.Namespace) -> int:
             sys.stderr.write("\r\033[K")  # under the live line
         print(line, flush=True)
 
+    where = dict(zip(_bounds(args), outs))
+    written: list = []
+
+    def write(problem, sol) -> None:
+        out = where[problem.treewidth]
+        _write_or_rescue(lambda p: sol.write(problem, str(p)), out, "result")
+        written.append(sol)
+        if not args.quiet:
+            say(_summary(problem, sol))
+            say(f"wrote {out}")
+
+    def one(problem, start):
+        return run(problem, args.method, solver=args.solver, time_limit=args.time_limit, seed=args.seed,
+                   warm_start=start if start is not None else args.warm_start, options=options or None,
+                   log=None if args.quiet else say, control=control)
+
     try:
         with control.catching(), live:
-            sol = run(problem, args.method, solver=args.solver, time_limit=args.time_limit, seed=args.seed,
-                      warm_start=args.warm_start, options=options or None, log=None if args.quiet else say,
-                      control=control)
+            sweep(problems, one, takes_start=get_method(args.method).warm_start, on_result=write,
+                  stopped=control.stop_requested)
     except KeyboardInterrupt:  # a method with nothing to keep (the DPs; milp on CBC or while pyomo builds)
         control.request_stop()
-        sol = Solution(None, None, None, "unknown", method=args.method, solver=args.solver, seed=args.seed,
-                       time_limit=args.time_limit, wall_time=round(time.monotonic() - control.t0, 4),
-                       stats={"reason": "interrupted before a network was found", "interrupted": True})
-    _write_or_rescue(lambda p: sol.write(problem, str(p)), out, "result")
-    if not args.quiet:
-        k = "unbounded" if problem.treewidth is None else f"treewidth <= {problem.treewidth}"
-        if sol.parents is None:
-            print(f"{sol.method}: no network: {sol.status} ({k}) after {sol.wall_time:.2f} s: "
-                  f"{sol.stats.get('reason', '')}")
-        else:
-            arcs = sum(len(p) for p in sol.parents)
-            bound = "none" if sol.bound is None else f"{sol.bound:.4f}"
-            if sol.bound is not None:
-                source = sol.stats.get("bound_source", "")
-                bound += f" (gap {100 * sol.gap:.2f}%" + (", the cluster LP's bound)" if source.startswith("cluster LP")
-                                                          else ", the sum of best local scores)" if source else ")")
-            print(f"{sol.method}: {sol.status}, score {sol.score:.4f}, bound {bound}, "
-                  f"{arcs} arcs, width {sol.width} ({k}), {sol.wall_time:.2f} s")
-        print(f"wrote {out}")
+        problem = problems[len(written)]
+        write(problem, Solution(None, None, None, "unknown", method=args.method, solver=args.solver, seed=args.seed,
+                                time_limit=args.time_limit, wall_time=round(time.monotonic() - control.t0, 4),
+                                stats={"reason": "interrupted before a network was found", "interrupted": True}))
     if control.stop_requested():
+        sol = written[-1]
         what = "its best network so far" if sol.parents is not None else "a result without a network"
-        print(f"twbn: interrupted; wrote {what} to {out}", file=sys.stderr)
+        rest = len(problems) - len(written)
+        print(f"twbn: interrupted; wrote {what} to {where[problems[len(written) - 1].treewidth]}"
+              + (f"; {rest} larger bound{'s' if rest > 1 else ''} not run" if rest else ""), file=sys.stderr)
         return EXIT_INTERRUPTED
-    return 0 if sol.parents is not None else EXIT_NO_NETWORK
+    return 0 if all(s.parents is not None for s in written) else EXIT_NO_NETWORK
+
+
+def _summary(problem, sol) -> str:
+    """One line on a result: status, score, bound and its source, arcs, width, time."""
+    k = "unbounded" if problem.treewidth is None else f"treewidth <= {problem.treewidth}"
+    if sol.parents is None:
+        return f"{sol.method}: no network: {sol.status} ({k}) after {sol.wall_time:.2f} s: {sol.stats.get('reason', '')}"
+    arcs = sum(len(p) for p in sol.parents)
+    bound = "none" if sol.bound is None else f"{sol.bound:.4f}"
+    if sol.bound is not None:
+        source = sol.stats.get("bound_source", "")
+        bound += f" (gap {100 * sol.gap:.2f}%" + (", the cluster LP's bound)" if source.startswith("cluster LP")
+                                                  else ", the sum of best local scores)" if source else ")")
+    kept = sol.stats.get("kept_from_smaller_bound")
+    note = "" if not kept else f"; the network of k = {kept['treewidth']} kept, {sol.method} found {kept['method_score']}"
+    return (f"{sol.method}: {sol.status}, score {sol.score:.4f}, bound {bound}, {arcs} arcs, width {sol.width} ({k}), "
+            f"{sol.wall_time:.2f} s{note}")
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
@@ -757,7 +819,10 @@ def build_parser() -> argparse.ArgumentParser:
     le.add_argument("cache", metavar="DATA.csv|CACHE.jkl", nargs="?",
                     help="a CSV/CSV.gz of data (scored first with the scoring options below), a bundled set by "
                          "name (housing, zoo, …), or a jkl cache")
-    le.add_argument("--treewidth", type=_nonneg_int, default=None, metavar="K", help="bound (default: unbounded)")
+    le.add_argument("--treewidth", type=_treewidths, default=None, metavar="K",
+                    help="bound (default: unbounded); several, e.g. 2,5,8 (unbounded among them allowed), sweep "
+                         "them in increasing order, each from the best network of the smaller ones, one result "
+                         "file each (-o a folder or a pattern with {k}), the time limit each bound's")
     from twbn.solvers.registry import all_methods
 
     methods = all_methods()

@@ -232,10 +232,15 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
                                "bound": sol.bound}]
             return sol
     warm = None
-    if start is None and choice.warm_start is not None and infeasibility(problem) is None:
-        start, used = warm_start_solution(problem, choice.warm_start, time_limit=budget.limit(), seed=seed,
-                                          control=budget.control)
-        warm = {"from": choice.warm_start, "score": start.score, "seconds": round(used, 4)}
+    if choice.warm_start is not None and infeasibility(problem) is None:
+        # its own start method runs even when a start is given (a sweep's network from a
+        # smaller bound): the better of the two is the start
+        own, used = warm_start_solution(problem, choice.warm_start, time_limit=budget.limit(), seed=seed,
+                                        control=budget.control)
+        if start is None or own.score > start.score:
+            start = own
+        warm = {"from": choice.warm_start if start is own else "the given start", "score": start.score,
+                "seconds": round(used, 4)}
     if warm is not None and budget.stop_requested():
         # interrupted during the start: its network is the best there is
         start.method, start.seed = method, seed

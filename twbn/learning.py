@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from twbn.formulations.problem import Problem
 from twbn.scoring.cache import ScoreCache
@@ -202,7 +202,7 @@ def _arcs(arcs: Iterable, names: tuple[str, ...], kind: str) -> frozenset[tuple[
 
 def learn(
     data,
-    treewidth: int | None = None,
+    treewidth: "int | None | Sequence[int | None]" = None,
     method: str = "auto",
     *,
     time_limit: float | None = None,
@@ -217,7 +217,7 @@ def learn(
     pruning: str = "all",
     approximate: bool = False,
     options: dict | None = None,
-) -> Solution:
+) -> "Solution | list[Solution]":
     """Learn a Bayesian network whose moral graph has treewidth ≤ ``treewidth``.
 
     Parameters
@@ -225,8 +225,11 @@ def learn(
     data : pandas.DataFrame, str, Path, Dataset or ScoreCache
         Data (scored first with :func:`score` and the scoring parameters below), or a
         score cache (a ScoreCache, or the path of a ``.jkl`` file).
-    treewidth : int, optional
-        The bound k; None learns without one.
+    treewidth : int, list of int, optional
+        The bound k; None learns without one. A list (e.g. ``[2, 5, 8]``, None for
+        unbounded) sweeps the bounds in increasing order, each starting from the best
+        network found at the smaller ones and never scoring below it, and returns one
+        Solution per bound in that order; ``time_limit`` is then each bound's.
     method : str, default "auto"
         ``auto`` (a rule by size, see below) or any registered method, plugins included
         (``twbn methods`` lists them).
@@ -251,7 +254,7 @@ def learn(
 
     Returns
     -------
-    Solution
+    Solution, or list of Solution for a list of bounds
         Parents by name, score, proven bound and gap where the method proves one,
         status, the certificate (elimination order and width). It has passed the
         certificate checks; ``Solution.check(cache)`` runs the independent verifier.
@@ -284,11 +287,15 @@ def learn(
     'n = 14, k = 1: at most one parent each, a maximum branching solves it exactly'
     """
     from twbn.scoring.jkl import read_jkl
-    from twbn.solvers.registry import check_request, run
+    from twbn.solvers.registry import check_request, get_method, run
+    from twbn.solvers.sweep import sorted_bounds, sweep
 
-    _check_int("treewidth", treewidth, 0, optional=True)
+    several = isinstance(treewidth, (list, tuple))
+    bounds = sorted_bounds(treewidth) if several else [treewidth]
+    for k in bounds:
+        _check_int("treewidth", k, 0, optional=True)
+        check_request(method, k, solver=solver, time_limit=time_limit, warm_start=warm_start, options=options)
     _check_int("seed", seed, 0, optional=True)
-    check_request(method, treewidth, solver=solver, time_limit=time_limit, warm_start=warm_start, options=options)
     if not isinstance(data, ScoreCache) and not (isinstance(data, (str, Path)) and str(data).endswith(".jkl")):
         _check_scoring(score, max_parents, ess, pruning, approximate)
     if isinstance(data, ScoreCache):
@@ -297,12 +304,18 @@ def learn(
         cache = read_jkl(data)
     else:
         cache = _score(data, score, max_parents, ess=ess, pruning=pruning, approximate=approximate)
-    problem = Problem(cache, treewidth, _arcs(forbid, cache.names, "forbidden"),
-                      _arcs(require, cache.names, "required"))
+    forbidden, required = _arcs(forbid, cache.names, "forbidden"), _arcs(require, cache.names, "required")
+    problems = [Problem(cache, k, forbidden, required) for k in bounds]
     if isinstance(warm_start, Solution):
         from twbn.formulations.solution import Solution as Internal
 
-        warm_start = Internal.from_json(warm_start.to_json(), problem)
-    sol = run(problem, method, solver=solver, time_limit=time_limit, seed=seed, warm_start=warm_start,
-              options=options)
-    return Solution(sol.to_json(problem))
+        warm_start = Internal.from_json(warm_start.to_json(), problems[0])
+
+    def one(problem: Problem, start):
+        return run(problem, method, solver=solver, time_limit=time_limit, seed=seed,
+                   warm_start=start if start is not None else warm_start, options=options)
+
+    sols = sweep(problems, one, takes_start=get_method(method).warm_start)
+    out = [Solution(s.to_json(p)) for p, s in zip(problems, sols)]
+    return out if several else out[0]
+
