@@ -17,13 +17,21 @@ def run(spec: dict) -> dict:
     from twbn.formulations.problem import Problem
     from twbn.formulations.verify import verify_result
     from twbn.scoring.jkl import read_jkl
+    from twbn.formulations.solution import Solution
+    from twbn.solvers.registry import get_method
     from twbn.solvers.registry import run as run_method
+    from twbn.solvers.sweep import keep_better
 
     cache = read_jkl(spec["cache"])
     problem = Problem(cache, spec["treewidth"])
     t0 = time.monotonic()
+    # in a sweep: the best network of the smaller bounds, the start where the method takes one
+    start = None if not spec.get("start") else Solution.from_json(spec["start"], problem)
+    warm = start if start is not None and get_method(spec["method"]).warm_start else spec.get("warm_start")
     sol = run_method(problem, spec["method"], solver=spec.get("solver"), time_limit=spec["time_limit"],
-                     seed=spec["seed"], warm_start=spec.get("warm_start"), options=spec.get("options") or None)
+                     seed=spec["seed"], warm_start=warm, options=spec.get("options") or None)
+    if start is not None:
+        sol = keep_better(problem, sol, start, spec["start"].get("treewidth_bound"))
     result = sol.to_json(problem)
     errors = verify_result(cache, result, spec["treewidth"])
     if errors:  # never store an uncertified network as a result

@@ -22,6 +22,9 @@ which cells are done.
     memory_limit_mb = 4000     # per cell process
     kill_margin = 60           # seconds beyond time_limit before a cell is killed
     inference = false          # time exact inference (pgmpy) on each learned network
+    sweep = true               # each (data, fold, method, seed) runs its bounds in increasing
+                               # order, each from the best network of the smaller ones, never
+                               # scoring below it; false: every cell on its own
     [[data]]
     name = "housing"
     class = "class"            # optional: predict this variable on the test fold (folds >= 2)
@@ -59,7 +62,7 @@ from twbn.scoring.errors import TwbnError
 #: The top-level keys a config may have.
 KEYS = frozenset({"name", "score", "ess", "max_splits", "max_bins", "approximate", "candidates", "time_per_variable",
                   "max_parents", "pruning", "folds", "seeds", "treewidths", "time_limit", "memory_limit_mb",
-                  "kill_margin", "inference", "data", "methods"})
+                  "kill_margin", "inference", "sweep", "data", "methods"})
 
 
 class ConfigError(TwbnError, ValueError):
@@ -73,6 +76,11 @@ class Cell:
     treewidth: int | None
     method: str  # label
     seed: int
+
+    @property
+    def chain(self) -> tuple:
+        """The cells of a sweep share this: all but the bound."""
+        return (self.data, self.fold, self.method, self.seed)
 
     @property
     def key(self) -> str:
@@ -106,6 +114,8 @@ class Config:
     #: data name → its class variable: each cell also predicts it from the others on the
     #: test fold (accuracy, log-loss), beside a Naive Bayes fitted on the same rows
     classes: dict[str, str] = field(default_factory=dict)
+    #: run each (data, fold, method, seed)'s bounds as a sweep (solvers/sweep.py)
+    sweep: bool = True
 
 
 def load_config(path: str | Path) -> Config:
@@ -226,7 +236,7 @@ def load_config(path: str | Path) -> Config:
         pruning=pruning, ess=float(get("ess", 1.0)), folds=folds, seeds=tuple(seeds),
         treewidths=tuple(tws), methods=methods, time_limit=time_limit,
         memory_limit_mb=memory, kill_margin=float(margin), raw=raw,
-        inference=get("inference", False, bool), classes=classes, **extra)
+        inference=get("inference", False, bool), classes=classes, sweep=get("sweep", True, bool), **extra)
 
 
 def _check_method(path: Path, label: str, method: str, solver, warm_start, options, treewidths) -> None:

@@ -6,6 +6,10 @@ A cell that crashes, runs out of memory or overruns costs that cell only: it is 
 with status ``failed`` or ``timeout`` and the error text. ``resume`` runs only the cells
 the store lacks.
 
+In a sweep (the config's ``sweep``, on by default) the cells of one (data, fold, method,
+seed) run their bounds in increasing order, each starting from the best network stored
+for the smaller ones and never storing a worse one (solvers/sweep.py).
+
 Executors: ``local`` keeps ``jobs`` cell processes running on this machine; ``dask``
 submits each cell to a Dask distributed cluster (``scheduler`` address, or a LocalCluster
 of ``jobs`` single-threaded workers when none is given), where a worker runs the same
@@ -27,6 +31,8 @@ import sys
 import tempfile
 import threading
 import time
+import math
+from collections import defaultdict
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import ExitStack, contextmanager
@@ -175,10 +181,13 @@ def _stop_process_group(proc: subprocess.Popen, grace: float) -> None:
         pass
 
 
-def run_cell(cell: Cell, config: Config, prepared: dict, work: Path, stop=None) -> dict | None:
+def run_cell(cell: Cell, config: Config, prepared: dict, work: Path, start: dict | None = None,
+             stop=None) -> dict | None:
     """Run one cell in a child process; returns the row to store, or None when ``stop``
     (a ``threading.Event``-like object with ``is_set``) was set while it ran: the cell was
-    stopped, its folder removed, and nothing of it is to be stored (``--resume`` reruns it)."""
+    stopped, its folder removed, and nothing of it is to be stored (``--resume`` reruns it).
+    ``start``: in a sweep, the best result of the smaller bounds of the cell's chain, which
+    the cell starts from (where its method takes a start) and never scores below."""
     m = config.methods[cell.method]
     missing = [p for p in (prepared[cell.data, cell.fold]["cache"], prepared[cell.data, cell.fold]["data"])
                if not Path(p).exists()]
@@ -188,7 +197,7 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path, stop=None) 
             "discrete": config.score not in LOCAL_STRUCTURE_SCORES, "treewidth": cell.treewidth, "method": m["method"],
             "solver": m["solver"], "warm_start": m["warm_start"], "options": m.get("options") or {}, "time_limit": config.time_limit, "seed": cell.seed,
             "ess": config.ess, "memory_limit_mb": config.memory_limit_mb,
-            "inference": config.inference, "class_variable": config.classes.get(cell.data)}
+            "inference": config.inference, "class_variable": config.classes.get(cell.data), "start": start}
     with tempfile.TemporaryDirectory(prefix="twbn-cell-", dir=work) as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
@@ -227,27 +236,61 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path, stop=None) 
             **(out.get("inference") or {}), **(out.get("classification") or {})}
 
 
-def _run_local(calls: list, jobs: int, stop) -> Iterator[tuple[int, dict | None]]:
-    """Run ``calls`` ``jobs`` at a time; once ``stop`` is set no new one starts."""
-    with ThreadPoolExecutor(jobs) as pool:
-        todo = iter(enumerate(calls))
-        pending: dict = {}
+def _bound_rank(k: int | None) -> float:
+    return math.inf if k is None else k
 
-        def fill() -> None:
-            while len(pending) < jobs and not stop.is_set():
-                nxt = next(todo, None)
-                if nxt is None:
-                    return
-                i, (f, a) = nxt
-                pending[pool.submit(f, *a, stop)] = i
 
-        fill()
-        while pending:
-            # a timeout, so that the main thread gets to run its signal handlers
-            finished, _ = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
-            for fut in finished:
-                yield pending.pop(fut), fut.result()
-            fill()
+def predecessors(cells: list[Cell], sweep: bool) -> dict[int, int]:
+    """In a sweep, each cell waits for the next smaller bound of its chain among ``cells``
+    (index -> index); nothing waits otherwise."""
+    if not sweep:
+        return {}
+    chains: dict[tuple, list[int]] = defaultdict(list)
+    for i, c in enumerate(cells):
+        chains[c.chain].append(i)
+    out = {}
+    for members in chains.values():
+        members.sort(key=lambda i: _bound_rank(cells[i].treewidth))
+        out.update({b: a for a, b in zip(members, members[1:])})
+    return out
+
+
+def _schedule(n: int, after: dict[int, int], submit, capacity: float, stop, cancel) -> Iterator[tuple[int, object]]:
+    """Submit calls ``0 … n-1`` as they become ready (``after[i]`` finished), at most
+    ``capacity`` at a time; yield each (index, finished future). The caller handles one
+    before the next is submitted, so a successor sees its predecessor's result. Once
+    ``stop`` is set no call is submitted and ``cancel`` gets the pending futures."""
+    pending: dict = {}
+    started: set[int] = set()
+    finished: set[int] = set()
+    while True:
+        if not stop.is_set():
+            for i in range(n):
+                if len(pending) >= capacity:
+                    break
+                if i not in started and (after.get(i) is None or after[i] in finished):
+                    started.add(i)
+                    pending[submit(i)] = i
+        elif cancel is not None and pending:
+            cancel(list(pending))
+            return
+        if not pending:
+            return
+        done = [f for f in pending if f.done()]
+        if not done:  # a short sleep, so that the main thread gets to run its signal handlers
+            time.sleep(POLL_S)
+            continue
+        for fut in done:
+            i = pending.pop(fut)
+            finished.add(i)
+            yield i, fut
+
+
+def _row_of(fut) -> dict | None:
+    """A finished future's row (a dask error becomes a failed cell)."""
+    if getattr(fut, "status", None) == "error":
+        return {"status": "failed", "wall_time": None, "error": f"dask: {fut.exception()!r}"[:2000]}
+    return fut.result()
 
 
 @contextmanager
@@ -272,36 +315,6 @@ def _dask_client(scheduler: str | None, jobs: int):
             raise ExperimentError(f"cannot reach the dask scheduler at {scheduler}: {e}") from None
         with client:
             yield client
-
-
-def _run_dask(calls: list, client, stop) -> Iterator[tuple[int, dict | None]]:
-    from distributed import as_completed
-
-    # pure=False: two cells never share a result, even with equal arguments
-    futures = {client.submit(f, *a, pure=False, key=f"twbn-cell-{i}-{os.getpid()}-{time.time_ns()}"): i
-               for i, (f, a) in enumerate(calls)}
-    done = as_completed(futures)
-    while True:
-        if stop.is_set():
-            # cells not started are dropped; on a local cluster a running cell's process dies
-            # with its worker when the cluster closes (on a remote one it finishes unseen)
-            client.cancel(list(futures))
-            return
-        try:
-            batch = done.next_batch(block=False) if done.has_ready() else None
-        except StopIteration:
-            return
-        if batch is None:
-            if done.is_empty():
-                return
-            time.sleep(POLL_S)
-            continue
-        for fut in batch:
-            i = futures.pop(fut)
-            if fut.status == "error":
-                yield i, {"status": "failed", "wall_time": None, "error": f"dask: {fut.exception()!r}"[:2000]}
-            else:
-                yield i, fut.result()
 
 
 def work_folder(store_path: str | Path) -> Path:
@@ -368,19 +381,60 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
         where = f"{jobs} at a time" if client is None else f"on dask ({scheduler or f'local cluster, {jobs} workers'})"
         log(f"{len(cells)} cells to run ({len(done)} already in {store_path}), {where}")
         counts: dict[str, int] = {}
-        calls = [(run_cell, (c, config, prepared, work)) for c in cells]
-        results = _run_local(calls, jobs, stop) if client is None else _run_dask(calls, client, stop)
-        for i, row in results:
-            if row is None:  # stopped while running: nothing to keep
-                continue
-            cell = cells[i]
-            store.record(run_id, cell, row)
-            counts[row["status"]] = counts.get(row["status"], 0) + 1
-            score = "" if row.get("score") is None else f" score {row['score']:.2f}"
-            if row.get("test_loglik") is not None:
-                score += f", held-out log-likelihood {row['test_loglik'] / row['test_rows']:.4f}/row"
-            log(f"[{sum(counts.values())}/{len(cells)}] {cell.key}: {row['status']}{score}"
-                + (f" ({row['error']})" if row.get("error") else ""))
+        # a sweep's cells start from the best network of their chain's smaller bounds: those
+        # stored before (a resumed run) and those finished in this run
+        networks: dict[tuple, list[tuple[int | None, float, dict]]] = defaultdict(list)
+        if config.sweep:
+            by_key = {c.key: c for c in expand(config)}
+            for row in store.cells():
+                cell = by_key.get(row["key"])
+                if cell is not None and row["score"] is not None and row["result"]:
+                    networks[cell.chain].append((cell.treewidth, row["score"], json.loads(row["result"])))
+
+        def start_of(cell: Cell) -> dict | None:
+            if not config.sweep:
+                return None
+            smaller = [(score, result) for k, score, result in networks[cell.chain]
+                       if _bound_rank(k) < _bound_rank(cell.treewidth)]
+            return max(smaller, key=lambda t: t[0])[1] if smaller else None
+
+        with ExitStack() as pool_stack:
+            if client is None:
+                pool = pool_stack.enter_context(ThreadPoolExecutor(jobs))
+                submit = lambda i: pool.submit(run_cell, cells[i], config, prepared, work,  # noqa: E731
+                                               start_of(cells[i]), stop)
+                capacity, cancel = jobs, None
+            else:
+                # pure=False: two cells never share a result, even with equal arguments
+                submit = lambda i: client.submit(  # noqa: E731
+                    run_cell, cells[i], config, prepared, work, start_of(cells[i]), pure=False,
+                    key=f"twbn-cell-{i}-{os.getpid()}-{time.time_ns()}")
+                # on a local cluster a running cell's process dies with its worker when the
+                # cluster closes (on a remote one it finishes unseen)
+                capacity, cancel = math.inf, client.cancel
+            yield_rows = ((i, _row_of(fut)) for i, fut in _schedule(len(cells), predecessors(cells, config.sweep),
+                                                                    submit, capacity, stop, cancel))
+            counts = _record_rows(yield_rows, cells, store, run_id, networks, log)
         if stop.is_set():
             counts["stopped"] = len(cells) - sum(counts.values())
         return counts
+
+
+def _record_rows(rows, cells: list[Cell], store: Store, run_id: int, networks: dict, log) -> dict[str, int]:
+    """Store each finished cell as it comes, and keep its network for its chain's larger
+    bounds; returns the counts by status."""
+    counts: dict[str, int] = {}
+    for i, row in rows:
+        if row is None:  # stopped while running: nothing to keep
+            continue
+        cell = cells[i]
+        if row.get("score") is not None and row.get("result"):
+            networks[cell.chain].append((cell.treewidth, row["score"], row["result"]))
+        store.record(run_id, cell, row)
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+        score = "" if row.get("score") is None else f" score {row['score']:.2f}"
+        if row.get("test_loglik") is not None:
+            score += f", held-out log-likelihood {row['test_loglik'] / row['test_rows']:.4f}/row"
+        log(f"[{sum(counts.values())}/{len(cells)}] {cell.key}: {row['status']}{score}"
+            + (f" ({row['error']})" if row.get("error") else ""))
+    return counts

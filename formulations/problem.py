@@ -25,7 +25,17 @@ Arc = tuple[int, int]
 
 
 class InfeasibleError(TwbnError, ValueError):
-    """The constraints admit no network (e.g. a required arc no candidate set holds)."""
+    """The constraints admit no network (e.g. a required arc no candidate set holds).
+
+    Examples
+    --------
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> cache = ScoreCache.from_mapping("AB", [{(): -5.0, (1,): -3.0}, {(): -4.0}])
+    >>> Problem(cache, 0, required={(1, 0)}).candidates
+    Traceback (most recent call last):
+    ...
+    twbn.formulations.problem.InfeasibleError: no cached parent set of 'A' satisfies required parents ['B'], at most 0 parents
+    """
 
 
 def parse_arcs(spec: str | Iterable[str], names: tuple[str, ...]) -> frozenset[Arc]:
@@ -58,6 +68,36 @@ def read_arc_file(path: str, names: tuple[str, ...]) -> frozenset[Arc]:
 
 @dataclass(frozen=True)
 class Problem:
+    """What a method solves: a score cache, a treewidth bound and background knowledge.
+
+    Parameters
+    ----------
+    cache : ScoreCache
+        The candidate parent sets and their scores.
+    treewidth : int, optional
+        The bound k on the treewidth of the moral graph; None: unbounded.
+    forbidden, required : frozenset of (int, int)
+        Arcs (parent, child), by variable index, the network must not / must contain.
+
+    Attributes
+    ----------
+    n, names
+        The number of variables and their names.
+
+    Raises
+    ------
+    ValueError
+        A negative bound, or an arc naming no variable of the cache.
+
+    Examples
+    --------
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> cache = ScoreCache.from_mapping("AB", [{(): -5.0, (1,): -3.0}, {(): -4.0}])
+    >>> p = Problem(cache, 1, forbidden={(1, 0)})
+    >>> p.n, p.names, p.parent_sets(0)
+    (2, ('A', 'B'), [((), -5.0)])
+    """
+
     cache: ScoreCache
     treewidth: int | None = None
     forbidden: frozenset[Arc] = field(default_factory=frozenset)

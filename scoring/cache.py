@@ -19,7 +19,15 @@ ParentSet = tuple[int, ...]
 
 
 class CacheError(TwbnError, ValueError):
-    """An inconsistent score cache (bad indices, self-parents, non-finite scores)."""
+    """An inconsistent score cache (bad indices, self-parents, non-finite scores).
+
+    Examples
+    --------
+    >>> ScoreCache.from_mapping("A", [{(0,): -1.0}])
+    Traceback (most recent call last):
+    ...
+    twbn.scoring.cache.CacheError: variable 'A' is listed as its own parent
+    """
 
 
 def _sort_key(item: tuple[ParentSet, float]):
@@ -38,6 +46,23 @@ class ScoreCache:
     scores : ``scores[v]`` the matching float64 array.
     arities : per-variable arity, or None where unknown (e.g. a cache from elsewhere).
     meta : free-form facts about how the cache was made (score, ess, rows, ...).
+
+    Parameters
+    ----------
+    names, parent_sets, scores, arities, meta
+        As the attributes; :meth:`from_mapping` builds one from ``{parents: score}``
+        mappings, :func:`twbn.score` from data, :func:`twbn.read_jkl` from a file.
+
+    Raises
+    ------
+    CacheError
+        Indices out of range, a variable its own parent, a non-finite score.
+
+    Examples
+    --------
+    >>> cache = ScoreCache.from_mapping("AB", [{(): -5.0, (1,): -3.0}, {(): -4.0}])
+    >>> cache.names, cache.parent_sets[0], cache.n_parent_sets()
+    (('A', 'B'), [(1,), ()], 3)
     """
 
     names: tuple[str, ...]

@@ -29,7 +29,16 @@ DEFAULT_MAX_STATES = 64
 
 
 class DataError(TwbnError, ValueError):
-    """Bad input data; the message names the file, row and column where it can."""
+    """Bad input data; the message names the file, row and column where it can.
+
+    Examples
+    --------
+    >>> import twbn
+    >>> twbn.read_csv("no-such-file.csv")
+    Traceback (most recent call last):
+    ...
+    twbn.scoring.data.DataError: no-such-file.csv: no such file
+    """
 
 
 @dataclass(frozen=True)
@@ -42,6 +51,18 @@ class Dataset:
     states : for each variable, its state labels; code ``i`` means ``states[v][i]``.
     data : int32 array of shape (n_variables, n_rows), C-contiguous, so that one
         variable's column is contiguous memory (the counting kernels read it row-wise).
+
+    Parameters
+    ----------
+    names, states, data
+        As the attributes; :func:`read_csv` makes one from a file.
+
+    Examples
+    --------
+    >>> import twbn
+    >>> ds = twbn.read_csv(twbn.example_path("zoo"))
+    >>> len(ds.names), ds.data.shape, ds.names[0]
+    (17, (17, 101), 'hair')
     """
 
     names: tuple[str, ...]
@@ -115,9 +136,31 @@ def _open_text(path: Path):
 def read_csv(path: str | Path, *, max_states: int = DEFAULT_MAX_STATES) -> Dataset:
     """Read a CSV (or gzip-compressed CSV) with a header of variable names.
 
-    Raises :class:`DataError` naming the line and column for ragged rows, missing
-    values, an empty file, duplicate names, or a column over ``max_states`` states.
-    Line numbers are the file's (the header is line 1).
+    Parameters
+    ----------
+    path : str or Path
+        The file; ``.gz`` files are decompressed.
+    max_states : int
+        The most states a column may have (a continuous column is refused, not split).
+
+    Returns
+    -------
+    Dataset
+        The columns encoded as state indices, with their labels.
+
+    Raises
+    ------
+    DataError
+        Naming the line and column for ragged rows, missing values, an empty file,
+        duplicate names, or a column over ``max_states`` states. Line numbers are the
+        file's (the header is line 1).
+
+    Examples
+    --------
+    >>> import twbn
+    >>> ds = read_csv(twbn.example_path("housing"))
+    >>> ds.n_rows, ds.states[ds.names.index("CHAS")]
+    (506, ('0', '1'))
     """
     header, columns = read_csv_columns(path)
     return encode_columns(header, columns, max_states=max_states, source=str(path))

@@ -40,16 +40,41 @@ ENV = "TWBN_DATA"
 
 
 class DataMissing(TwbnError, FileNotFoundError):
-    """A data set that is neither bundled nor in the data folder; the message says how to get it."""
+    """A data set that is neither bundled nor in the data folder; the message says how to get it.
+
+    Examples
+    --------
+    >>> issubclass(DataMissing, TwbnError), issubclass(DataMissing, FileNotFoundError)
+    (True, True)
+    """
 
 
 def bundled_path(name: str) -> Path:
-    """The CSV.gz of a bundled UCI set.
+    """The CSV.gz of a bundled UCI set (``twbn.example_path``).
+
+    Parameters
+    ----------
+    name : str
+        One of ``BUNDLED`` (``twbn.EXAMPLES``).
+
+    Returns
+    -------
+    Path
+        The file, inside the installed package.
+
+    Raises
+    ------
+    DataMissing
+        Not a bundled set; the message lists them.
 
     Examples
     --------
     >>> bundled_path("zoo").name
     'zoo.csv.gz'
+    >>> bundled_path("iris")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    twbn.scoring.datasets.DataMissing: no bundled data set 'iris'; bundled: adult, ...
     """
     if name not in BUNDLED:
         raise DataMissing(f"no bundled data set {name!r}; bundled: {', '.join(BUNDLED)}")

@@ -27,7 +27,15 @@ from twbn.scoring.errors import TwbnError
 
 
 class JklError(TwbnError, ValueError):
-    """A malformed jkl file; the message names the file and line."""
+    """A malformed jkl file; the message names the file and line.
+
+    Examples
+    --------
+    >>> read_jkl("no-such-file.jkl")
+    Traceback (most recent call last):
+    ...
+    twbn.scoring.jkl.JklError: no-such-file.jkl: no such file
+    """
 
 
 def sidecar_path(path: str | Path) -> Path:
@@ -40,7 +48,16 @@ MAX_ABS_SCORE = 1e100
 
 
 class OutputError(TwbnError, ValueError):
-    """An output the command must not write: an input, a folder, a device for a cache."""
+    """An output the command must not write: an input, a folder, a device for a cache.
+
+    Examples
+    --------
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> write_jkl(ScoreCache.from_mapping("A", [{(): -1.0}]), "/dev/null")
+    Traceback (most recent call last):
+    ...
+    twbn.scoring.jkl.OutputError: /dev/null is a device or pipe; a score cache needs a regular file (and its .names file beside it)
+    """
 
 
 def is_special_file(path: str | Path) -> bool:
@@ -184,8 +201,40 @@ def format_names(cache: ScoreCache) -> str:
 
 
 def write_jkl(cache: ScoreCache, path: str | Path, *, names: bool = True) -> None:
-    """Write ``path`` and (by default) its sidecar ``path.names``, each atomically; if the
-    sidecar cannot be written, the cache file is removed too (never one without the other)."""
+    """Write ``cache`` as a jkl file, the format GOBNILP and BLIP read.
+
+    Parameters
+    ----------
+    cache : ScoreCache
+        The scores to write.
+    path : str or Path
+        The file; ``path.names`` beside it holds the variable names and arities.
+    names : bool
+        Write the ``.names`` sidecar (default). Each file is written atomically; if the
+        sidecar cannot be written, the cache file is removed too (never one without the
+        other).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    OutputError
+        ``path`` is a device or pipe (a cache needs its sidecar beside it).
+    OSError
+        The file system refused; nothing is left half-written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> cache = ScoreCache.from_mapping("AB", [{(): -5.0, (1,): -3.0}, {(): -4.0}])
+    >>> path = os.path.join(tempfile.mkdtemp(), "ab.jkl")
+    >>> write_jkl(cache, path)
+    >>> read_jkl(path).parent_sets == cache.parent_sets, os.path.exists(path + ".names")
+    (True, True)
+    """
     if is_special_file(path):
         raise OutputError(f"{path} is a device or pipe; a score cache needs a regular file "
                           "(and its .names file beside it)")
@@ -221,7 +270,33 @@ def _read_sidecar(path: Path) -> tuple[list[str], list[int | None]]:
 
 def read_jkl(path: str | Path) -> ScoreCache:
     """Read a jkl cache (lenient dialects, see module doc; gzip-compressed too) and its
-    sidecar if present (``X.jkl.names``, also for ``X.jkl.gz``)."""
+    sidecar if present (``X.jkl.names``, also for ``X.jkl.gz``).
+
+    Parameters
+    ----------
+    path : str or Path
+        A jkl file, from twbn, GOBNILP or BLIP.
+
+    Returns
+    -------
+    ScoreCache
+        Its parent sets best first, variable names from the sidecar (else ``0``, ``1``…).
+
+    Raises
+    ------
+    JklError
+        No such file, or a malformed one: the message names the line.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "two.jkl")
+    >>> with open(path, "w") as fh:
+    ...     _ = fh.write("2\\n0 2\\n-3.0 1 1\\n-5.0 0\\n1 1\\n-4.0 0\\n")
+    >>> cache = read_jkl(path)
+    >>> cache.names, cache.parent_sets[0], cache.scores[0].tolist()
+    (('0', '1'), [(1,), ()], [-3.0, -5.0])
+    """
     import gzip
     import zlib
 

@@ -83,7 +83,16 @@ BASE_BYTES = 200e6
 
 
 class ScoringTooLarge(TwbnError, ValueError):
-    """Exhaustive scoring would not fit the memory limit (or stopped at it)."""
+    """Exhaustive scoring would not fit the memory limit (or stopped at it).
+
+    Examples
+    --------
+    >>> import twbn
+    >>> build_cache(twbn.read_csv(twbn.example_path("zoo")), memory_limit=1000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    twbn.scoring.parent_sets.ScoringTooLarge: exhaustive scoring of 17 variables at in-degree <= 3 would need ...
+    """
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,20 @@ _NAME = re.compile(r"^[a-z][a-z0-9_\-]*$")
 
 
 class MethodFailed(TwbnError, RuntimeError):
-    """A method raised, or returned something that is not a network of the problem."""
+    """A method raised, or returned something that is not a network of the problem.
+
+    Examples
+    --------
+    >>> import twbn
+    >>> cache = twbn.ScoreCache.from_mapping("AB", [{(): -2.0, (1,): -1.0}, {(): -2.0, (0,): -1.0}])
+    >>> def cyclic(problem, options, budget):
+    ...     return [(1,), (0,)]
+    >>> twbn.register_method(twbn.Method("cyclic-doc", cyclic))
+    >>> twbn.learn(cache, method="cyclic-doc")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    twbn.solvers.method.MethodFailed: method cyclic-doc returned an invalid network: ...
+    """
 
 
 @dataclass(frozen=True)

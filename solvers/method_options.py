@@ -29,7 +29,15 @@ S2_MAX_EXPANSIONS = 5_000
 
 
 class OptionError(TwbnError, ValueError):
-    """An option a method does not take, or a value it cannot use."""
+    """An option a method does not take, or a value it cannot use.
+
+    Examples
+    --------
+    >>> KgOptions(max_iterations=0)
+    Traceback (most recent call last):
+    ...
+    twbn.solvers.method_options.OptionError: option max_iterations must be an integer >= 1, got 0
+    """
 
 
 def _positive_int(name: str, value, allow_none: bool = True) -> None:

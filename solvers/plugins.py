@@ -34,13 +34,30 @@ _loaded = False
 
 
 def register_method(method: Method) -> None:
-    """Add ``method`` to the registry.
+    """Add ``method`` to the registry, where every command and call finds it by name.
+
+    Parameters
+    ----------
+    method : Method
+        The declaration; its name must not be taken.
+
+    Returns
+    -------
+    None
 
     Raises
     ------
     MethodFailed
         ``method`` is not a :class:`Method`, or its name is taken (never a silent
         replacement of a built-in or an earlier plugin).
+
+    Examples
+    --------
+    >>> import twbn
+    >>> twbn.register_method(twbn.Method("kg", lambda problem, options, budget: None))
+    Traceback (most recent call last):
+    ...
+    twbn.solvers.method.MethodFailed: method name 'kg' is taken: choose another name
     """
     from twbn.solvers import registry
 

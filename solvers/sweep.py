@@ -19,7 +19,7 @@ from twbn.formulations.solution import Solution, make_solution
 from twbn.solvers.bounds import call_optimal_at_bound, floor_bound
 from twbn.solvers.warm_start import MethodUnavailable
 
-__all__ = ["sweep", "sorted_bounds"]
+__all__ = ["sweep", "sorted_bounds", "keep_better"]
 
 
 def sorted_bounds(bounds: Sequence[int | None]) -> list[int | None]:
@@ -46,9 +46,10 @@ def sorted_bounds(bounds: Sequence[int | None]) -> list[int | None]:
     return sorted((k for k in bounds if k is not None)) + ([None] if None in bounds else [])
 
 
-def _keep_better(problem: Problem, sol: Solution, best: Solution | None, best_k: int | None) -> Solution:
-    """``sol``, or ``best`` (found under a smaller bound) where it scores more, carrying
-    ``sol``'s bound, which holds for every network of this problem."""
+def keep_better(problem: Problem, sol: Solution, best: Solution | None, best_k: int | None) -> Solution:
+    """``sol``, or ``best`` (found under the smaller bound ``best_k``) where it scores
+    more, certified for ``problem`` and carrying ``sol``'s bound, which holds for every
+    network of this problem."""
     if best is None or best.parents is None:
         return sol
     tol = 1e-9 * max(1.0, abs(best.score))
@@ -90,7 +91,7 @@ def sweep(problems: Sequence[Problem], solve_one: Callable[[Problem, Solution | 
     best_k: int | None = None
     for problem in problems:
         sol = solve_one(problem, best if takes_start else None)
-        sol = _keep_better(problem, sol, best, best_k)
+        sol = keep_better(problem, sol, best, best_k)
         out.append(sol)
         if on_result is not None:
             on_result(problem, sol)

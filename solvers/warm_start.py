@@ -20,7 +20,16 @@ WARM_START_SHARE = 0.2
 
 
 class MethodUnavailable(TwbnError, ValueError):
-    """The method (or an option of it) is not available; the message says why."""
+    """The method (or an option of it) is not available; the message says why.
+
+    Examples
+    --------
+    >>> import twbn
+    >>> twbn.learn(twbn.example_path("zoo"), method="no-such-method")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    twbn.solvers.warm_start.MethodUnavailable: unknown method 'no-such-method'; available: auto, dp, ...
+    """
 
 
 def _required_cycle(problem: Problem) -> str | None:

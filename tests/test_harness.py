@@ -407,7 +407,7 @@ def test_auto_runs_in_a_grid_and_records_its_pick(tmp_path, capsys):
     picks = {r[0].split("|")[2]: json.loads(r[5])["method"] for r in _rows(store)}
     assert picks == {"k=1": "dp", "k=2": "dp", "k=unbounded": "dp"}  # n = 8: the DP everywhere
     bad = _config(tmp_path, "bad", methods=('name = "auto"\nsolver = "scip"',))
-    with pytest.raises(ConfigError, match="method auto has no backend .scip. \(it has none\)"):
+    with pytest.raises(ConfigError, match=r"method auto has no backend .scip. \(it has none\)"):
         load_config(bad)
 
 
@@ -463,3 +463,35 @@ def test_the_study_report_from_the_quick_config(tmp_path):
     assert {p.name for p in written[1:]} == {"mushroom_loglik_by_treewidth.png", "mushroom_score_by_treewidth.png"}
     # the paper's figures as printed (Table II, 4 parents, ESS 1)
     assert PAPER_GAPS["mushroom"][3][2] == 62.90 and PAPER_GAPS["mushroom"][None][2] == 31.88
+
+
+def test_a_sweep_never_scores_lower_at_a_larger_bound_and_waits_for_the_smaller_bound(tmp_path):
+    """Issue 33.4 in the harness: each (data, fold, method, seed) runs its bounds in
+    increasing order, each cell starting from the best network of the smaller ones (2 jobs:
+    a cell waits for its chain's smaller bound), against the same grid with sweep = false."""
+    import json
+
+    methods = ('name = "s2"\noptions = { max_iterations = 1 }',)
+    over = dict(max_parents=3, folds=1, seeds="[0, 1, 2, 3]", treewidths="[1, 2, 3]", time_limit=5)
+    own = _config(tmp_path, "own", methods=methods, sweep="false", **over)
+    swept = _config(tmp_path, "swept", methods=methods, **over)
+    for cfg in (own, swept):
+        assert main(["experiment", str(cfg), "--store", str(tmp_path / f"{cfg.stem}.sqlite"), "--jobs", "2",
+                     "-q"]) == 0
+    alone = {key: score for key, _, score, *_ in _rows(tmp_path / "own.sqlite")}
+    rows = {key: (score, json.loads(result)) for key, _, score, _, _, result in _rows(tmp_path / "swept.sqlite")}
+    assert set(rows) == set(alone)
+    kept = 0
+    for seed in range(4):
+        scores = [rows[f"chain|fold=0|k={k}|s2|seed={seed}"][0] for k in (1, 2, 3)]
+        assert scores == sorted(scores)
+        for k in (1, 2, 3):
+            score, result = rows[f"chain|fold=0|k={k}|s2|seed={seed}"]
+            assert score >= alone[f"chain|fold=0|k={k}|s2|seed={seed}"] - 1e-9  # the same s2 run, or better
+            assert result["width"] <= k
+            kept += "kept_from_smaller_bound" in result["stats"]
+    # S2 with one random k-tree dips somewhere without the sweep on this data, and the sweep kept
+    # the smaller bound's network there
+    dips = sum(alone[f"chain|fold=0|k={k + 1}|s2|seed={s}"] < alone[f"chain|fold=0|k={k}|s2|seed={s}"]
+               for s in range(4) for k in (1, 2))
+    assert kept >= 1 and dips >= 1

@@ -28,6 +28,7 @@ Examples
 """
 
 from twbn.scoring.datasets import BUNDLED as EXAMPLES
+from twbn.scoring.datasets import DataMissing
 from twbn.scoring.datasets import bundled_path as example_path
 from twbn.formulations.problem import InfeasibleError
 from twbn.learning import learn, score
@@ -40,7 +41,8 @@ from twbn.solution import Solution
 from twbn.formulations.problem import Problem
 from twbn.solvers.budget import Budget
 from twbn.solvers.method_options import OptionError
-from twbn.solvers.plugins import Method, MethodFailed, register_method
+from twbn.solvers.method import Method, MethodFailed
+from twbn.solvers.plugins import register_method
 from twbn.solvers.models.backends import BackendUnavailable
 from twbn.solvers.registry import MethodUnavailable
 
@@ -57,6 +59,7 @@ __all__ = [
     "EXAMPLES",
     "TwbnError",
     "DataError",
+    "DataMissing",
     "CacheError",
     "JklError",
     "OutputError",

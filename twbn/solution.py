@@ -51,6 +51,29 @@ class Solution:
         The certificate: eliminating in this order on the moral graph has width ``width``.
     method, solver, seed, time_limit, wall_time, trajectory, stats
         How it was obtained.
+
+    Parameters
+    ----------
+    record : dict
+        A result record as ``twbn learn -o`` writes it (docs/design.md, "Files").
+
+    Raises
+    ------
+    ValueError
+        ``record`` is not a twbn result: a field missing, or parents not given for every
+        variable.
+
+    Examples
+    --------
+    >>> import twbn
+    >>> sol = twbn.learn(twbn.example_path("zoo"), treewidth=1)
+    >>> again = twbn.Solution.from_json(sol.to_json())
+    >>> again == sol, again.status, again.width, again.treewidth
+    (True, 'optimal', 1, 1)
+    >>> twbn.Solution({"variables": ["A"]})
+    Traceback (most recent call last):
+    ...
+    ValueError: not a twbn result: missing fields parents, score, bound, gap, status, treewidth_bound, elimination_order, width
     """
 
     def __init__(self, record: dict[str, Any]):

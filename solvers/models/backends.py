@@ -29,7 +29,17 @@ BACKENDS = ("highs", "scip", "cbc")
 
 
 class BackendUnavailable(TwbnError, ValueError):
-    """The requested engine is not installed; the message names the package."""
+    """The requested engine is not installed; the message names the package.
+
+    Every engine twbn offers is a dependency, so this is met only where one was removed;
+    like every user error it is a :class:`~twbn.TwbnError` and a ValueError.
+
+    Examples
+    --------
+    >>> import twbn
+    >>> issubclass(twbn.BackendUnavailable, twbn.TwbnError), issubclass(twbn.BackendUnavailable, ValueError)
+    (True, True)
+    """
 
 
 @dataclass
