@@ -104,6 +104,15 @@ class FamilyTable:
     def size(self) -> int:
         return len(self.parents)
 
+    def family(self, child: int, parents: Sequence[int]) -> int:
+        """The index of family ``parents → child`` (its variable is ``fam_vars[index]``
+        of the ILP); KeyError if it is not a candidate."""
+        want = tuple(sorted(parents))
+        for f in range(int(self.start[child]), int(self.start[child + 1])):
+            if self.parents[f] == want:
+                return f
+        raise KeyError(f"no candidate family {want} -> {child}")
+
     @functools.cached_property
     def n_parents(self) -> np.ndarray:
         """(F,) |W| per family; read by separation and rounding at every node."""

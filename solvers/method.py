@@ -181,8 +181,27 @@ def call_method(method: Method, problem: Problem, options, budget: Budget, *, se
         raise MethodFailed(f"method {method.name} failed: {type(exc).__name__}: {exc}") from None
     parents = _parents_of(out, problem, method.name)
     try:
-        return make_solution(problem, parents, bound=None, status="feasible", method=method.name, seed=seed,
-                             solver=kwargs.get("solver"))
+        sol = make_solution(problem, parents, bound=None, status="feasible", method=method.name, seed=seed,
+                            solver=kwargs.get("solver"))
     except (KeyError, ValueError) as exc:
         why = exc.args[0] if exc.args else exc
         raise MethodFailed(f"method {method.name} returned an invalid network: {why}") from None
+    _keep_model_bound(out, sol)
+    return sol
+
+
+def _keep_model_bound(out, sol: Solution) -> None:
+    """A Solution of one of twbn's models (twbn.models: its stats name the extensions)
+    keeps the engine's bound and gap trajectory, labelled with what they rest on: the
+    model's own rows are proved valid, a researcher's extensions must be."""
+    stats = getattr(out, "stats", None)
+    bound = getattr(out, "bound", None)
+    if not isinstance(stats, dict) or not isinstance(stats.get("extended_by"), list) or bound is None:
+        return
+    sol.bound = max(float(bound), sol.score)
+    sol.trajectory = list(getattr(out, "trajectory", None) or [])
+    extended = ", ".join(stats["extended_by"]) or "nothing"
+    sol.stats["bound_source"] = f"the engine's bound on twbn's model extended by {extended} (valid if they are)"
+    sol.stats["extended_by"] = stats["extended_by"]
+    if sol.bound - sol.score <= 1e-9 * max(1.0, abs(sol.score)):
+        sol.status = "optimal"

@@ -23,3 +23,11 @@ def random_cache(n: int, seed: int, max_size: int = 3, density: float = 0.5, dro
             del fam[()]  # as when a required arc filters the cache
         families.append(fam)
     return ScoreCache.from_mapping([f"X{i}" for i in range(n)], families)
+
+
+def cp_no_arcs_into_first(model, cp) -> None:
+    """A KtreeCp extension (module level: it is pickled to CP-SAT's child): no arc into
+    variable 0, as a row on the CP model's arc literals."""
+    for (j, i), lit in cp.arc.items():
+        if i == 0:
+            model.add(lit == 0)

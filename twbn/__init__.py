@@ -15,6 +15,10 @@ The front door:
   ``to_bif``, ``to_json``, ``check``;
 - :func:`read_jkl`, :func:`write_jkl` — score caches in the jkl format GOBNILP and BLIP read;
 - :func:`example_path` — the bundled UCI data sets;
+- :mod:`twbn.models` — the three models as objects to extend (a row, a cut, an
+  objective term in pyomo, pyscipopt or OR-tools terms) and solve under a :class:`Budget`;
+- :class:`Method`, :func:`register_method` — your own method, usable everywhere a
+  built-in one is (docs/extending.md);
 - :class:`TwbnError` — the base of every error twbn raises (user errors are also
   ``ValueError``s); the ones a caller of ``score``/``learn`` can meet are exported.
 

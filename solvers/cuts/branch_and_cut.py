@@ -513,6 +513,7 @@ def solve_cuts(
     ancestry: Sequence[tuple[int, int]] = (),
     scip_params: dict | None = None,
     control: "RunControl | None" = None,
+    extend: Sequence = (),
     _report: bool = True,
 ) -> Solution:
     """Solve ``problem`` with the cluster-cut ILP: unbounded when ``problem.treewidth`` is
@@ -528,7 +529,10 @@ def solve_cuts(
     taken as given). ``ancestry``: pairs (a, b), a an ancestor of b through variables
     outside the problem, which no network may close into a cycle (build_cluster_ilp).
     ``scip_params``: SCIP
-    parameters by name, set after twbn's own (e.g. ``{"separating/maxrounds": 5}``)."""
+    parameters by name, set after twbn's own (e.g. ``{"separating/maxrounds": 5}``).
+    ``extend``: functions ``f(model, ilp)`` called on the built pyscipopt model (and
+    twbn's ClusterIlp, which maps its variables back) before it is solved: a researcher's
+    rows, constraint handlers or objective terms (twbn.models.ClusterCutIlp)."""
     import pyscipopt
 
     options = options or CutsOptions()  # which validated its values
@@ -555,6 +559,8 @@ def solve_cuts(
         wall = round(time.monotonic() - t0, 4)
         return start_or_nothing(problem, warm_start, wall_time=wall, stats={"reason": str(exc), "build_seconds": wall},
                                 **info)
+    for fn in extend:
+        fn(m, ilp)
     for var in ilp.edges.values():
         m.chgVarBranchPriority(var, 10)
     ilp.fixed_y = dict(fixed_y or {})

@@ -32,7 +32,8 @@ MARGIN = 2.0
 RETURN_SECONDS = 0.5
 
 
-def _cp_worker(problem: Problem, deadline, seed, hint, workers, options, fix_hint=False, channel=None) -> dict:
+def _cp_worker(problem: Problem, deadline, seed, hint, workers, options, fix_hint=False, channel=None,
+               extend=()) -> dict:
     """Runs in the child: build, hint, solve; plain data back. ``deadline`` is a
     ``time.monotonic()`` instant (the clock is system-wide), or None: the spawn, the
     imports and the build all count against it. ``channel``: two queues of a
@@ -61,6 +62,8 @@ def _cp_worker(problem: Problem, deadline, seed, hint, workers, options, fix_hin
         threading.Thread(target=listen, daemon=True).start()
     t0 = time.monotonic()
     cp = build_ktree_cp(problem, **options)
+    for fn in extend:
+        fn(cp.model, cp)
     build_s = time.monotonic() - t0
     if hint is not None:
         add_hint(cp, *hint)
@@ -160,13 +163,17 @@ def solve_cp(
     seed: int | None = None,
     warm_start: Solution | None = None,
     control=None,
+    extend=(),
 ) -> Solution:
     """CP-SAT on the k-tree model in a spawned child, within ``time_limit`` (the spawn and
     the build included); ``warm_start`` becomes a hint, and the answer when the child
     overruns. ``options`` (a CpOptions; the defaults when None): search ``workers``, the
     ``redundant`` clique-count constraints, the order as a ``permutation``. With a
     RunControl the child's solutions reach its live line and a stop request ends the
-    search with its best solution."""
+    search with its best solution. ``extend``: functions ``f(model, cp)`` called in the
+    child on the built OR-tools CpModel (and twbn's k-tree model, which maps its
+    variables back) before it is solved; they must be importable module-level functions,
+    since they are pickled to the child (twbn.models.KtreeCp)."""
     options = options or CpOptions()
     workers = options.workers
     import importlib.util
@@ -192,6 +199,7 @@ def solve_cp(
     try:
         with _listening(control) as channel:
             out = run_isolated(_cp_worker, problem, deadline, seed, hint, workers, model_options, False, channel,
+                               tuple(extend),
                                timeout=timeout)
     except FutureTimeout:
         # the model took longer to build than the budget: the start, if any, is the answer

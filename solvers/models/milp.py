@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from typing import Callable, Sequence
 
 from twbn.formulations.cluster_ilp import BuildTimeout
 from twbn.formulations.elimination_milp import MilpOptions, build_elimination_milp, start_values
@@ -44,7 +45,14 @@ def solve_milp(
     warm_start: Solution | None = None,
     options: MilpOptions | None = None,
     control=None,
+    extend: Sequence[Callable] = (),
 ) -> Solution:
+    """The elimination-order MILP of Nie et al. (2014) (formulations/elimination_milp.py)
+    built in pyomo within ``BUILD_SHARE`` of ``time_limit``, written as an LP file and
+    solved by ``solver`` (highs, scip or cbc) in the rest; ``warm_start`` becomes the
+    engine's start. ``extend``: functions ``f(model, milp)`` called on the built pyomo
+    model (and twbn's EliminationMilp, which maps its variables back) before it is
+    written: a researcher's constraints, cuts or objective terms (twbn.models.NieMilp)."""
     solver = solver or "highs"
     t0 = time.monotonic()
     deadline = None if time_limit is None else t0 + BUILD_SHARE * time_limit
@@ -58,6 +66,8 @@ def solve_milp(
         wall = round(time.monotonic() - t0, 4)
         return start_or_nothing(problem, warm_start, method="milp", solver=solver, seed=seed, time_limit=time_limit,
                                 wall_time=wall, stats={"reason": str(exc), "build_seconds": wall})
+    for fn in extend:
+        fn(milp.model, milp)
     build_s = time.monotonic() - t0
     start = None
     start_score = None
