@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution, make_solution
 from twbn.solvers.bounds import call_optimal_at_bound
-from twbn.solvers.budget import Budget
+from twbn.solvers.budget import UNBOUNDED_BOUND_SHARE, Budget
 from twbn.solvers.method import Method
 
 __all__ = ["Choice", "choose_method", "dp_seconds", "AUTO_TIME_LIMIT", "METHOD"]
@@ -163,9 +163,6 @@ def choose_method(problem: Problem, time_limit: float | None = None) -> Choice:
                                      "solved exactly by that ILP")
 
 
-#: The share of ``auto``'s budget the unbounded DP may take as a bound for a bounded
-#: problem (its expected time, solvers/auto.dp_seconds, with auto's margin).
-UNBOUNDED_BOUND_SHARE = 0.25
 
 
 def unbounded_optimum_bound(problem: Problem, budget: Budget) -> Solution | None:
@@ -185,7 +182,8 @@ def unbounded_optimum_bound(problem: Problem, budget: Budget) -> Solution | None
     relaxed = Problem(problem.cache, None, problem.forbidden, problem.required)
     if infeasibility(relaxed) is not None:
         return None
-    sol = solve(relaxed, "dp", _lp_bound=False)
+    with budget.stage("unbounded optimum (a bound)", UNBOUNDED_BOUND_SHARE) as stage:
+        sol = solve(relaxed, "dp", budget=stage, _lp_bound=False)
     return sol if sol.status == "optimal" else None
 
 
@@ -212,7 +210,9 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
     if method == "dp" and start is not None:
         start, reason = None, reason + "; the warm start is not used, the DP is exact"
     if budget.seconds is None and method != "dp":
+        log, origin = budget.log, budget.origin
         budget = Budget(AUTO_TIME_LIMIT, control=budget.control)
+        budget.log, budget.origin = log, origin
         reason += f"; {AUTO_TIME_LIMIT:g} s budget"
     LOG.info(reason)
     entered = time.monotonic()
@@ -235,8 +235,7 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
     if choice.warm_start is not None and infeasibility(problem) is None:
         # its own start method runs even when a start is given (a sweep's network from a
         # smaller bound): the better of the two is the start
-        own, used = warm_start_solution(problem, choice.warm_start, time_limit=budget.limit(), seed=seed,
-                                        control=budget.control)
+        own, used = warm_start_solution(problem, choice.warm_start, budget=budget, seed=seed)
         if start is None or own.score > start.score:
             start = own
         warm = {"from": choice.warm_start if start is own else "the given start", "score": start.score,
@@ -246,8 +245,7 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
         start.method, start.seed = method, seed
         sol = start
     else:
-        sol = solve(problem, method, time_limit=budget.limit(), seed=seed, warm_start=start,
-                    control=budget.control)
+        sol = solve(problem, method, seed=seed, warm_start=start, budget=budget)
     if warm is not None:
         sol.stats["warm_start"] = warm
     sol.stats["auto"] = choice.reason

@@ -12,10 +12,53 @@ inside the built-in methods are still handed seconds, taken from it once at thei
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
+from typing import Iterator
 
-__all__ = ["Budget"]
+__all__ = ["Budget", "WARM_START_SHARE", "BOUND_SHARE", "IMPROVE_START_SHARE", "CUTS_IMPROVE_SHARE",
+           "UNBOUNDED_BOUND_SHARE", "MILP_BUILD_SHARE", "CUTS_BUILD_SHARE", "LNS_SHARE", "KTREE_SHARE"]
+
+# -- Shares: how a budget is divided, each with the measurement behind it ------------------
+# Between stages (a child per stage, ``Budget.stage``):
+
+#: A method-name warm start (``--warm-start kg``, auto's k-G start) gets this share; the
+#: method gets what is left of the same budget.
+WARM_START_SHARE = 0.2
+#: The cluster LP's bound (solvers/relaxation.py) after an anytime method, where the
+#: method asks for it: 20-30 % instead of 10 % tightened munin's bound by 4,800-6,400 with
+#: the same network (issue 33), so this is a floor, not a tuned value.
+BOUND_SHARE = 0.1
+#: ``improve`` without a start: k-MAX's network on this share first.
+IMPROVE_START_SHARE = 0.2
+#: ``cuts`` above n = 40 without a start gives ``improve`` this share (option
+#: improve_share). Unbounded, 300 s, from an improve start of 81 s: SCIP's root on plants
+#: (n = 69) reached −223,027 in the rest, where the cluster LP's 30 s gave −227,412, and on
+#: baudio (n = 100) did not solve its first LP; improve alone for the whole budget ended
+#: 2,867 and 4,079 ahead. Hence most of the budget goes to improve.
+CUTS_IMPROVE_SHARE = 0.6
+#: ``auto`` on a bounded problem at n <= 22 solves the unbounded one exactly first, as a
+#: bound, when its expected time (solvers/auto.dp_seconds, with its margin) fits this share.
+UNBOUNDED_BOUND_SHARE = 0.25
+
+# Inside an engine (it is handed seconds once, and keeps to these):
+
+#: The MILP's pyomo build: writing the model out takes about as long again (plants,
+#: n = 69: k = 2 built in 3.0 s, written in 2.0 s; k = 5 5.4 s and 5.7 s); the engine
+#: needs the rest.
+MILP_BUILD_SHARE = 0.4
+#: The cluster ILP's build, of which SCIP's setup takes about as much again (bounded
+#: jester, n = 100, k = 8, 772,774 sets: built in 21 s, then 18 s more with a SCIP limit of
+#: 0.1 s; baudio k = 5: 14 s, then 3.5 s past); past it the start is the answer.
+CUTS_BUILD_SHARE = 0.45
+#: The cluster ILP's large-neighbourhood search: most of the elapsed time it may take
+#: (option lns_share; more finds better networks in long runs, at the bound's expense).
+LNS_SHARE = 0.3
+#: S2+: the share of the time left one k-tree search may take (at n = 100, k = 5 the A*
+#: expands ~700 states a second, so its 5,000 would otherwise leave phase 2 nothing).
+KTREE_SHARE = 0.5
+
 
 
 class Budget:
@@ -57,7 +100,11 @@ class Budget:
                 seconds = None
         self.seconds = seconds
         self.control = control
+        #: What each stage was allotted and spent, shared by a budget and its children
+        #: (``stage``); a result records it.
+        self.log: list[dict] = []
         self.started = time.monotonic() if started is None else started
+        self.origin = self.started  # the root's start, which stage times count from
         self.deadline = None if seconds is None else self.started + seconds
 
     def left(self) -> float:
@@ -94,13 +141,40 @@ class Budget:
             raise ValueError(f"a share is a number in (0, 1], got {share!r}")
         left = self.left()
         if math.isinf(left):
-            return Budget(None, control=self.control)
+            child = Budget(None, control=self.control)
+            child.log, child.origin = self.log, self.origin
+            return child
         child = Budget.__new__(Budget)
         child.control = self.control
+        child.log, child.origin = self.log, self.origin
         child.seconds = share * left
         child.started = time.monotonic()
         child.deadline = min(self.deadline, child.started + child.seconds)
         return child
+
+    @contextlib.contextmanager
+    def stage(self, name: str, share: float = 1.0) -> Iterator["Budget"]:
+        """A child of ``share`` of what is left, for one stage; on leaving, what it was
+        allotted and what it spent are added to ``log``.
+
+        Examples
+        --------
+        >>> b = Budget(10.0)
+        >>> with b.stage("warm start", 0.2) as start:
+        ...     4.0 >= start.left() > 1.0
+        True
+        >>> [(s["stage"], s["share"]) for s in b.log]
+        [('warm start', 0.2)]
+        """
+        child = self.child(share)
+        t0 = time.monotonic()
+        try:
+            yield child
+        finally:
+            self.log.append({"stage": name, "share": share, "from": round(t0 - self.origin, 4),
+                             "allotted": None if child.seconds is None else round(child.seconds, 4),
+                             "spent": round(time.monotonic() - t0, 4)})
+            self.log.sort(key=lambda s: (s["from"], -s["spent"]))  # nested stages end first: list as begun
 
     def __repr__(self) -> str:
         return "Budget(no limit)" if self.deadline is None else f"Budget({self.left():.3f} s left of {self.seconds:g})"

@@ -119,6 +119,7 @@ def solve(
     warm_start: Solution | None = None,
     options=None,
     control: "RunControl | None" = None,
+    budget: Budget | None = None,
     _lp_bound: bool = True,
 ) -> Solution:
     """Run ``method`` on ``problem`` and return its certified Solution.
@@ -132,7 +133,10 @@ def solve(
     left for a variable) gives an ``infeasible`` Solution whose ``stats["reason"]`` says
     why, whatever the method. The result's ``time_limit`` is the limit given, its wall
     time the whole call, and its bound never worse than the sum of each variable's best
-    candidate score.
+    candidate score. ``budget``: a stage of a caller's Budget instead of ``time_limit``
+    (a method's own start, a warm start): time is then divided, never converted back and
+    forth, and the stages are recorded in the caller's result. A call that made its own
+    budget records ``stats["budget"]``: the limit and each stage's allotment and spend.
 
     Raises MethodUnavailable (a ValueError) naming the method and what it cannot take.
     """
@@ -148,10 +152,18 @@ def solve(
     if why is not None:
         return Solution(None, None, None, "infeasible", method=method, solver=solver, seed=seed,
                         time_limit=time_limit, stats={"reason": why})
-    limit = time_limit if time_limit is not None else spec.default_time_limit
-    # made at entry: the checks above restrict the cache to the problem's candidates
-    # (seconds at jester's 772,774 sets), which is part of the caller's budget
-    budget = Budget(limit, control=control, started=entered)
+    own = budget is None
+    if own:
+        limit = time_limit if time_limit is not None else spec.default_time_limit
+        # made at entry: the checks above restrict the cache to the problem's candidates
+        # (seconds at jester's 772,774 sets), which is part of the caller's budget
+        budget = Budget(limit, control=control, started=entered)
+    elif budget.deadline is None and spec.default_time_limit is not None:
+        log, origin = budget.log, budget.origin  # an unlimited stage: the method's own default
+        budget = Budget(spec.default_time_limit, control=budget.control)
+        budget.log, budget.origin = log, origin
+    control = control if control is not None else budget.control
+    limit = budget.seconds
     if control is not None:
         control.begin(method)
     share = BOUND_SHARE if _lp_bound and spec.needs_lp_bound(problem.n) else 0.0
@@ -159,10 +171,12 @@ def solve(
     # pieces of improve, in its k-MAX start, in the LP bound after it): a signal only sets
     # the stop flag, which its loops and engines' hooks read
     with cooperating(control) if spec.anytime else contextlib.nullcontext():
-        sol = call_method(spec, problem, opts, budget.child(1.0 - share) if share else budget, seed=seed,
-                          solver=solver, start=warm_start, trusted=is_builtin(method))
+        with budget.stage(method, 1.0 - share) as stage:
+            sol = call_method(spec, problem, opts, stage, seed=seed, solver=solver, start=warm_start,
+                              trusted=is_builtin(method))
         if share and sol.status in ("feasible", "unknown") and not budget.stop_requested():
-            add_lp_bound(problem, sol, budget.left() if limit is not None else max(0.5, share * budget.elapsed()))
+            with budget.stage("cluster LP bound") as stage:
+                add_lp_bound(problem, sol, stage.left() if limit is not None else max(0.5, share * budget.elapsed()))
     sol.time_limit = time_limit
     if sol.seed is None:
         sol.seed = seed
@@ -170,16 +184,19 @@ def solve(
     if sol.parents is None and not sol.stats.get("reason"):
         sol.stats["reason"] = ("no network found within the time limit" if sol.status == "unknown"
                                else "the method proved that no network satisfies the constraints")
-    _finish(sol, entered, control)
+    _finish(sol, entered, control, budget if own else None)
     return sol
 
 
-def _finish(sol: Solution, entered: float, control: "RunControl | None") -> None:
+def _finish(sol: Solution, entered: float, control: "RunControl | None", budget: Budget | None = None) -> None:
     """What every call reports alike: its wall time is all of it (a start a method made
-    for itself, the LP bound, the checks), and a stop on request is marked."""
+    for itself, the LP bound, the checks), a stop on request is marked, and the call that
+    made the budget records how it was spent."""
     sol.wall_time = round(time.monotonic() - entered, 4)
     if control is not None and control.stop_requested():
         sol.stats["interrupted"] = True
+    if budget is not None:
+        sol.stats["budget"] = {"limit": sol.time_limit, "seconds": budget.seconds, "stages": list(budget.log)}
 
 
 def check_request(
@@ -274,13 +291,14 @@ def run(
 
 def _run_with_start(problem, method, *, solver, time_limit, seed, warm_start, options, control,
                     entered) -> Solution:
-    """``run`` once checked: the warm start, then the method on what is left."""
+    """``run`` once checked: the warm start, then the method on what is left of one budget."""
+    root = Budget(time_limit, control=control, started=entered)
     warm, used, label = None, 0.0, None
     if warm_start is not None and infeasibility(problem) is None:
         if isinstance(warm_start, Solution):
             warm, label = certified_start(problem, warm_start), warm_start.method or "a given network"
         else:
-            warm, used = warm_start_solution(problem, warm_start, time_limit=time_limit, seed=seed, control=control)
+            warm, used = warm_start_solution(problem, warm_start, budget=root, seed=seed)
             label = warm_start
     if control is not None and control.stop_requested() and warm is not None:
         # interrupted during the warm start: its network is the best there is, the result
@@ -288,14 +306,12 @@ def _run_with_start(problem, method, *, solver, time_limit, seed, warm_start, op
         warm.method, warm.solver, warm.time_limit, warm.seed = method, solver, time_limit, seed
         warm.stats = {"warm_start": {"from": label, "score": warm.score, "seconds": round(used, 4)}}
         floor_bound(problem, warm)
-        _finish(warm, entered, control)
+        _finish(warm, entered, control, root)
         return warm
-    # everything since entry counts, not only the start
-    remaining = None if time_limit is None else max(0.1, time_limit - (time.monotonic() - entered))
-    sol = solve(problem, method, solver=solver, time_limit=remaining, seed=seed, warm_start=warm, options=options,
-                control=control)
+    sol = solve(problem, method, solver=solver, seed=seed, warm_start=warm, options=options, control=control,
+                budget=root)
     sol.time_limit = time_limit
     if warm is not None:
         sol.stats["warm_start"] = {"from": label, "score": warm.score, "seconds": round(used, 4)}
-    _finish(sol, entered, control)
+    _finish(sol, entered, control, root)
     return sol

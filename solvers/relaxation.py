@@ -36,8 +36,7 @@ from twbn.formulations.problem import Problem
 
 __all__ = ["lagrangian_bound", "cluster_lp_bound", "BOUND_SHARE"]
 
-#: Share of a heuristic's time limit kept for this bound (solvers/registry.py).
-BOUND_SHARE = 0.1
+from twbn.solvers.budget import BOUND_SHARE  # noqa: E402 (with the other shares)
 
 #: Cluster rows added per separation round, at most.
 ROWS_PER_ROUND = 200

@@ -15,8 +15,7 @@ from twbn.scoring.errors import TwbnError
 __all__ = ["MethodUnavailable", "WARM_START_SHARE", "certified_start", "check_warm_spec", "warm_start_solution",
            "infeasibility"]
 
-#: Share of the time budget a method-name warm start may use.
-WARM_START_SHARE = 0.2
+from twbn.solvers.budget import WARM_START_SHARE  # noqa: E402 (with the other shares)
 
 
 class MethodUnavailable(TwbnError, ValueError):
@@ -105,11 +104,17 @@ def check_warm_spec(treewidth: int | None, spec: str) -> None:
         raise MethodUnavailable(f"warm start {spec} needs a treewidth bound k >= {start.min_treewidth}")
 
 
-def warm_start_solution(problem: Problem, spec: str, *, time_limit: float | None, seed: int | None,
+def warm_start_solution(problem: Problem, spec: str, *, budget: "Budget | None" = None,
+                        time_limit: float | None = None, seed: int | None = None,
                         control: "RunControl | None" = None) -> tuple[Solution, float]:
     """The start named by ``--warm-start``: ``tree`` (the optimal treewidth-1 network, a
     maximum branching: valid for every k), a result file, or a method run first on a
-    ``WARM_START_SHARE`` of the budget. Returns it and the seconds it used."""
+    ``WARM_START_SHARE`` stage of ``budget`` (else of a budget of ``time_limit``
+    seconds). Returns it and the seconds it used."""
+    from twbn.solvers.budget import Budget
+
+    if budget is None:
+        budget = Budget(time_limit, control=control)
     check_warm_spec(problem.treewidth, spec)
     t0 = time.monotonic()
     if spec == "tree":
@@ -132,10 +137,10 @@ def warm_start_solution(problem: Problem, spec: str, *, time_limit: float | None
         except (KeyError, TypeError, ValueError) as exc:
             raise MethodUnavailable(f"warm start {spec}: not a result of this cache ({exc})") from None
     else:
-        budget = None if time_limit is None else WARM_START_SHARE * time_limit
         from twbn.solvers.registry import solve
 
-        sol = solve(problem, spec, time_limit=budget, seed=seed, control=control, _lp_bound=False)
+        with budget.stage(f"warm start {spec}", WARM_START_SHARE) as stage:
+            sol = solve(problem, spec, budget=stage, seed=seed, _lp_bound=False)
     if sol.parents is None:
         raise MethodUnavailable(f"warm start {spec!r} has no network (status {sol.status})")
     return certified_start(problem, sol), time.monotonic() - t0

@@ -167,7 +167,8 @@ def test_unbounded_improve_through_the_registry(wdbc):
 def test_cuts_above_forty_variables_starts_from_improve_and_ends_with_the_lp_bound():
     # n = 45 > LARGE_N: no start given, so improve runs on IMPROVE_START_SHARE of the budget
     # and the whole model gets the rest, less BOUND_SHARE for the cluster LP's bound
-    from twbn.solvers.cuts.branch_and_cut import IMPROVE_START_SHARE, LARGE_N
+    from twbn.solvers.budget import CUTS_IMPROVE_SHARE as IMPROVE_START_SHARE
+    from twbn.solvers.cuts.branch_and_cut import LARGE_N
     from twbn.solvers.relaxation import BOUND_SHARE
 
     cache = random_cache(45, 11, max_size=2, density=0.3)

@@ -59,7 +59,7 @@ from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION, exact_clusters, 
 from twbn.solvers.cuts.lns import fixed_fill, fixed_outside, neighbourhood
 from twbn.solvers.cuts.minor_separation import minor_density_rows
 from twbn.solvers.control import RunControl, cooperating
-from twbn.solvers.budget import Budget
+from twbn.solvers.budget import CUTS_BUILD_SHARE, CUTS_IMPROVE_SHARE, Budget
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import CutsOptions
 from twbn.solvers.models.backends import _finite, record_scip_trajectory, root_bound, scip_interrupt
@@ -78,9 +78,9 @@ MATROID_MAX_SKIP = 16
 #: start, SCIP's set-up and first LP, and reading the solution back grow with the model and
 #: SCIP's clock misses some of it (bounded jester, n = 100, k = 8, 772,774 sets: built in
 #: 21 s, then 18 s more with a SCIP limit of 0.1 s; baudio k = 5: 14 s, then 3.5 s past).
-#: So the model must be built within BUILD_SHARE of the limit, or the start is the answer.
+#: So the model must be built within CUTS_BUILD_SHARE of the limit (solvers/budget.py), or
+#: the start is the answer.
 WIND_DOWN = 1.0
-BUILD_SHARE = 0.45
 #: Seconds one exact separation may take; beyond it the round returns what it has.
 EXACT_CALL_LIMIT = 10.0
 #: Seconds per separation round for the minor density rows (6), bounded mode: the restarts
@@ -553,7 +553,7 @@ def solve_cuts(
     deadline = None if time_limit is None else t0 + time_limit
     try:
         ilp = build_cluster_ilp(model_problem, m, edges=edges, ancestry=ancestry,
-                                deadline=None if time_limit is None else t0 + BUILD_SHARE * time_limit)
+                                deadline=None if time_limit is None else t0 + CUTS_BUILD_SHARE * time_limit)
     except BuildTimeout as exc:
         # the model alone outlasts the budget (bounded, n ≳ 100): the start is the answer
         wall = round(time.monotonic() - t0, 4)
@@ -666,12 +666,6 @@ def solve_cuts(
 #: n = 64: not in 60 s; unbounded baudio, n = 100: not in 120 s), so ``cuts`` keeps
 #: BOUND_SHARE for the cluster LP's bound there and, given no start, runs ``improve`` first.
 LARGE_N = 40
-#: Share of the budget ``cuts`` gives ``improve`` above LARGE_N when no start is given
-#: (option improve_share). Unbounded, 300 s, from an improve start of 81 s: SCIP's root
-#: on plants (n = 69) reached −223,027 in the rest, where the cluster LP's 30 s gave
-#: −227,412, and on baudio (n = 100) did not solve its first LP; improve alone for the
-#: whole budget ended 2,867 and 4,079 ahead. Hence most of the budget goes to improve.
-IMPROVE_START_SHARE = 0.6
 
 
 def _run(problem: Problem, options: CutsOptions, budget: Budget, *, seed: int | None, solver: str,
@@ -681,14 +675,14 @@ def _run(problem: Problem, options: CutsOptions, budget: Budget, *, seed: int | 
 
     share = options.improve_share
     if share is None:
-        share = IMPROVE_START_SHARE if problem.n > LARGE_N else 0.0
+        share = CUTS_IMPROVE_SHARE if problem.n > LARGE_N else 0.0
     used, start_score = 0.0, None
     if start is None and share > 0 and budget.seconds is not None:
         # SCIP's own heuristics find nothing worth having at this size and the LNS runs only
         # after the root's LP, which may not finish: the improver is the primal heuristic
         t0 = time.monotonic()
-        found = solve(problem, "improve", time_limit=budget.child(share).limit(), seed=seed,
-                      control=budget.control, _lp_bound=False)
+        with budget.stage("improve start", share) as stage:
+            found = solve(problem, "improve", budget=stage, seed=seed, _lp_bound=False)
         used = time.monotonic() - t0
         if found.parents is not None:
             start, start_score = found, found.score

@@ -56,7 +56,7 @@ from twbn.solvers.cuts.lns import neighbourhood
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution, make_solution
 from twbn.scoring.cache import ParentSet, ScoreCache
-from twbn.solvers.budget import Budget
+from twbn.solvers.budget import IMPROVE_START_SHARE, Budget
 from twbn.solvers.control import RunControl
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import CutsOptions, ImproveOptions
@@ -69,8 +69,6 @@ MAX_SIZE = 40
 #: The sub-solves separate the cluster rows (3) only, exactly at their root (as the LNS
 #: of ``cuts``, solvers/cuts/branch_and_cut.py, measured on wdbc).
 SUB_OPTIONS = CutsOptions(exact="root", cluster_k=1, matroid=False, minor=True, lns=False)
-#: Share of the time budget the k-MAX start takes when no start is given.
-START_SHARE = 0.2
 #: Without a bound (or k >= n - 1) the start is k-MAX's network under this bound: it is a
 #: network of the problem too, and k-MAX's first clique of k + 1 is solved exactly.
 UNBOUNDED_START_K = 8
@@ -396,7 +394,7 @@ def improve(
 def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int | None,
          start: Solution | None) -> Solution:
     """``improve`` as a method: from ``start``, or else from k-MAX's network on
-    ``START_SHARE`` of the budget, as ``--warm-start kmax`` would give."""
+    ``IMPROVE_START_SHARE`` of the budget, as ``--warm-start kmax`` would give."""
     from twbn.solvers.registry import solve
 
     used, label = 0.0, None
@@ -406,9 +404,9 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
         bounded = problem if not void else Problem(
             problem.cache, min(problem.n - 1, UNBOUNDED_START_K) or None, problem.forbidden, problem.required)
         if bounded.treewidth is None:
-            return solve(problem, "dp", control=budget.control)  # n <= 1
-        start = solve(bounded, "kmax", time_limit=budget.child(START_SHARE).limit(), seed=seed,
-                      control=budget.control, _lp_bound=False)
+            return solve(problem, "dp", budget=budget)  # n <= 1
+        with budget.stage("k-MAX start", IMPROVE_START_SHARE) as stage:
+            start = solve(bounded, "kmax", budget=stage, seed=seed, _lp_bound=False)
         if start.parents is None:
             return start
         if void:  # k-MAX's network, certified as one of the unbounded problem

@@ -42,7 +42,7 @@ from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime, require_bound
 from twbn.solvers.exact.superstructure_dp import best_dag_in_graph, greedy_dag_in_chordal_graph
 
-from twbn.solvers.budget import Budget
+from twbn.solvers.budget import KTREE_SHARE, Budget
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import S2Options
 PHASE2 = ("auto", "dp", "cuts")
@@ -53,9 +53,6 @@ AUTO_DP_MAX_K = 3
 #: Phase 2 by the cluster-cut ILP is not started with less time left than this: building
 #: the model inside the k-tree took 0.4 s at n = 100, k = 5 (baudio).
 PHASE2_MIN_SECONDS = 1.0
-#: S2+: the share of the time left that one k-tree search may take (at n = 100, k = 5 the
-#: A* expands ~700 states a second, so its 5,000 would otherwise leave phase 2 nothing).
-KTREE_SHARE = 0.5
 #: S2+: the most open states the A* keeps (about 210 bytes each). Past it, the heap's
 #: deeper half is dropped and the search is no longer exact: at munin (n = 1,041) the
 #: open list had grown to 6.8–7.9 GB in 30 s, and freeing it took the LP bound's time.

@@ -12,14 +12,10 @@ from twbn.formulations.cluster_ilp import BuildTimeout
 from twbn.formulations.elimination_milp import MilpOptions, build_elimination_milp, start_values
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import Solution, certificate_order, make_solution, start_or_nothing
-from twbn.solvers.budget import Budget
+from twbn.solvers.budget import MILP_BUILD_SHARE, Budget
 from twbn.solvers.method import Method
 from twbn.solvers.models.backends import solve_lp_file
 
-#: Share of the time limit the model may take to build: writing it out for the engine
-#: takes about as long again (plants, n = 69: k = 2 built in 3.0 s, written in 2.0 s;
-#: k = 5 5.4 s and 5.7 s), and the engine needs the rest.
-BUILD_SHARE = 0.4
 
 
 def write_lp(milp, path: str) -> dict[str, str]:
@@ -48,14 +44,14 @@ def solve_milp(
     extend: Sequence[Callable] = (),
 ) -> Solution:
     """The elimination-order MILP of Nie et al. (2014) (formulations/elimination_milp.py)
-    built in pyomo within ``BUILD_SHARE`` of ``time_limit``, written as an LP file and
+    built in pyomo within ``MILP_BUILD_SHARE`` of ``time_limit``, written as an LP file and
     solved by ``solver`` (highs, scip or cbc) in the rest; ``warm_start`` becomes the
     engine's start. ``extend``: functions ``f(model, milp)`` called on the built pyomo
     model (and twbn's EliminationMilp, which maps its variables back) before it is
     written: a researcher's constraints, cuts or objective terms (twbn.models.NieMilp)."""
     solver = solver or "highs"
     t0 = time.monotonic()
-    deadline = None if time_limit is None else t0 + BUILD_SHARE * time_limit
+    deadline = None if time_limit is None else t0 + MILP_BUILD_SHARE * time_limit
     try:
         milp = build_elimination_milp(problem, options, deadline=deadline)
     except InfeasibleError as exc:

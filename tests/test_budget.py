@@ -1,0 +1,60 @@
+"""Issue 32.2: one Budget owns a call's time. Stages are children by share, a stop
+request expires every stage, and a result records the limit and each stage's spend."""
+
+import math
+import threading
+import time
+
+import pytest
+
+from twbn.formulations.problem import Problem
+from twbn.solvers.budget import BOUND_SHARE, IMPROVE_START_SHARE, WARM_START_SHARE, Budget
+from twbn.solvers.control import RunControl
+from twbn.solvers.registry import run, solve
+from tests.helpers import random_cache
+
+
+def test_children_never_outlive_their_parent_and_share_what_is_left():
+    b = Budget(2.0)
+    time.sleep(0.2)
+    c = b.child(0.5)
+    assert c.seconds == pytest.approx(0.5 * (2.0 - 0.2), abs=0.05)
+    assert c.deadline <= b.deadline
+    with pytest.raises(ValueError):
+        b.child(0)
+    with pytest.raises(ValueError):
+        Budget(-1)
+    assert Budget(math.inf).left() == math.inf and Budget(None).limit() is None
+
+
+def test_a_stop_request_expires_the_budget_and_every_stage():
+    control = RunControl()
+    b = Budget(None, control=control)
+    with b.stage("start", 0.2) as s:
+        assert not s.expired()
+        threading.Timer(0.05, control.request_stop).start()
+        time.sleep(0.2)
+        assert s.expired() and b.expired() and s.stop_requested()
+
+
+def test_a_result_records_the_limit_and_each_stage():
+    problem = Problem(random_cache(12, 2, max_size=2, density=0.5), 2)
+    sol = run(problem, "cuts", warm_start="kg", time_limit=2.0, seed=0)
+    record = sol.stats["budget"]
+    assert record["limit"] == 2.0
+    stages = {s["stage"]: s for s in record["stages"]}
+    assert set(stages) >= {"warm start kg", "kg", "cuts"}
+    start = stages["warm start kg"]
+    assert start["share"] == WARM_START_SHARE and start["allotted"] == pytest.approx(0.2 * 2.0, abs=0.05)
+    # the method gets what is left of the same budget, after the start
+    assert stages["cuts"]["from"] >= start["from"] + start["spent"] - 1e-3
+    assert stages["cuts"]["allotted"] == pytest.approx(2.0 - stages["cuts"]["from"], abs=0.05)
+    assert sum(s["spent"] for s in (start, stages["cuts"])) <= sol.wall_time + 1e-3
+    # improve's own k-MAX start is a stage of its budget, as is the LP bound after it
+    sol = solve(problem, "improve", time_limit=2.0, seed=0)
+    names = [s["stage"] for s in sol.stats["budget"]["stages"]]
+    assert names[:3] == ["improve", "k-MAX start", "kmax"]
+    stages = {s["stage"]: s for s in sol.stats["budget"]["stages"]}
+    assert stages["improve"]["share"] == pytest.approx(1 - BOUND_SHARE)
+    assert stages["k-MAX start"]["share"] == IMPROVE_START_SHARE
+    assert stages["k-MAX start"]["allotted"] == pytest.approx(IMPROVE_START_SHARE * (1 - BOUND_SHARE) * 2.0, abs=0.05)
