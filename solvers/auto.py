@@ -203,7 +203,7 @@ def tighten_with_unbounded(sol: Solution, unbounded: Solution) -> None:
 def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, start: Solution | None) -> Solution:
     """Choose, say why, delegate: the chosen method gets what is left of the budget."""
     from twbn.solvers.registry import solve
-    from twbn.solvers.warm_start import infeasibility, warm_start_solution
+    from twbn.solvers.warm_start import MethodUnavailable, infeasibility, warm_start_solution
 
     choice = choose_method(problem, budget.limit())
     method, reason = choice.method, choice.describe()
@@ -235,11 +235,16 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
     if choice.warm_start is not None and infeasibility(problem) is None:
         # its own start method runs even when a start is given (a sweep's network from a
         # smaller bound): the better of the two is the start
-        own, used = warm_start_solution(problem, choice.warm_start, budget=budget, seed=seed)
-        if start is None or own.score > start.score:
+        try:
+            own, used = warm_start_solution(problem, choice.warm_start, budget=budget, seed=seed)
+        except MethodUnavailable as exc:  # its start found nothing in its share: the method runs without
+            LOG.info(f"auto: {exc}; {method} starts without it")
+            own, used = None, 0.0
+        if own is not None and (start is None or own.score > start.score):
             start = own
-        warm = {"from": choice.warm_start if start is own else "the given start", "score": start.score,
-                "seconds": round(used, 4)}
+        if start is not None:
+            warm = {"from": choice.warm_start if start is own else "the given start", "score": start.score,
+                    "seconds": round(used, 4)}
     if warm is not None and budget.stop_requested():
         # interrupted during the start: its network is the best there is
         start.method, start.seed = method, seed

@@ -59,3 +59,26 @@ def test_greedy_step_by_hand():
 def test_needs_a_bound():
     with pytest.raises(ValueError, match="needs a treewidth bound"):
         solve(Problem(random_cache(4, 1), None), "kg")
+
+
+@pytest.mark.parametrize("method", ["kg", "kmax"])
+def test_a_large_bound_still_gives_a_network_within_the_limit(method):
+    # wdbc (n = 31) at k = 25: the first clique of 26 was past the exact DP (k-G: no network
+    # in 60 s) and k-MAX enumerated every subset of its k-cliques; now the clique's DAG is
+    # greedy above FIRST_CLIQUE_EXACT_MAX and only subsets as large as a candidate are kept
+    import time
+
+    from twbn.solvers.heuristics.kg import FIRST_CLIQUE_EXACT_MAX
+
+    cache = random_cache(31, 1, max_size=4, density=0.3)
+    problem = Problem(cache, 25)
+    assert problem.treewidth + 1 > FIRST_CLIQUE_EXACT_MAX
+    t0 = time.monotonic()
+    sol = solve(problem, method, time_limit=3.0, seed=0)
+    assert time.monotonic() - t0 < 3.0 + 2.5
+    assert sol.parents is not None and verify_result(cache, sol.to_json(problem), 25) == []
+    # and below the threshold the first clique is still solved exactly: k-G's network at
+    # k = n - 1 with one order is the unbounded optimum of its first clique, the whole set
+    small = random_cache(10, 2, max_size=3, density=0.5)
+    one = solve(Problem(small, 9), "kg", options={"max_iterations": 1}, seed=0)
+    assert one.score == pytest.approx(solve(Problem(small), "dp").score)

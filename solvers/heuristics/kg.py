@@ -43,6 +43,34 @@ from twbn.solvers.exact.unbounded import unbounded_optimum
 
 
 
+#: The first clique's best DAG is found by the exact DP up to this many variables (k <= 15:
+#: 16·2^16 steps, milliseconds); above it, the DP's 2^(k+1) tables would take minutes a
+#: clique (wdbc at k = 25 found no network in 60 s) and a greedy DAG is taken instead.
+FIRST_CLIQUE_EXACT_MAX = 16
+
+
+def _greedy_clique(clique: tuple[int, ...], fams: list[dict]) -> tuple[list[ParentSet], float] | None:
+    """A DAG inside a clique too large for the exact DP: along the clique's order and its
+    reverse, each variable takes its best cached set among those before it; the better of
+    the two. ``fams[i]``: variable ``clique[i]``'s sets, in clique positions, to scores."""
+    best = None
+    m = len(clique)
+    for order in (list(range(m)), list(range(m - 1, -1, -1))):
+        before: set[int] = set()
+        chosen, total = [None] * m, 0.0
+        for i in order:
+            fits = [(s, ps) for ps, s in fams[i].items() if before.issuperset(ps)]
+            if not fits:
+                break
+            s, ps = max(fits)
+            chosen[i], total = tuple(sorted(clique[p] for p in ps)), total + s
+            before.add(i)
+        else:
+            if best is None or total > best[1]:
+                best = (chosen, total)
+    return best
+
+
 class _KG:
     def __init__(self, problem: Problem):
         self.problem = problem
@@ -53,6 +81,8 @@ class _KG:
         # the keys of the k-cliques' subsets below (no n-bit masks: n can be 10,000)
         self.cands = [list(zip(cand.parent_sets[v], cand.scores[v].tolist())) for v in range(self.n)]
         self.first_memo: dict[frozenset, tuple[list[ParentSet], float] | None] = {}
+        #: the largest candidate set: the k-cliques' subsets that can hold one are no larger
+        self.max_size = max((len(ps) for fam in self.cands for ps, _ in fam), default=0)
         self._flat = None  # the compiled engine's arrays, built at the first network()
         self._stamp = 0
 
@@ -68,13 +98,15 @@ class _KG:
             fam = {tuple(local[p] for p in ps): s for ps, s in self.cands[v] if all(p in key for p in ps)}
             fams.append(fam)
         result = None
-        if all(fams):
+        if all(fams) and len(clique) <= FIRST_CLIQUE_EXACT_MAX:
             sub = ScoreCache.from_mapping([str(v) for v in clique], fams)
             try:
                 parents, score = unbounded_optimum(sub)
                 result = ([tuple(sorted(clique[p] for p in ps)) for ps in parents], score)
             except ValueError:
                 result = None
+        elif all(fams):
+            result = _greedy_clique(clique, fams)
         self.first_memo[key] = result
         return result
 
@@ -90,7 +122,7 @@ class _KG:
             parents[v] = ps
         inside: dict[tuple[int, ...], tuple[int, ...]] = {}
         for c in itertools.combinations(head, self.k):
-            for r in range(self.k + 1):
+            for r in range(min(self.k, self.max_size) + 1):
                 for sub in itertools.combinations(c, r):
                     inside.setdefault(sub, c)
         return parents, first[1], inside
@@ -100,7 +132,7 @@ class _KG:
         without v are already keys; the new keys are S + {v} for each proper subset S of c,
         held by the new clique c − {u} + {v} for any u ∉ S. Returns the new keys."""
         new = []
-        for r in range(self.k):
+        for r in range(min(self.k, self.max_size)):
             for sub in itertools.combinations(c, r):
                 u = next(w for w in c if w not in sub)
                 key = tuple(sorted(sub + (v,)))
