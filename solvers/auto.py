@@ -262,5 +262,6 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
 #: ``auto`` as the registry lists it: the default of ``twbn learn`` and ``twbn.learn``.
 #: Not ``anytime`` itself: the method it delegates to keeps its network on a signal (an
 #: exact DP, which has none to keep, stops at once).
-METHOD = Method("auto", _run, summary="chooses a method by size and budget, says why, and runs it (the default)",
+METHOD = Method("auto", _run, summary="chooses a method by size and budget, says why, and runs it (the default; "
+                                     f"without a limit, {AUTO_TIME_LIMIT:g} s when it picks an anytime method)",
                 warm_start=True, seeded=True, anytime=False, lp_bound=False, default_time_limit=None)
