@@ -515,6 +515,10 @@ def _summary(problem, sol) -> str:
         source = sol.stats.get("bound_source", "")
         bound += f" (gap {100 * sol.gap:.2f}%" + (", the cluster LP's bound)" if source.startswith("cluster LP")
                                                   else ", the sum of best local scores)" if source else ")")
+    moved = sol.stats.get("gap_sources")
+    if moved and sol.bound is not None and sol.gap:
+        bound += (f"; the bound moved {moved['bound_moved']:.6g} below the trivial one, the incumbent "
+                  f"{moved['incumbent_moved']:.6g} above its first")
     kept = sol.stats.get("kept_from_smaller_bound")
     note = "" if not kept else f"; the network of k = {kept['treewidth']} kept, {sol.method} found {kept['method_score']}"
     return (f"{sol.method}: {sol.status}, score {sol.score:.4f}, bound {bound}, {arcs} arcs, width {sol.width} ({k}), "

@@ -13,7 +13,7 @@ import math
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution
 
-__all__ = ["trivial_bound", "add_lp_bound", "floor_bound", "call_optimal_at_bound"]
+__all__ = ["trivial_bound", "add_lp_bound", "floor_bound", "call_optimal_at_bound", "gap_sources"]
 
 
 def trivial_bound(problem: Problem) -> float:
@@ -57,3 +57,29 @@ def call_optimal_at_bound(sol: Solution) -> None:
             and sol.bound - sol.score <= 1e-9 * max(1.0, abs(sol.score)):
         sol.status = "optimal"
 
+
+
+def gap_sources(problem: Problem, sol: Solution) -> dict | None:
+    """Where the proved gap comes from: how far the bound moved down from the trivial one
+    (the relaxation's work) and how far the incumbent moved up from the first network the
+    call had (the search's work); None without a network.
+
+    Examples
+    --------
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> from twbn.formulations.solution import make_solution
+    >>> cache = ScoreCache.from_mapping("AB", [{(): -2.0, (1,): -1.0}, {(): -2.0, (0,): -1.5}])
+    >>> p = Problem(cache, 1)
+    >>> sol = make_solution(p, [(1,), ()], bound=-2.75, status="feasible", method="x")
+    >>> sol.trajectory = [{"time": 0.1, "incumbent": -4.0, "bound": None}]
+    >>> gap_sources(p, sol)
+    {'trivial_bound': -2.5, 'bound': -2.75, 'bound_moved': 0.25, 'first_incumbent': -4.0, 'incumbent': -3.0, 'incumbent_moved': 1.0}
+    """
+    if sol.score is None or sol.bound is None:
+        return None
+    trivial = trivial_bound(problem)
+    firsts = [p["incumbent"] for p in sol.trajectory if p.get("incumbent") is not None]
+    start = (sol.stats.get("warm_start") or {}).get("score")
+    first = start if start is not None else (firsts[0] if firsts else sol.score)
+    return {"trivial_bound": trivial, "bound": sol.bound, "bound_moved": round(trivial - sol.bound, 6),
+            "first_incumbent": first, "incumbent": sol.score, "incumbent_moved": round(sol.score - first, 6)}

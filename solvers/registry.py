@@ -21,7 +21,7 @@ import time
 
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import Solution
-from twbn.solvers.bounds import add_lp_bound, floor_bound
+from twbn.solvers.bounds import add_lp_bound, floor_bound, gap_sources
 from twbn.solvers.budget import Budget
 from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.method import Method, NoOptions, call_method
@@ -184,6 +184,7 @@ def solve(
     if sol.parents is None and not sol.stats.get("reason"):
         sol.stats["reason"] = ("no network found within the time limit" if sol.status == "unknown"
                                else "the method proved that no network satisfies the constraints")
+    _record_gap_sources(problem, sol)
     _finish(sol, entered, control, budget if own else None)
     return sol
 
@@ -197,6 +198,12 @@ def _finish(sol: Solution, entered: float, control: "RunControl | None", budget:
         sol.stats["interrupted"] = True
     if budget is not None:
         sol.stats["budget"] = {"limit": sol.time_limit, "seconds": budget.seconds, "stages": list(budget.log)}
+
+
+def _record_gap_sources(problem: Problem, sol: Solution) -> None:
+    sources = gap_sources(problem, sol)
+    if sources is not None:
+        sol.stats["gap_sources"] = sources
 
 
 def check_request(
@@ -313,5 +320,6 @@ def _run_with_start(problem, method, *, solver, time_limit, seed, warm_start, op
     sol.time_limit = time_limit
     if warm is not None:
         sol.stats["warm_start"] = {"from": label, "score": warm.score, "seconds": round(used, 4)}
+        _record_gap_sources(problem, sol)  # the incumbent moved from the start's score
     _finish(sol, entered, control, root)
     return sol

@@ -58,3 +58,19 @@ def test_a_result_records_the_limit_and_each_stage():
     assert stages["improve"]["share"] == pytest.approx(1 - BOUND_SHARE)
     assert stages["k-MAX start"]["share"] == IMPROVE_START_SHARE
     assert stages["k-MAX start"]["allotted"] == pytest.approx(IMPROVE_START_SHARE * (1 - BOUND_SHARE) * 2.0, abs=0.05)
+
+
+def test_a_result_says_where_its_gap_comes_from():
+    """Issue 33.1: how far the bound moved from the trivial one, and the incumbent from
+    the first network of the call (the warm start's, here)."""
+    from twbn.solvers.bounds import trivial_bound
+
+    problem = Problem(random_cache(12, 2, max_size=2, density=0.5), 2)
+    sol = run(problem, "cuts", warm_start="kg", time_limit=2.0, seed=0)
+    g = sol.stats["gap_sources"]
+    assert g["trivial_bound"] == pytest.approx(trivial_bound(problem))
+    assert g["bound"] == sol.bound and g["incumbent"] == sol.score
+    assert g["bound_moved"] == pytest.approx(g["trivial_bound"] - sol.bound, abs=1e-6) and g["bound_moved"] >= 0
+    assert g["first_incumbent"] == sol.stats["warm_start"]["score"]
+    assert g["incumbent_moved"] == pytest.approx(sol.score - g["first_incumbent"], abs=1e-6)
+    assert g["incumbent_moved"] >= -1e-9  # cuts starts from the start: never below it

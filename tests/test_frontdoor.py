@@ -23,7 +23,7 @@ from twbn.formulations.problem import Problem
 from twbn.solvers.auto import CUTS_BOUNDED_MAX_N, DP_UNBOUNDED_MAX_N, choose_method
 
 DOCTEST_MODULES = ["twbn", "twbn.learning", "twbn.solution", "twbn.solvers.auto", "twbn.scoring.datasets",
-                   "twbn.scoring.errors", "twbn.scoring.classify", "twbn.testing", "twbn.solvers.method", "twbn.models", "twbn.solvers.sweep",
+                   "twbn.scoring.errors", "twbn.scoring.classify", "twbn.testing", "twbn.solvers.method", "twbn.models", "twbn.solvers.sweep", "twbn.solvers.bounds",
                    "twbn.solvers.budget", "twbn.formulations.problem",
                    "twbn.scoring.jkl"]
 
