@@ -7,10 +7,15 @@ a problem infeasible before any method runs.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import Solution, make_solution
 from twbn.scoring.errors import TwbnError
+
+if TYPE_CHECKING:
+    from twbn.solvers.budget import Budget
+    from twbn.solvers.control import RunControl
 
 __all__ = ["MethodUnavailable", "WARM_START_SHARE", "certified_start", "check_warm_spec", "warm_start_solution",
            "infeasibility"]
