@@ -441,6 +441,9 @@ def cmd_learn(args: argparse.Namespace) -> int:
     if not is_cache_path(args.cache):
         args.cache = data_arg(args.cache)
     options = _option_pairs(args.option)
+    jobs = 1 if not args.jobs else args.jobs
+    if not args.approximate and args.score not in LOCAL_STRUCTURE_SCORES:
+        args.jobs = None  # exhaustive scoring runs in one process; the jobs are the method's
     # before the data is read: scoring a CSV can take minutes
     for k in _bounds(args):
         check_request(args.method, k, solver=args.solver, time_limit=args.time_limit, warm_start=args.warm_start,
@@ -482,7 +485,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
     def one(problem, start):
         return run(problem, args.method, solver=args.solver, time_limit=args.time_limit, seed=args.seed,
                    warm_start=start if start is not None else args.warm_start, options=options or None,
-                   log=None if args.quiet else say, control=control)
+                   log=None if args.quiet else say, control=control, jobs=jobs)
 
     try:
         with control.catching(), live:
@@ -771,7 +774,9 @@ def _add_scoring_options(s: argparse.ArgumentParser, *, learn: bool) -> None:
     s.add_argument("--time-per-variable", type=_positive_float, default=None, metavar="S",
                    help="with --approximate: seconds of exploration per variable (default 0.5)")
     s.add_argument("--jobs", type=_nonneg_int, default=None,
-                   help="with --approximate or a local-structure score: processes (default 2)")
+                   help="processes: auto's start method alone beside the method it chose (default 1: one core, "
+                        "as the field's benchmarks measure), and approximate or local-structure scoring (default 2)"
+                   if learn else "with --approximate or a local-structure score: processes (default 2)")
     s.add_argument("--memory-limit", type=_positive_float, default=None, metavar="MB",
                    help="exhaustive scoring: refuse (score) or explore approximately (learn) when its estimate "
                         "is larger, and stop if it is reached (default: three quarters of this machine's memory)")

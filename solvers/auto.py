@@ -200,8 +200,63 @@ def tighten_with_unbounded(sol: Solution, unbounded: Solution) -> None:
     call_optimal_at_bound(sol)
 
 
-def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, start: Solution | None) -> Solution:
-    """Choose, say why, delegate: the chosen method gets what is left of the budget."""
+#: Seconds the parallel start method keeps back from the budget for its process's start
+#: (a spawned interpreter importing twbn: 1.5-2 s here) and for sending its network back.
+PARALLEL_MARGIN = 2.5
+
+
+def _alone(problem: Problem, method: str, seconds: float, seed: int | None) -> Solution:
+    """``method`` alone on ``problem`` for ``seconds``, in a child process (auto's portfolio)."""
+    import signal
+
+    from twbn.solvers.control import die_with_parent
+    from twbn.solvers.registry import solve
+
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent hears Ctrl-C and ends this process
+    return solve(problem, method, time_limit=seconds, seed=seed, _lp_bound=False)
+
+
+class _Parallel:
+    """The start method run alone for (almost) the whole budget beside the chosen method, so
+    that with 2 jobs ``auto`` is never worse than its start method alone (issue 33.4)."""
+
+    def __init__(self, problem: Problem, method: str, budget: Budget, seed: int | None) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.method = method
+        self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        self.seconds = budget.left() - PARALLEL_MARGIN
+        self.future = self.pool.submit(_alone, problem, method, self.seconds, seed)
+
+    def result(self, budget: Budget) -> Solution | None:
+        """Its network, waited for until the budget ends (None if it has none, or a stop
+        was asked for: it is then ended, not waited for)."""
+        from concurrent.futures import TimeoutError as FutureTimeout
+
+        try:
+            if budget.stop_requested():
+                return None
+            return self.future.result(timeout=max(0.1, budget.left()))
+        except (FutureTimeout, Exception):  # noqa: BLE001 - the portfolio's side is optional
+            return None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """End the child, whatever it is doing (its result, if any, is not needed)."""
+        children = list((self.pool._processes or {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for p in children:
+            p.terminate()
+
+
+def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, start: Solution | None,
+         jobs: int) -> Solution:
+    """Choose, say why, delegate: the chosen method gets what is left of the budget; with
+    ``jobs`` >= 2, its start method also runs alone in a second process, and the better
+    network is the result (with the chosen method's bound)."""
     from twbn.solvers.registry import solve
     from twbn.solvers.warm_start import MethodUnavailable, infeasibility, warm_start_solution
 
@@ -231,31 +286,49 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
             sol.trajectory = [{"time": round(time.monotonic() - entered, 4), "incumbent": sol.score,
                                "bound": sol.bound}]
             return sol
-    warm = None
-    if choice.warm_start is not None and infeasibility(problem) is None:
-        # its own start method runs even when a start is given (a sweep's network from a
-        # smaller bound): the better of the two is the start
-        try:
-            own, used = warm_start_solution(problem, choice.warm_start, budget=budget, seed=seed)
-        except MethodUnavailable as exc:  # its start found nothing in its share: the method runs without
-            LOG.info(f"auto: {exc}; {method} starts without it")
-            own, used = None, 0.0
-        if own is not None and (start is None or own.score > start.score):
-            start = own
-        if start is not None:
-            warm = {"from": choice.warm_start if start is own else "the given start", "score": start.score,
-                    "seconds": round(used, 4)}
-    if warm is not None and budget.stop_requested():
-        # interrupted during the start: its network is the best there is
-        start.method, start.seed = method, seed
-        sol = start
-    else:
-        sol = solve(problem, method, seed=seed, warm_start=start, budget=budget)
-    if warm is not None:
-        sol.stats["warm_start"] = warm
-    sol.stats["auto"] = choice.reason
+    parallel = None
+    if jobs >= 2 and choice.warm_start is not None and budget.seconds is not None \
+            and budget.left() > 2 * PARALLEL_MARGIN and infeasibility(problem) is None:
+        parallel = _Parallel(problem, choice.warm_start, budget, seed)
+        LOG.info(f"auto: {choice.warm_start} also runs alone in a second process; the better network is kept")
+    try:
+        warm = None
+        if choice.warm_start is not None and infeasibility(problem) is None:
+            # its own start method runs even when a start is given (a sweep's network from a
+            # smaller bound): the better of the two is the start
+            try:
+                own, used = warm_start_solution(problem, choice.warm_start, budget=budget, seed=seed)
+            except MethodUnavailable as exc:  # its start found nothing in its share: the method runs without
+                LOG.info(f"auto: {exc}; {method} starts without it")
+                own, used = None, 0.0
+            if own is not None and (start is None or own.score > start.score):
+                start = own
+            if start is not None:
+                warm = {"from": choice.warm_start if start is own else "the given start", "score": start.score,
+                        "seconds": round(used, 4)}
+        if warm is not None and budget.stop_requested():
+            # interrupted during the start: its network is the best there is
+            start.method, start.seed = method, seed
+            sol = start
+        else:
+            sol = solve(problem, method, seed=seed, warm_start=start, budget=budget)
+        if warm is not None:
+            sol.stats["warm_start"] = warm
+        sol.stats["auto"] = choice.reason
+    except BaseException:
+        if parallel is not None:
+            parallel.close()
+        raise
     if unbounded is not None:
         tighten_with_unbounded(sol, unbounded)
+    if parallel is not None:
+        from twbn.solvers.sweep import keep_better
+
+        alone = parallel.result(budget)
+        sol.stats["parallel"] = {"method": parallel.method, "seconds": round(parallel.seconds, 4),
+                                 "score": None if alone is None else alone.score}
+        if alone is not None and alone.parents is not None:
+            sol = keep_better(problem, sol, alone, problem.treewidth, key="kept_from_parallel_start")
     return sol
 
 
@@ -264,4 +337,4 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
 #: exact DP, which has none to keep, stops at once).
 METHOD = Method("auto", _run, summary="chooses a method by size and budget, says why, and runs it (the default; "
                                      f"without a limit, {AUTO_TIME_LIMIT:g} s when it picks an anytime method)",
-                warm_start=True, seeded=True, anytime=False, lp_bound=False, default_time_limit=None)
+                warm_start=True, seeded=True, parallel=True, anytime=False, lp_bound=False, default_time_limit=None)

@@ -82,6 +82,8 @@ class Method:
         Whether it takes a start network (``start=``).
     seeded : bool
         Whether it takes the caller's ``seed=`` (an int, or None).
+    parallel : bool
+        Whether it takes ``jobs=``: the processes it may use (an int >= 1).
     anytime : bool
         Whether it returns its best network when its budget ends or a stop is asked for.
     lp_bound : bool
@@ -116,6 +118,7 @@ class Method:
     min_treewidth: int | None = None
     warm_start: bool = False
     seeded: bool = False
+    parallel: bool = False
     anytime: bool = True
     lp_bound: bool = True
     lp_bound_from: int = 0
@@ -156,7 +159,8 @@ def _parents_of(out, problem: Problem, name: str) -> list[tuple[int, ...]]:
 
 
 def call_method(method: Method, problem: Problem, options, budget: Budget, *, seed: int | None = None,
-                solver: str | None = None, start: Solution | None = None, trusted: bool = False) -> Solution:
+                solver: str | None = None, start: Solution | None = None, jobs: int = 1,
+                trusted: bool = False) -> Solution:
     """Run ``method`` with what it declares and return a certified Solution.
 
     A ``trusted`` method (twbn's own) returns a Solution it made with ``make_solution``,
@@ -171,6 +175,8 @@ def call_method(method: Method, problem: Problem, options, budget: Budget, *, se
         kwargs["solver"] = solver or method.backends[0]
     if method.warm_start:
         kwargs["start"] = start
+    if method.parallel:
+        kwargs["jobs"] = jobs
     if trusted:
         return method.run(problem, options, budget, **kwargs)
     try:

@@ -109,6 +109,13 @@ def check_time_limit(time_limit) -> float | None:
     return None if math.isinf(value) else value
 
 
+def check_jobs(jobs) -> int:
+    """A number of processes: an integer >= 1."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+    return jobs
+
+
 def solve(
     problem: Problem,
     method: str,
@@ -120,6 +127,7 @@ def solve(
     options=None,
     control: "RunControl | None" = None,
     budget: Budget | None = None,
+    jobs: int = 1,
     _lp_bound: bool = True,
 ) -> Solution:
     """Run ``method`` on ``problem`` and return its certified Solution.
@@ -133,7 +141,8 @@ def solve(
     left for a variable) gives an ``infeasible`` Solution whose ``stats["reason"]`` says
     why, whatever the method. The result's ``time_limit`` is the limit given, its wall
     time the whole call, and its bound never worse than the sum of each variable's best
-    candidate score. ``budget``: a stage of a caller's Budget instead of ``time_limit``
+    candidate score. ``jobs``: the processes a method that declares ``parallel`` may use
+    (``auto`` runs its start method alone beside its chosen one). ``budget``: a stage of a caller's Budget instead of ``time_limit``
     (a method's own start, a warm start): time is then divided, never converted back and
     forth, and the stages are recorded in the caller's result. A call that made its own
     budget records ``stats["budget"]``: the limit and each stage's allotment and spend.
@@ -143,6 +152,7 @@ def solve(
     entered = time.monotonic()
     check_request(method, problem.treewidth, solver=solver, time_limit=time_limit, warm_start=warm_start,
                   options=options)
+    check_jobs(jobs)
     spec = get_method(method)
     time_limit = check_time_limit(time_limit)
     opts = None if spec.options is None else parse_options(method, spec.options, options)
@@ -172,7 +182,7 @@ def solve(
     # the stop flag, which its loops and engines' hooks read
     with cooperating(control) if spec.anytime else contextlib.nullcontext():
         with budget.stage(method, 1.0 - share) as stage:
-            sol = call_method(spec, problem, opts, stage, seed=seed, solver=solver, start=warm_start,
+            sol = call_method(spec, problem, opts, stage, seed=seed, solver=solver, start=warm_start, jobs=jobs,
                               trusted=is_builtin(method))
         if share and sol.status in ("feasible", "unknown") and not budget.stop_requested():
             with budget.stage("cluster LP bound") as stage:
@@ -265,6 +275,7 @@ def run(
     options=None,
     log=None,
     control: "RunControl | None" = None,
+    jobs: int = 1,
 ) -> Solution:
     """``solve`` with a warm start given as a Solution, a result-file path, ``tree`` or a
     method name (run first on ``WARM_START_SHARE`` of ``time_limit``; the method gets what
@@ -277,6 +288,7 @@ def run(
     check_request(method, problem.treewidth, solver=solver, time_limit=time_limit, warm_start=warm_start,
                   options=options)
     time_limit = check_time_limit(time_limit)
+    check_jobs(jobs)
     handler = None
     if log is not None:
         handler = _Forward(log)
@@ -289,7 +301,8 @@ def run(
         spec = get_method(method)
         with cooperating(control) if spec.anytime else contextlib.nullcontext():  # as in solve()
             return _run_with_start(problem, method, solver=solver, time_limit=time_limit, seed=seed,
-                                   warm_start=warm_start, options=options, control=control, entered=entered)
+                                   warm_start=warm_start, options=options, control=control, entered=entered,
+                                   jobs=jobs)
     finally:
         if handler is not None:
             logger.removeHandler(handler)
@@ -297,7 +310,7 @@ def run(
 
 
 def _run_with_start(problem, method, *, solver, time_limit, seed, warm_start, options, control,
-                    entered) -> Solution:
+                    entered, jobs) -> Solution:
     """``run`` once checked: the warm start, then the method on what is left of one budget."""
     root = Budget(time_limit, control=control, started=entered)
     warm, used, label = None, 0.0, None
@@ -316,7 +329,7 @@ def _run_with_start(problem, method, *, solver, time_limit, seed, warm_start, op
         _finish(warm, entered, control, root)
         return warm
     sol = solve(problem, method, solver=solver, seed=seed, warm_start=warm, options=options, control=control,
-                budget=root)
+                budget=root, jobs=jobs)
     sol.time_limit = time_limit
     if warm is not None:
         sol.stats["warm_start"] = {"from": label, "score": warm.score, "seconds": round(used, 4)}

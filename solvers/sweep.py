@@ -46,7 +46,8 @@ def sorted_bounds(bounds: Sequence[int | None]) -> list[int | None]:
     return sorted((k for k in bounds if k is not None)) + ([None] if None in bounds else [])
 
 
-def keep_better(problem: Problem, sol: Solution, best: Solution | None, best_k: int | None) -> Solution:
+def keep_better(problem: Problem, sol: Solution, best: Solution | None, best_k: int | None,
+                key: str = "kept_from_smaller_bound") -> Solution:
     """``sol``, or ``best`` (found under the smaller bound ``best_k``) where it scores
     more, certified for ``problem`` and carrying ``sol``'s bound, which holds for every
     network of this problem."""
@@ -58,8 +59,8 @@ def keep_better(problem: Problem, sol: Solution, best: Solution | None, best_k: 
     kept = make_solution(problem, best.parents, bound=None, status="feasible", method=sol.method,
                          order_hint=best.elimination_order, solver=sol.solver, seed=sol.seed,
                          time_limit=sol.time_limit, wall_time=sol.wall_time, trajectory=list(sol.trajectory),
-                         stats={**sol.stats, "kept_from_smaller_bound": {
-                             "treewidth": best_k, "score": best.score,
+                         stats={**sol.stats, key: {
+                             "treewidth": best_k, "from": best.method, "score": best.score,
                              "method_score": sol.score}})
     if sol.bound is not None and math.isfinite(sol.bound):
         kept.bound = max(sol.bound, kept.score)
