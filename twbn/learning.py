@@ -280,6 +280,11 @@ def learn(
     (bounded) or above the DP (unbounded), and k-MAX beyond; the choice and its reason
     are in ``solution.stats["auto"]`` and logged to the ``twbn`` logger.
 
+    Ctrl-C (SIGINT, in the main thread) while an anytime method runs returns its best
+    network so far, with ``stats["interrupted"]`` true, as ``twbn learn`` does; during an
+    exact method it raises KeyboardInterrupt as usual. A sweep stopped so returns the
+    bounds that ran.
+
     Examples
     --------
     >>> import twbn, pandas
@@ -317,11 +322,23 @@ def learn(
 
         warm_start = Internal.from_json(warm_start.to_json(), problems[0])
 
+    import contextlib
+    import signal
+    import threading
+
+    from twbn.solvers.control import RunControl
+
+    control = RunControl()
+
     def one(problem: Problem, start):
         return run(problem, method, solver=solver, time_limit=time_limit, seed=seed,
-                   warm_start=start if start is not None else warm_start, options=options, jobs=jobs)
+                   warm_start=start if start is not None else warm_start, options=options, jobs=jobs,
+                   control=control)
 
-    sols = sweep(problems, one, takes_start=get_method(method).warm_start)
-    out = [Solution(s.to_json(p)) for p, s in zip(problems, sols)]
+    # Ctrl-C while an anytime method runs: its best network, as on the command line
+    main = threading.current_thread() is threading.main_thread()
+    with control.catching(signal.SIGINT) if main else contextlib.nullcontext():
+        sols = sweep(problems, one, takes_start=get_method(method).warm_start, stopped=control.stop_requested)
+    out = [Solution(s.to_json(p)) for p, s in zip(problems, sols)]  # a stopped sweep: the bounds run
     return out if several else out[0]
 
