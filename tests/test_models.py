@@ -93,6 +93,7 @@ def test_models_refuse_what_they_cannot_use():
     assert ClusterCutIlp(cyclic).solve(budget=5).status == "infeasible"
 
 
+@pytest.mark.slow  # a grid of 4 cells in processes, with an entry-point plugin: 28 s
 def test_the_documented_model_change_runs_in_a_grid_beside_the_stock_model(tmp_path):
     from tests.test_plugins import _install, _twbn
 

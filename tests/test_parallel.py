@@ -15,6 +15,7 @@ from twbn.scoring.jkl import write_jkl
 from twbn.solvers.registry import run
 
 
+@pytest.mark.slow  # 8 s of a 2-process portfolio and 3 s of one; the command-line test below stays quick
 def test_two_jobs_run_the_start_method_alone_and_keep_the_better_network():
     cache = twbn.score(twbn.example_path("zoo"))
     problem = Problem(cache, 2)  # n = 17, k = 2: auto runs cuts from k-G
