@@ -31,8 +31,10 @@ def _data(tmp_path) -> Path:
 
 
 def _config(tmp_path, name="g", methods=('name = "kg"',), **over):
+    # sweep = false: these grids test other things, and a sweep runs a chain's bounds one
+    # after another (the sweep has its own tests below)
     fields = {"score": '"bic"', "max_parents": 1, "folds": 2, "seeds": "[0, 1]", "treewidths": "[1]",
-              "time_limit": 3, "memory_limit_mb": 6000, **over}
+              "time_limit": 3, "memory_limit_mb": 6000, "sweep": "false", **over}
     text = f'name = "{name}"\n' + "".join(f"{k} = {v}\n" for k, v in fields.items())
     text += f'[[data]]\nname = "chain"\npath = "{_data(tmp_path)}"\n'
     text += "".join(f"[[methods]]\n{m}\n" for m in methods)
@@ -465,6 +467,7 @@ def test_the_study_report_from_the_quick_config(tmp_path):
     assert PAPER_GAPS["mushroom"][3][2] == 62.90 and PAPER_GAPS["mushroom"][None][2] == 31.88
 
 
+@pytest.mark.slow  # two grids of 12 cells: 15 s
 def test_a_sweep_never_scores_lower_at_a_larger_bound_and_waits_for_the_smaller_bound(tmp_path):
     """Issue 33.4 in the harness: each (data, fold, method, seed) runs its bounds in
     increasing order, each cell starting from the best network of the smaller ones (2 jobs:
@@ -474,7 +477,7 @@ def test_a_sweep_never_scores_lower_at_a_larger_bound_and_waits_for_the_smaller_
     methods = ('name = "s2"\noptions = { max_iterations = 1 }',)
     over = dict(max_parents=3, folds=1, seeds="[0, 1, 2, 3]", treewidths="[1, 2, 3]", time_limit=5)
     own = _config(tmp_path, "own", methods=methods, sweep="false", **over)
-    swept = _config(tmp_path, "swept", methods=methods, **over)
+    swept = _config(tmp_path, "swept", methods=methods, sweep="true", **over)
     for cfg in (own, swept):
         assert main(["experiment", str(cfg), "--store", str(tmp_path / f"{cfg.stem}.sqlite"), "--jobs", "2",
                      "-q"]) == 0

@@ -36,6 +36,7 @@ def test_two_jobs_run_the_start_method_alone_and_keep_the_better_network():
     assert "parallel" not in one.stats
 
 
+@pytest.mark.slow  # a 7 s portfolio through the command line
 def test_jobs_are_checked_and_the_command_line_takes_them_with_a_cache(tmp_path, capsys):
     problem = Problem(twbn.ScoreCache.from_mapping("AB", [{(): -1.0}, {(): -1.0}]), 1)
     for bad in (0, -1, 1.5, True):
