@@ -286,14 +286,15 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
             sol.trajectory = [{"time": round(time.monotonic() - entered, 4), "incumbent": sol.score,
                                "bound": sol.bound}]
             return sol
+    feasible = infeasibility(problem) is None
     parallel = None
     if jobs >= 2 and choice.warm_start is not None and budget.seconds is not None \
-            and budget.left() > 2 * PARALLEL_MARGIN and infeasibility(problem) is None:
+            and budget.left() > 2 * PARALLEL_MARGIN and feasible:
         parallel = _Parallel(problem, choice.warm_start, budget, seed)
         LOG.info(f"auto: {choice.warm_start} also runs alone in a second process; the better network is kept")
     try:
         warm = None
-        if choice.warm_start is not None and infeasibility(problem) is None:
+        if choice.warm_start is not None and feasible:
             # its own start method runs even when a start is given (a sweep's network from a
             # smaller bound): the better of the two is the start
             try:

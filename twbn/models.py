@@ -44,7 +44,7 @@ from twbn.formulations.solution import Solution as _Internal
 from twbn.solution import Solution
 from twbn.solvers.bounds import floor_bound
 from twbn.solvers.budget import Budget
-from twbn.solvers.method_options import CpOptions, CutsOptions, MilpOptions, OptionError, parse_options
+from twbn.solvers.method_options import CpOptions, CutsOptions, MilpOptions, parse_options
 from twbn.solvers.warm_start import certified_start, infeasibility
 
 __all__ = ["NieMilp", "ClusterCutIlp", "KtreeCp"]
@@ -60,10 +60,7 @@ class _Model:
     def __init__(self, problem: Problem, options=None) -> None:
         if not isinstance(problem, Problem):
             raise TypeError(f"a model is built for a twbn.Problem, not {type(problem).__name__}")
-        try:
-            self.options = parse_options(self.method, self.options_class, options)
-        except OptionError:
-            raise
+        self.options = parse_options(self.method, self.options_class, options)
         self.problem = problem
         self._extensions: list[Callable] = []
 
