@@ -168,13 +168,15 @@ class Budget:
         """
         child = self.child(share)
         t0 = time.monotonic()
+        # The entry is placed when the stage begins, so the log lists stages as begun even
+        # when a nested stage starts within the clock's resolution of its parent.
+        entry = {"stage": name, "share": share, "from": round(t0 - self.origin, 4),
+                 "allotted": None if child.seconds is None else round(child.seconds, 4), "spent": None}
+        self.log.append(entry)
         try:
             yield child
         finally:
-            self.log.append({"stage": name, "share": share, "from": round(t0 - self.origin, 4),
-                             "allotted": None if child.seconds is None else round(child.seconds, 4),
-                             "spent": round(time.monotonic() - t0, 4)})
-            self.log.sort(key=lambda s: (s["from"], -s["spent"]))  # nested stages end first: list as begun
+            entry["spent"] = round(time.monotonic() - t0, 4)
 
     def __repr__(self) -> str:
         return "Budget(no limit)" if self.deadline is None else f"Budget({self.left():.3f} s left of {self.seconds:g})"
