@@ -14,31 +14,24 @@ import time
 
 
 def run(spec: dict) -> dict:
-    from twbn.formulations.problem import Problem
+    import twbn
     from twbn.formulations.verify import verify_result
-    from twbn.scoring.jkl import read_jkl
-    from twbn.formulations.solution import Solution
-    from twbn.solvers.registry import get_method
-    from twbn.solvers.registry import run as run_method
-    from twbn.solvers.sweep import keep_better
 
-    cache = read_jkl(spec["cache"])
-    problem = Problem(cache, spec["treewidth"])
+    cache = twbn.read_jkl(spec["cache"])
     t0 = time.monotonic()
-    # in a sweep: the best network of the smaller bounds, the start where the method takes one
-    start = None if not spec.get("start") else Solution.from_json(spec["start"], problem)
-    warm = start if start is not None and get_method(spec["method"]).warm_start else spec.get("warm_start")
-    sol = run_method(problem, spec["method"], solver=spec.get("solver"), time_limit=spec["time_limit"],
-                     seed=spec["seed"], warm_start=warm, options=spec.get("options") or None)
-    if start is not None:
-        sol = keep_better(problem, sol, start, spec["start"].get("treewidth_bound"))
-    result = sol.to_json(problem)
+    # in a sweep: the best network of the smaller bounds, a start and a floor
+    best = None if not spec.get("start") else twbn.Solution(spec["start"])
+    sol = twbn.learn(cache, spec["treewidth"], spec["method"], solver=spec.get("solver"),
+                     time_limit=spec["time_limit"], seed=spec["seed"], warm_start=spec.get("warm_start"),
+                     options=spec.get("options") or None, best_so_far=best)
+    result = sol.to_json()
     errors = verify_result(cache, result, spec["treewidth"])
     if errors:  # never store an uncertified network as a result
         raise RuntimeError("result failed verification: " + "; ".join(errors))
     out = {"result": result, "wall_time": round(time.monotonic() - t0, 4), "test_loglik": None, "test_rows": None}
     # held-out likelihood and inference need discrete CPTs; local-structure caches skip them
-    if sol.parents is not None and spec.get("discrete", True) and (spec.get("test_rows") or spec.get("inference")):
+    if sol.is_network and spec.get("discrete", True) and (spec.get("test_rows") or spec.get("inference")):
+        names, parents = list(sol.variables), sol.parent_indices()
         import numpy as np
 
         from twbn.scoring.data import read_csv
@@ -48,21 +41,21 @@ def run(spec: dict) -> dict:
         train = ds.subset_rows(np.asarray(spec["train_rows"], dtype=np.int64))
         if spec.get("test_rows"):
             test = ds.subset_rows(np.asarray(spec["test_rows"], dtype=np.int64))
-            ll, rows = held_out_log_likelihood(train, test, list(problem.names), sol.parents,
+            ll, rows = held_out_log_likelihood(train, test, names, parents,
                                                ess=spec.get("ess", 1.0))
             out["test_loglik"], out["test_rows"] = ll, rows
             if spec.get("class_variable"):
                 from twbn.scoring.classify import classification_scores, naive_bayes_parents
 
-                names, target, ess = list(problem.names), spec["class_variable"], spec.get("ess", 1.0)
-                net = classification_scores(train, test, names, sol.parents, target, ess)
+                target, ess = spec["class_variable"], spec.get("ess", 1.0)
+                net = classification_scores(train, test, names, parents, target, ess)
                 nb = classification_scores(train, test, names, naive_bayes_parents(names, target), target, ess)
                 out["classification"] = {"class_accuracy": net["accuracy"], "class_log_loss": net["log_loss"],
                                          "nb_accuracy": nb["accuracy"], "nb_log_loss": nb["log_loss"]}
         if spec.get("inference"):
             from twbn.scoring.inference import inference_time, learned_model
 
-            model = learned_model(train, list(problem.names), sol.parents, ess=spec.get("ess", 1.0))
+            model = learned_model(train, names, parents, ess=spec.get("ess", 1.0))
             out["inference"] = inference_time(model, result["elimination_order"], seed=spec["seed"])
     return out
 

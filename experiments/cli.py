@@ -169,51 +169,54 @@ def cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-#: Exhaustive scoring expected to take longer than this is announced, with its estimate.
-LONG_SCORING_S = 60.0
-#: ``learn`` from data explores approximately where exhaustive scoring would take longer.
-LEARN_EXHAUSTIVE_MAX_S = 600.0
-
-
 def _memory_limit(args: argparse.Namespace) -> float | None:
-    """--memory-limit in bytes, or the machine's default (three quarters of its memory)."""
-    from twbn.scoring.parent_sets import default_memory_limit
-
+    """--memory-limit in bytes, or None for the machine's default."""
     given = getattr(args, "memory_limit", None)
-    return given * 1e6 if given is not None else default_memory_limit()
+    return given * 1e6 if given is not None else None
 
 
-def score_from_args(args: argparse.Namespace, data_path: Path):
-    """(cache, stats, summary text) of the scoring options in ``args`` on ``data_path``."""
-    from twbn.scoring.data import read_csv
-    from twbn.scoring.parent_sets import build_cache, exhaustive_estimate
+def score_from_args(args: argparse.Namespace, data_path: Path, *, learning: bool = False):
+    """(cache, stats, summary text) of ``twbn.score`` with the scoring options in
+    ``args`` on ``data_path``. ``learning`` (``learn`` from data): unless --approximate is
+    given, scoring is chosen by what fits (``approximate="auto"``), an exploration sized to
+    the method's --time-limit, which is not the scoring's."""
+    import twbn
 
-    if args.score in LOCAL_STRUCTURE_SCORES:
-        return _score_local_structure(args, data_path)
-    for flag, given in (("--max-splits", args.max_splits), ("--max-bins", args.max_bins),
-                        ("--continuous", args.continuous), ("--categorical", args.categorical)):
-        if given is not None:
-            raise UserError(f"{flag} applies to --score pcart|pcartp|ft|ftp only")
-    dataset = read_csv(data_path, max_states=args.max_states)
-    if args.ess is not None and args.score != "bdeu":
-        raise UserError("--ess applies to --score bdeu only")
-    if not args.approximate:
-        for flag, given in (("--candidates", args.candidates), ("--time-per-variable", args.time_per_variable),
-                            ("--jobs", args.jobs)):
-            if given is not None:
-                raise UserError(f"{flag} applies to --approximate only")
+    local = args.score in LOCAL_STRUCTURE_SCORES
+    if local:
+        if args.ess is not None or args.approximate or args.candidates is not None or args.time_per_variable is not None:
+            raise UserError(f"--ess and --approximate do not apply to --score {args.score}")
     else:
-        if args.time_limit is not None:
+        for flag, given in (("--max-splits", args.max_splits), ("--max-bins", args.max_bins),
+                            ("--continuous", args.continuous), ("--categorical", args.categorical)):
+            if given is not None:
+                raise UserError(f"{flag} applies to --score pcart|pcartp|ft|ftp only")
+        if args.ess is not None and args.score != "bdeu":
+            raise UserError("--ess applies to --score bdeu only")
+        if not args.approximate:
+            for flag, given in (("--candidates", args.candidates), ("--time-per-variable", args.time_per_variable),
+                                ("--jobs", args.jobs)):
+                if given is not None:
+                    raise UserError(f"{flag} applies to --approximate only")
+        elif args.time_limit is not None and not learning:
             raise UserError("--approximate bounds time per variable: use --time-per-variable, not --time-limit")
-        from twbn.scoring.explore import explore_cache
-
-        cache, stats = explore_cache(dataset, score=args.score, ess=args.ess if args.ess is not None else 1.0,
-                                     max_parents=args.max_parents, pruning=args.pruning != "none",
-                                     candidates=30 if args.candidates is None else args.candidates,
-                                     time_per_variable=0.5 if args.time_per_variable is None else args.time_per_variable,
-                                     jobs=2 if args.jobs is None else max(1, args.jobs),
-                                     progress=None if not args.quiet else False)
-        stats["data"] = str(data_path)
+    approximate = args.approximate or ("auto" if learning else False)
+    cache, stats = twbn.score(
+        data_path, args.score, args.max_parents, ess=1.0 if args.ess is None else args.ess, pruning=args.pruning,
+        approximate=approximate, time_limit=None if learning and approximate is True else args.time_limit,
+        max_states=args.max_states, candidates=args.candidates, time_per_variable=args.time_per_variable,
+        jobs=args.jobs, max_splits=args.max_splits, max_bins=args.max_bins, continuous=args.continuous or (),
+        categorical=args.categorical or (), memory_limit=_memory_limit(args), progress=None if not args.quiet else False,
+        log=lambda line: print(f"twbn: {line}", file=sys.stderr), return_stats=True)
+    stats["data"] = str(data_path)
+    if local:
+        kinds = list(stats["kinds"].values())
+        summary = "\n".join([
+            f"{args.score.upper()} cache: {stats['variables']} variables ({kinds.count('continuous')} continuous), "
+            f"{stats['rows']} rows, in-degree <= {stats['max_parents']}, max splits {stats['max_splits']}, "
+            f"max bins {stats['max_bins']}",
+            f"  parent sets: {stats['scored']:,} scored, {stats['kept']:,} kept; time {stats['seconds']:.2f} s"])
+    elif "candidates" in stats:  # approximate exploration
         summary = "\n".join([
             f"{stats['score'].upper()} cache (approximate exploration): {stats['variables']} variables, "
             f"{stats['rows']} rows, in-degree <= {stats['max_parents']}, {stats['candidates']} candidate parents "
@@ -222,38 +225,9 @@ def score_from_args(args: argparse.Namespace, data_path: Path):
             f"{stats['variables_explored_to_the_end']:,} variables explored to the end; "
             f"{'complete' if stats['complete'] else 'APPROXIMATE'}",
             f"  time: {stats['seconds']:.2f} s ({stats['mi_seconds']:.2f} s pairwise mutual information)"])
-        return cache, stats, summary
-    ess = args.ess if args.ess is not None else 1.0
-    limit = _memory_limit(args)
-    estimate = exhaustive_estimate(dataset, score=args.score, ess=ess, max_parents=args.max_parents,
-                                   pruning=args.pruning)
-    if (getattr(args, "auto_approximate", False) and
-            (limit is not None and estimate.bytes > limit or estimate.seconds > LEARN_EXHAUSTIVE_MAX_S)):
-        # learn from data: score as the method is chosen, by what fits
-        print(f"twbn: exhaustive scoring of {dataset.n_variables:,} variables at in-degree <= {args.max_parents} "
-              f"would need {estimate.describe()}; exploring approximately instead (--approximate)", file=sys.stderr)
-        args.approximate = True
-        budget = getattr(args, "learn_time_limit", None)
-        if args.time_per_variable is None and budget is not None:
-            # spend about the method's budget on exploring, not 0.5 s a variable
-            jobs = 2 if args.jobs is None else max(1, args.jobs)
-            args.time_per_variable = min(0.5, max(0.02, budget * jobs / dataset.n_variables))
-        return score_from_args(args, data_path)
-    if estimate.seconds > LONG_SCORING_S and args.time_limit is None and (limit is None or estimate.bytes <= limit):
-        print(f"twbn: note: exhaustive scoring may take long: {estimate.describe()} (--approximate explores "
-              "large sets faster; --time-limit stops with a partial cache)", file=sys.stderr)
-    cache, stats = build_cache(
-        dataset,
-        score=args.score,
-        ess=ess,
-        max_parents=args.max_parents,
-        pruning=args.pruning,
-        time_limit=args.time_limit,
-        progress=None if not args.quiet else False,
-        memory_limit=limit,
-    )
-    stats["data"] = str(data_path)
-    return cache, stats, score_summary(cache, stats)
+    else:
+        summary = score_summary(cache, stats)
+    return cache, stats, summary
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -293,29 +267,6 @@ def cmd_sample(args: argparse.Namespace) -> int:
     return 0
 
 
-def _score_local_structure(args: argparse.Namespace, data_path: Path):
-    from twbn.scoring.local_structure import DEFAULT_MAX_BINS, DEFAULT_MAX_SPLITS, build_local_structure_cache
-    from twbn.scoring.mixed_data import read_mixed_csv
-
-    if args.ess is not None or args.approximate or args.candidates is not None or args.time_per_variable is not None:
-        raise UserError(f"--ess and --approximate do not apply to --score {args.score}")
-    data = read_mixed_csv(data_path, continuous=args.continuous or (), categorical=args.categorical or (),
-                          max_states=args.max_states)
-    cache, stats = build_local_structure_cache(
-        data, score=args.score, max_parents=args.max_parents,
-        max_splits=DEFAULT_MAX_SPLITS if args.max_splits is None else args.max_splits,
-        max_bins=DEFAULT_MAX_BINS if args.max_bins is None else args.max_bins, time_limit=args.time_limit,
-        jobs=2 if args.jobs is None else max(1, args.jobs), progress=None if not args.quiet else False)
-    stats["data"] = str(data_path)
-    kinds = list(stats["kinds"].values())
-    summary = "\n".join([
-        f"{args.score.upper()} cache: {stats['variables']} variables ({kinds.count('continuous')} continuous), "
-        f"{stats['rows']} rows, in-degree <= {stats['max_parents']}, max splits {stats['max_splits']}, "
-        f"max bins {stats['max_bins']}",
-        f"  parent sets: {stats['scored']:,} scored, {stats['kept']:,} kept; time {stats['seconds']:.2f} s"])
-    return cache, stats, summary
-
-
 SCORING_FLAGS = ("score", "ess", "max_parents", "pruning", "max_states", "approximate", "candidates",
                  "time_per_variable", "jobs", "max_splits", "max_bins", "continuous", "categorical", "save_cache",
                  "memory_limit")
@@ -345,9 +296,7 @@ def _learn_cache(args: argparse.Namespace):
                           ("max_states", DEFAULT_MAX_STATES)):
         if getattr(opts, flag) is None:
             setattr(opts, flag, default)
-    opts.time_limit = None  # --time-limit is the method's budget, not the scoring's
-    opts.auto_approximate, opts.learn_time_limit = not args.approximate, args.time_limit
-    cache, stats, summary = score_from_args(opts, Path(args.cache))
+    cache, stats, summary = score_from_args(opts, Path(args.cache), learning=True)
     if not args.quiet:
         print(summary)
     if args.save_cache:
@@ -364,19 +313,6 @@ def _learn_inputs(args: argparse.Namespace) -> list[Path]:
         files.append(Path(args.warm_start))
     files += [Path(f) for f in (args.forbid_file, args.require_file) if f]
     return files
-
-
-def _load_problem(args: argparse.Namespace):
-    from twbn.formulations.problem import Problem, parse_arcs, read_arc_file
-
-    cache = _learn_cache(args)
-    forbidden = set(parse_arcs(args.forbid or [], cache.names))
-    required = set(parse_arcs(args.require or [], cache.names))
-    if args.forbid_file:
-        forbidden |= read_arc_file(args.forbid_file, cache.names)
-    if args.require_file:
-        required |= read_arc_file(args.require_file, cache.names)
-    return [Problem(cache, k, frozenset(forbidden), frozenset(required)) for k in _bounds(args)]
 
 
 def _bounds(args: argparse.Namespace) -> list[int | None]:
@@ -456,15 +392,17 @@ def cmd_learn(args: argparse.Namespace) -> int:
         check_output(out, inputs=_learn_inputs(args))
         if args.save_cache and Path(args.save_cache).resolve() == out.resolve():
             raise UserError("--save-cache and -o name the same file")
-    problems = _load_problem(args)
-    from twbn.formulations.solution import Solution
-    from twbn.solvers.control import RunControl, live_line
-    from twbn.solvers.registry import get_method
-    from twbn.solvers.sweep import sweep
+    cache = _learn_cache(args)
+    from twbn.formulations.problem import read_arc_file
 
-    control = RunControl()
+    forbid, require = list(args.forbid or []), list(args.require or [])
+    for arcs, path in ((forbid, args.forbid_file), (require, args.require_file)):
+        if path:
+            arcs += [(cache.names[u], cache.names[v]) for u, v in sorted(read_arc_file(path, cache.names))]
+    import twbn
+    from twbn.solvers.control import draw_line
+
     on_tty = sys.stderr.isatty() and not args.quiet
-    live = live_line(control, sys.stderr) if on_tty else contextlib.nullcontext()
 
     def say(line: str) -> None:
         if on_tty:
@@ -474,58 +412,52 @@ def cmd_learn(args: argparse.Namespace) -> int:
     where = dict(zip(_bounds(args), outs))
     written: list = []
 
-    def write(problem, sol) -> None:
-        out = where[problem.treewidth]
-        _write_or_rescue(lambda p: sol.write(problem, str(p)), out, "result")
+    def write(sol) -> None:
+        out = where[sol.treewidth]
+        _write_or_rescue(sol.save, out, "result")
         written.append(sol)
         if not args.quiet:
-            say(_summary(problem, sol))
+            say(_summary(sol))
             say(f"wrote {out}")
 
-    def one(problem, start):
-        return run(problem, args.method, solver=args.solver, time_limit=args.time_limit, seed=args.seed,
-                   warm_start=start if start is not None else args.warm_start, options=options or None,
-                   log=None if args.quiet else say, control=control, jobs=jobs)
-
     try:
-        with control.catching(), live:
-            sweep(problems, one, takes_start=get_method(args.method).warm_start, on_result=write,
-                  stopped=control.stop_requested)
-    except KeyboardInterrupt:  # a method with nothing to keep (the DPs; milp on CBC or while pyomo builds)
-        control.request_stop()
-        problem = problems[len(written)]
-        write(problem, Solution(None, None, None, "unknown", method=args.method, solver=args.solver, seed=args.seed,
-                                time_limit=args.time_limit, wall_time=round(time.monotonic() - control.t0, 4),
-                                stats={"reason": "interrupted before a network was found", "interrupted": True}))
-    if control.stop_requested():
+        twbn.learn(cache, args.treewidth, args.method, time_limit=args.time_limit, seed=args.seed, solver=args.solver,
+                   warm_start=args.warm_start, forbid=forbid, require=require, options=options or None, jobs=jobs,
+                   log=None if args.quiet else say, on_result=write, progress=draw_line(sys.stderr) if on_tty else None)
+    except KeyboardInterrupt:
+        pass  # a method with nothing to keep: learn gave the bound an 'unknown' result, written above
+    finally:
+        if on_tty:
+            sys.stderr.write("\r\033[K")
+    if written and written[-1].stats.get("interrupted"):
         sol = written[-1]
         what = "its best network so far" if sol.parents is not None else "a result without a network"
-        rest = len(problems) - len(written)
-        print(f"twbn: interrupted; wrote {what} to {where[problems[len(written) - 1].treewidth]}"
+        rest = len(outs) - len(written)
+        print(f"twbn: interrupted; wrote {what} to {where[sol.treewidth]}"
               + (f"; {rest} larger bound{'s' if rest > 1 else ''} not run" if rest else ""), file=sys.stderr)
         return EXIT_INTERRUPTED
     return 0 if all(s.parents is not None for s in written) else EXIT_NO_NETWORK
 
 
-def _summary(problem, sol) -> str:
+def _summary(sol) -> str:
     """One line on a result: status, score, bound and its source, arcs, width, time."""
-    k = "unbounded" if problem.treewidth is None else f"treewidth <= {problem.treewidth}"
+    k = "unbounded" if sol.treewidth is None else f"treewidth <= {sol.treewidth}"
+    stats = sol.stats
     if sol.parents is None:
-        return f"{sol.method}: no network: {sol.status} ({k}) after {sol.wall_time:.2f} s: {sol.stats.get('reason', '')}"
-    arcs = sum(len(p) for p in sol.parents)
+        return f"{sol.method}: no network: {sol.status} ({k}) after {sol.wall_time:.2f} s: {stats.get('reason', '')}"
     bound = "none" if sol.bound is None else f"{sol.bound:.4f}"
     if sol.bound is not None:
-        source = sol.stats.get("bound_source", "")
+        source = stats.get("bound_source", "")
         bound += f" (gap {100 * sol.gap:.2f}%" + (", the cluster LP's bound)" if source.startswith("cluster LP")
                                                   else ", the sum of best local scores)" if source else ")")
-    moved = sol.stats.get("gap_sources")
+    moved = stats.get("gap_sources")
     if moved and sol.bound is not None and sol.gap:
         bound += (f"; the bound moved {moved['bound_moved']:.6g} below the trivial one, the incumbent "
                   f"{moved['incumbent_moved']:.6g} above its first")
-    kept = sol.stats.get("kept_from_smaller_bound")
+    kept = stats.get("kept_from_smaller_bound")
     note = "" if not kept else f"; the network of k = {kept['treewidth']} kept, {sol.method} found {kept['method_score']}"
-    return (f"{sol.method}: {sol.status}, score {sol.score:.4f}, bound {bound}, {arcs} arcs, width {sol.width} ({k}), "
-            f"{sol.wall_time:.2f} s{note}")
+    return (f"{sol.method}: {sol.status}, score {sol.score:.4f}, bound {bound}, {len(sol.arcs)} arcs, width {sol.width} "
+            f"({k}), {sol.wall_time:.2f} s{note}")
 
 
 def cmd_methods(args: argparse.Namespace) -> int:

@@ -70,22 +70,16 @@ def fold_rows(n_rows: int, folds: int, fold: int) -> tuple[np.ndarray, np.ndarra
 
 
 def _score(config: Config, train):
-    """The cache of one fold's training rows, by the config's score and exploration."""
-    from twbn.scoring.explore import explore_cache
-    from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES, build_local_structure_cache
-    from twbn.scoring.parent_sets import build_cache
+    """(cache, stats) of one fold's training rows, by the config's score and exploration."""
+    import twbn
 
-    if config.score in LOCAL_STRUCTURE_SCORES:
-        return build_local_structure_cache(train, score=config.score, max_parents=config.max_parents,
-                                           max_splits=config.max_splits, max_bins=config.max_bins, progress=False)
-    if config.approximate:
-        return explore_cache(train, score=config.score, ess=config.ess, max_parents=config.max_parents,
-                             candidates=config.candidates, time_per_variable=config.time_per_variable,
-                             pruning=config.pruning != "none", progress=False)
-    from twbn.scoring.parent_sets import default_memory_limit
-
-    return build_cache(train, score=config.score, max_parents=config.max_parents, pruning=config.pruning,
-                       ess=config.ess, progress=False, memory_limit=default_memory_limit())
+    local = config.score in LOCAL_STRUCTURE_SCORES
+    return twbn.score(train, config.score, config.max_parents, ess=config.ess, pruning=config.pruning,
+                      approximate=config.approximate,
+                      candidates=config.candidates if config.approximate else None,
+                      time_per_variable=config.time_per_variable if config.approximate else None,
+                      max_splits=config.max_splits if local else None, max_bins=config.max_bins if local else None,
+                      return_stats=True)
 
 
 #: Everything that determines a (data, fold)'s cache, besides the data's bytes and the

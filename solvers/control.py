@@ -21,7 +21,7 @@ import threading
 import time
 from typing import Callable, Iterator
 
-__all__ = ["RunControl", "cooperating"]
+__all__ = ["RunControl", "cooperating", "reporting"]
 
 
 class RunControl:
@@ -137,22 +137,39 @@ def progress_line(snap: dict) -> str:
 
 
 @contextlib.contextmanager
-def live_line(control: RunControl, stream, *, every: float = 0.5) -> Iterator[None]:
-    """Redraw ``progress_line`` on ``stream`` (a terminal) from a thread until the block
-    ends, then clear the line."""
+def reporting(control: RunControl, callback: Callable[[dict], None], *, every: float = 0.5) -> Iterator[None]:
+    """Hand ``control.snapshot()`` to ``callback`` every ``every`` seconds, from a thread,
+    until the block ends."""
     done = threading.Event()
 
-    def draw() -> None:
+    def tick() -> None:
         while not done.wait(every):
-            stream.write("\r\033[K" + progress_line(control.snapshot()))
-            stream.flush()
+            callback(control.snapshot())
 
-    thread = threading.Thread(target=draw, daemon=True)
+    thread = threading.Thread(target=tick, daemon=True)
     thread.start()
     try:
         yield
     finally:
         done.set()
         thread.join()
+
+
+def draw_line(stream) -> Callable[[dict], None]:
+    """A ``reporting`` callback that redraws ``progress_line`` on ``stream`` (a terminal)."""
+    def draw(snap: dict) -> None:
+        stream.write("\r\033[K" + progress_line(snap))
+        stream.flush()
+    return draw
+
+
+@contextlib.contextmanager
+def live_line(control: RunControl, stream, *, every: float = 0.5) -> Iterator[None]:
+    """Redraw ``progress_line`` on ``stream`` (a terminal) from a thread until the block
+    ends, then clear the line."""
+    try:
+        with reporting(control, draw_line(stream), every=every):
+            yield
+    finally:
         stream.write("\r\033[K")
         stream.flush()

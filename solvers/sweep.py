@@ -71,12 +71,15 @@ def keep_better(problem: Problem, sol: Solution, best: Solution | None, best_k: 
 
 def sweep(problems: Sequence[Problem], solve_one: Callable[[Problem, Solution | None], Solution], *,
           takes_start: bool, on_result: Callable[[Problem, Solution], None] | None = None,
-          stopped: Callable[[], bool] = lambda: False) -> list[Solution]:
+          stopped: Callable[[], bool] = lambda: False, best: Solution | None = None,
+          best_k: int | None = None) -> list[Solution]:
     """Solve ``problems`` (one cache and constraints, bounds in :func:`sorted_bounds`
     order) in turn; ``solve_one(problem, start)`` runs the method, ``start`` being the
     best network so far when ``takes_start`` (else None). Each result is never worse than
     any before it. ``on_result`` sees each as it comes (to write it at once); a stop
-    request (``stopped()``) ends the sweep after the bound that was running.
+    request (``stopped()``) ends the sweep after the bound that was running. ``best``
+    (found under the bound ``best_k``, below the first of ``problems``): a sweep begun
+    elsewhere, one bound at a time.
 
     Examples
     --------
@@ -88,8 +91,6 @@ def sweep(problems: Sequence[Problem], solve_one: Callable[[Problem, Solution | 
     [-14.0, -10.0]
     """
     out: list[Solution] = []
-    best: Solution | None = None
-    best_k: int | None = None
     for problem in problems:
         sol = solve_one(problem, best if takes_start else None)
         sol = keep_better(problem, sol, best, best_k)

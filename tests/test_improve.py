@@ -126,8 +126,10 @@ def test_improve_reaches_the_dp_optimum_from_a_poor_start(seed):
     problem = Problem(cache, 2)
     empty = make_solution(problem, [()] * 9, bound=None, status="feasible", method="start")
     best = solve(problem, "dp").score
-    # pieces that grow to the whole problem: solved there, the result is a proof
-    whole = improve(problem, empty, ImproveOptions(max_pieces=50, start_size=9), time_limit=None, seed=seed)
+    # pieces that grow to the whole problem: solved there, the result is a proof (a piece's
+    # limit far above its ~1 s, so that a loaded machine does not cut the one piece short)
+    whole = improve(problem, empty, ImproveOptions(max_pieces=50, start_size=9, piece_time_limit=60.0),
+                    time_limit=None, seed=seed)
     assert whole.status == "optimal" and whole.score == pytest.approx(best, abs=1e-6)
     assert whole.stats["pieces"] == 1
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from typing import Iterable, Sequence
+import logging
+import time
+from typing import Callable, Iterable, Sequence
 
 from twbn.formulations.problem import Problem
 from twbn.scoring.cache import ScoreCache
@@ -26,6 +28,18 @@ from twbn.solution import Solution
 
 __all__ = ["score", "learn"]
 
+LOG = logging.getLogger("twbn")
+
+
+
+#: Exhaustive scoring expected to take longer than this is announced, with its estimate.
+LONG_SCORING_S = 60.0
+#: ``approximate="auto"`` (``learn`` from data): exhaustive scoring where it is expected to
+#: take at most this long and to fit in memory; approximate exploration otherwise.
+AUTO_EXHAUSTIVE_MAX_S = 600.0
+#: Approximate exploration's defaults: candidate parents per variable (by mutual
+#: information), seconds of growth per variable, worker processes.
+DEFAULT_CANDIDATES, DEFAULT_TIME_PER_VARIABLE, DEFAULT_SCORING_JOBS = 30, 0.5, 2
 
 
 def score(
@@ -35,11 +49,22 @@ def score(
     *,
     ess: float = 1.0,
     pruning: str = "all",
-    approximate: bool = False,
+    approximate: "bool | str" = False,
     time_limit: float | None = None,
     max_states: int = DEFAULT_MAX_STATES,
+    candidates: int | None = None,
+    time_per_variable: float | None = None,
+    jobs: int | None = None,
+    max_splits: int | None = None,
+    max_bins: int | None = None,
+    continuous: Iterable[str] = (),
+    categorical: Iterable[str] = (),
+    memory_limit: float | None = None,
+    progress: bool | None = False,
+    log: "Callable[[str], None] | None" = None,
+    return_stats: bool = False,
     seed: int | None = None,
-) -> ScoreCache:
+) -> "ScoreCache | tuple[ScoreCache, dict]":
     """The pruned local scores of the candidate parent sets of every variable.
 
     Parameters
@@ -57,21 +82,46 @@ def score(
         BDeu's equivalent sample size (BDeu only; other scores ignore it).
     pruning : {"all", "entropy", "classic", "none"}, default "all"
         Which safe pruning rules to apply (BDeu gets subset dominance only).
-    approximate : bool, default False
-        For hundreds of variables or more: best-first exploration among each
-        variable's 30 candidates of highest mutual information, 0.5 s per variable,
-        instead of the exhaustive Θ(n^(d+1)) scoring.
+    approximate : bool or "auto", default False
+        True, for hundreds of variables or more: best-first exploration among each
+        variable's ``candidates`` of highest mutual information, ``time_per_variable``
+        seconds each, instead of the exhaustive Θ(n^(d+1)) scoring. ``"auto"`` (what
+        :func:`learn` does with data) scores exhaustively where that is expected to take
+        at most 600 s and fit in ``memory_limit``, and explores otherwise, saying so
+        through ``log``.
     time_limit : float, optional
-        Exhaustive scoring only: stop after this many seconds with a valid, partial
-        cache (``cache.meta["complete"]`` is then False).
+        Exhaustive scoring: stop after this many seconds with a valid, partial cache
+        (``cache.meta["complete"]`` is then False). With ``approximate="auto"``: the
+        seconds the exploration should take in all where it is chosen (its time per
+        variable follows); exhaustive scoring, chosen only where it fits, runs to its end.
     max_states : int, default 64
         Reject columns with more states (identifiers, undiscretised numbers).
+    candidates, time_per_variable : optional
+        Approximate exploration only: candidate parents per variable (default 30) and
+        seconds per variable (default 0.5).
+    jobs : int, optional
+        Worker processes of approximate exploration and of the local-structure scores
+        (default 2); exhaustive scoring runs in one.
+    max_splits, max_bins : int, optional
+        ``pcart``/``ft`` only: dyadic splits per continuous predictor (default 3), quantile
+        bins (default 7).
+    continuous, categorical : iterable of str
+        ``pcart``/``ft`` only: columns forced continuous or categorical.
+    memory_limit : float, optional
+        Bytes exhaustive scoring may use (default: three quarters of this machine's memory).
+    progress : bool or None, default False
+        Progress bars on standard error; None shows them on a terminal.
+    log : callable, optional
+        Receives the one-line notes (the choice of ``approximate="auto"``, a long scoring
+        ahead); default: the ``twbn`` logger.
+    return_stats : bool, default False
+        Also return the scoring's statistics (what was scored, kept and pruned, seconds).
     seed : int, optional
         Accepted for symmetry with :func:`learn`; scoring is deterministic.
 
     Returns
     -------
-    ScoreCache
+    ScoreCache, or (ScoreCache, dict) with ``return_stats``
         ``cache.parent_sets[v]`` best first, parent sets as sorted tuples of indices;
         ``cache.names`` the variables. ``twbn.write_jkl`` saves it.
 
@@ -80,10 +130,11 @@ def score(
     DataError
         Missing values, ragged rows, duplicate names, too many states.
     ValueError
-        An unknown score or pruning mode, or a negative ``max_parents``.
+        An unknown score or pruning mode, a negative ``max_parents``, or an option that
+        does not apply to the scoring asked for.
     ScoringTooLarge
-        Exhaustive scoring would need (or reached) more than three quarters of this
-        machine's memory; ``approximate=True`` explores large sets instead.
+        Exhaustive scoring would need (or reached) more than ``memory_limit``;
+        ``approximate=True`` explores large sets instead.
 
     Examples
     --------
@@ -93,32 +144,72 @@ def score(
     (17, ('hair', 'feathers', 'eggs'))
     >>> [cache.names[p] for p in cache.parent_sets[cache.names.index("milk")][0]]
     ['eggs', 'venomous']
+    >>> cache, stats = twbn.score(twbn.example_path("zoo"), max_parents=2, return_stats=True)
+    >>> stats["kept"] == sum(len(ps) for ps in cache.parent_sets)
+    True
     """
     del seed  # deterministic
     _check_scoring(score, max_parents, ess, pruning, approximate)
     _check_number("time_limit", time_limit, optional=True)
+    _check_int("jobs", jobs, 1, optional=True)
+    say = log if log is not None else LOG.info
+    jobs = DEFAULT_SCORING_JOBS if jobs is None else jobs
     from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
 
-    if score in LOCAL_STRUCTURE_SCORES:
-        from twbn.scoring.local_structure import build_local_structure_cache
+    local = score in LOCAL_STRUCTURE_SCORES
+    for name, value in (("max_splits", max_splits), ("max_bins", max_bins), ("continuous", tuple(continuous)),
+                        ("categorical", tuple(categorical))):
+        if value and not local:
+            raise ValueError(f"{name} applies to the pcart/ft scores only, not {score!r}")
+    if approximate is not True:
+        for name, value in (("candidates", candidates), ("time_per_variable", time_per_variable)):
+            if value is not None and not (approximate == "auto" and not local):
+                raise ValueError(f"{name} applies to approximate exploration only")
+    if local:
+        from twbn.scoring.local_structure import DEFAULT_MAX_BINS, DEFAULT_MAX_SPLITS, build_local_structure_cache
 
-        cache, _ = build_local_structure_cache(_mixed(data), score=score, max_parents=max_parents,
-                                               time_limit=time_limit, progress=False)
-        return cache
+        cache, stats = build_local_structure_cache(
+            _mixed(data, continuous=tuple(continuous), categorical=tuple(categorical), max_states=max_states),
+            score=score, max_parents=max_parents,
+            max_splits=DEFAULT_MAX_SPLITS if max_splits is None else max_splits,
+            max_bins=DEFAULT_MAX_BINS if max_bins is None else max_bins,
+            time_limit=time_limit, jobs=jobs, progress=progress)
+        return (cache, stats) if return_stats else cache
     dataset = as_dataset(data, max_states=max_states)
+    from twbn.scoring.parent_sets import build_cache, default_memory_limit, exhaustive_estimate
+
+    limit = default_memory_limit() if memory_limit is None else memory_limit
+    estimate = None
+    if approximate == "auto":
+        estimate = exhaustive_estimate(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning)
+        approximate = limit is not None and estimate.bytes > limit or estimate.seconds > AUTO_EXHAUSTIVE_MAX_S
+        if approximate:
+            say(f"exhaustive scoring of {dataset.n_variables:,} variables at in-degree <= {max_parents} would need "
+                f"{estimate.describe()}; exploring approximately instead (--approximate)")
+            if time_per_variable is None and time_limit is not None:
+                # spend about the budget on exploring, not 0.5 s a variable
+                time_per_variable = min(DEFAULT_TIME_PER_VARIABLE, max(0.02, time_limit * jobs / dataset.n_variables))
+        time_limit = None  # exhaustive was chosen because it fits: it runs to its end
+    elif approximate and time_limit is not None:
+        raise ValueError("approximate exploration bounds the time per variable (time_per_variable), "
+                         "not the whole (time_limit)")
     if approximate:
-        if time_limit is not None:
-            raise ValueError("approximate scoring bounds the time per variable; time_limit applies to exhaustive scoring")
         from twbn.scoring.explore import explore_cache
 
-        cache, _ = explore_cache(dataset, score=score, ess=ess, max_parents=max_parents,
-                                 pruning=pruning != "none", progress=False)
-        return cache
-    from twbn.scoring.parent_sets import build_cache, default_memory_limit
-
-    cache, _ = build_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning,
-                           time_limit=time_limit, progress=False, memory_limit=default_memory_limit())
-    return cache
+        cache, stats = explore_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning != "none",
+                                     candidates=DEFAULT_CANDIDATES if candidates is None else candidates,
+                                     time_per_variable=DEFAULT_TIME_PER_VARIABLE if time_per_variable is None
+                                     else time_per_variable, jobs=jobs, progress=progress)
+        return (cache, stats) if return_stats else cache
+    if time_limit is None:
+        if estimate is None:
+            estimate = exhaustive_estimate(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning)
+        if estimate.seconds > LONG_SCORING_S and (limit is None or estimate.bytes <= limit):
+            say(f"note: exhaustive scoring may take long: {estimate.describe()} (--approximate explores "
+                "large sets faster; --time-limit stops with a partial cache)")
+    cache, stats = build_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning,
+                               time_limit=time_limit, progress=progress, memory_limit=limit)
+    return (cache, stats) if return_stats else cache
 
 
 _score = score  # learn's own ``score`` parameter shadows the function
@@ -154,13 +245,13 @@ def _check_scoring(score: str, max_parents, ess, pruning: str, approximate: bool
     _check_number("ess", ess)
     if pruning not in PRUNING_MODES:
         raise ValueError(f"unknown pruning {pruning!r}; choose one of {', '.join(PRUNING_MODES)}")
-    if not isinstance(approximate, bool):
-        raise ValueError(f"approximate must be True or False, got {approximate!r}")
-    if score in LOCAL_STRUCTURE_SCORES and approximate:
+    if not isinstance(approximate, bool) and approximate != "auto":
+        raise ValueError(f"approximate must be True, False or 'auto', got {approximate!r}")
+    if score in LOCAL_STRUCTURE_SCORES and approximate is True:
         raise ValueError(f"approximate exploration is for bic, aic and bdeu, not {score!r}")
 
 
-def _mixed(data):
+def _mixed(data, *, continuous: tuple = (), categorical: tuple = (), max_states: int = DEFAULT_MAX_STATES):
     """Data with continuous columns, for the local-structure scores: a CSV path or a DataFrame."""
     from twbn.scoring.data import DataError, Dataset
     from twbn.scoring.mixed_data import MixedData, from_columns, read_mixed_csv
@@ -168,7 +259,7 @@ def _mixed(data):
     if isinstance(data, MixedData):
         return data
     if isinstance(data, (str, Path)):
-        return read_mixed_csv(data)
+        return read_mixed_csv(data, continuous=continuous, categorical=categorical, max_states=max_states)
     if isinstance(data, Dataset):
         raise DataError("a Dataset is already discretised; give the CSV path or the DataFrame for pcart/ft scores")
     if not hasattr(data, "columns") or not hasattr(data, "isna"):
@@ -180,7 +271,7 @@ def _mixed(data):
             raise DataError(f"DataFrame: missing value in column {name!r} at row "
                             f"{data[label].index[missing.argmax()]!r}; twbn needs complete data")
     return from_columns(names, [np.asarray([str(x) for x in data[c].tolist()]) for c in data.columns],
-                        source="DataFrame")
+                        continuous=continuous, categorical=categorical, max_states=max_states, source="DataFrame")
 
 
 def _arcs(arcs: Iterable, names: tuple[str, ...], kind: str) -> frozenset[tuple[int, int]]:
@@ -215,9 +306,13 @@ def learn(
     max_parents: int = DEFAULT_MAX_PARENTS,
     ess: float = 1.0,
     pruning: str = "all",
-    approximate: bool = False,
+    approximate: "bool | str" = "auto",
     options: dict | None = None,
     jobs: int = 1,
+    best_so_far: "Solution | None" = None,
+    log: "Callable[[str], None] | None" = None,
+    on_result: "Callable[[Solution], None] | None" = None,
+    progress: "Callable[[dict], None] | None" = None,
 ) -> "Solution | list[Solution]":
     """Learn a Bayesian network whose moral graph has treewidth ≤ ``treewidth``.
 
@@ -248,15 +343,31 @@ def learn(
     forbid, require : iterable of (parent, child) name pairs
         Background knowledge: arcs the network must not, or must, contain.
     score, max_parents, ess, pruning, approximate
-        Scoring parameters (see :func:`score`) when ``data`` is data.
+        Scoring parameters (see :func:`score`) when ``data`` is data. ``approximate``
+        defaults to ``"auto"``: exhaustive scoring where it fits, an exploration sized to
+        ``time_limit`` otherwise, said through ``log``.
+    options : dict, optional
+        The method's options by name (``twbn methods --options`` lists them), as
+        ``--option NAME=VALUE``; ``auto`` takes none.
     jobs : int, default 1
         Processes the method may use: ``auto`` runs its start method (k-G or k-MAX) alone
         in a second process beside the method it chose and keeps the better network, so it
         is never worse than that method alone at the same budget. The default is 1, one
         core, as the field's benchmarks measure and as reproducible runs want.
-    options : dict, optional
-        The method's options by name (``twbn methods --options`` lists them), as
-        ``--option NAME=VALUE``; ``auto`` takes none.
+    best_so_far : Solution, optional
+        A network found under a smaller bound (a sweep run one bound at a time, as
+        ``twbn experiment`` does): the method starts from it where it takes a start, and
+        no result scores below it. Its width must be within every bound.
+    log : callable, optional
+        Receives the lines a method says (what ``auto`` chose and why); default: the
+        ``twbn`` logger.
+    on_result : callable, optional
+        Called with each bound's Solution as it finishes, before the next bound starts
+        (to write it at once).
+    progress : callable, optional
+        Called about twice a second while a method runs, with a dict of ``method``,
+        ``elapsed`` (seconds), ``incumbent``, ``bound`` and ``iterations`` (None where
+        not known yet).
 
     Returns
     -------
@@ -271,7 +382,7 @@ def learn(
         Bad data or a malformed cache.
     ValueError
         Unknown variables in ``forbid``/``require``, a negative treewidth, an unknown
-        method or an option the method does not take.
+        method or an option the method does not take, a ``best_so_far`` wider than a bound.
 
     Notes
     -----
@@ -280,10 +391,11 @@ def learn(
     (bounded) or above the DP (unbounded), and k-MAX beyond; the choice and its reason
     are in ``solution.stats["auto"]`` and logged to the ``twbn`` logger.
 
-    Ctrl-C (SIGINT, in the main thread) while an anytime method runs returns its best
-    network so far, with ``stats["interrupted"]`` true, as ``twbn learn`` does; during an
-    exact method it raises KeyboardInterrupt as usual. A sweep stopped so returns the
-    bounds that ran.
+    SIGINT (Ctrl-C) or SIGTERM, in the main thread, while an anytime method runs returns
+    its best network so far, with ``stats["interrupted"]`` true, as ``twbn learn`` does; a
+    sweep stopped so returns the bounds that ran. During an exact method, which has no
+    network to keep, ``on_result`` receives an ``unknown`` Solution marked interrupted and
+    KeyboardInterrupt is raised as usual.
 
     Examples
     --------
@@ -296,8 +408,18 @@ def learn(
     (13, ['AGE', 'B', 'CHAS'])
     >>> sol.stats["auto"]
     'n = 14, k = 1: at most one parent each, a maximum branching solves it exactly'
+    >>> seen = []
+    >>> sols = twbn.learn(df, treewidth=[1, 2], method="kg", time_limit=1, seed=0, on_result=seen.append)
+    >>> [s.treewidth for s in seen], sols[1].score >= sols[0].score
+    ([1, 2], True)
     """
+    import contextlib
+    import signal
+    import threading
+
+    from twbn.formulations.solution import Solution as Internal
     from twbn.scoring.jkl import read_jkl
+    from twbn.solvers.control import RunControl, reporting
     from twbn.solvers.registry import check_request, get_method, run
     from twbn.solvers.sweep import sorted_bounds, sweep
 
@@ -307,6 +429,8 @@ def learn(
         _check_int("treewidth", k, 0, optional=True)
         check_request(method, k, solver=solver, time_limit=time_limit, warm_start=warm_start, options=options)
     _check_int("seed", seed, 0, optional=True)
+    if best_so_far is not None and not isinstance(best_so_far, Solution):
+        raise ValueError(f"best_so_far must be a twbn.Solution, got {type(best_so_far).__name__}")
     if not isinstance(data, ScoreCache) and not (isinstance(data, (str, Path)) and str(data).endswith(".jkl")):
         _check_scoring(score, max_parents, ess, pruning, approximate)
     if isinstance(data, ScoreCache):
@@ -314,31 +438,43 @@ def learn(
     elif isinstance(data, (str, Path)) and str(data).endswith(".jkl"):
         cache = read_jkl(data)
     else:
-        cache = _score(data, score, max_parents, ess=ess, pruning=pruning, approximate=approximate)
+        cache = _score(data, score, max_parents, ess=ess, pruning=pruning, approximate=approximate,
+                       time_limit=time_limit if approximate == "auto" else None, log=log)
     forbidden, required = _arcs(forbid, cache.names, "forbidden"), _arcs(require, cache.names, "required")
     problems = [Problem(cache, k, forbidden, required) for k in bounds]
     if isinstance(warm_start, Solution):
-        from twbn.formulations.solution import Solution as Internal
-
         warm_start = Internal.from_json(warm_start.to_json(), problems[0])
-
-    import contextlib
-    import signal
-    import threading
-
-    from twbn.solvers.control import RunControl
+    best = best_k = None
+    if best_so_far is not None and best_so_far.is_network:
+        narrowest = bounds[0]
+        if narrowest is not None and (best_so_far.width is None or best_so_far.width > narrowest):
+            raise ValueError(f"best_so_far has width {best_so_far.width}, above the bound {narrowest}")
+        best, best_k = Internal.from_json(best_so_far.to_json(), problems[0]), best_so_far.treewidth
 
     control = RunControl()
+    out: list[Solution] = []
 
     def one(problem: Problem, start):
         return run(problem, method, solver=solver, time_limit=time_limit, seed=seed,
                    warm_start=start if start is not None else warm_start, options=options, jobs=jobs,
-                   control=control)
+                   control=control, log=log)
 
-    # Ctrl-C while an anytime method runs: its best network, as on the command line
+    def finished(problem: Problem, sol) -> None:
+        out.append(Solution(sol.to_json(problem)))
+        if on_result is not None:
+            on_result(out[-1])
+
     main = threading.current_thread() is threading.main_thread()
-    with control.catching(signal.SIGINT) if main else contextlib.nullcontext():
-        sols = sweep(problems, one, takes_start=get_method(method).warm_start, stopped=control.stop_requested)
-    out = [Solution(s.to_json(p)) for p, s in zip(problems, sols)]  # a stopped sweep: the bounds run
+    try:
+        with control.catching() if main else contextlib.nullcontext(), \
+                reporting(control, progress) if progress is not None else contextlib.nullcontext():
+            sweep(problems, one, takes_start=get_method(method).warm_start, on_result=finished,
+                  stopped=control.stop_requested, best=best, best_k=best_k)
+    except KeyboardInterrupt:  # a method with nothing to keep (the DPs; milp on CBC or while pyomo builds)
+        control.request_stop()
+        finished(problems[len(out)], Internal(
+            None, None, None, "unknown", method=method, solver=solver, seed=seed, time_limit=time_limit,
+            wall_time=round(time.monotonic() - control.t0, 4),
+            stats={"reason": "interrupted before a network was found", "interrupted": True}))
+        raise
     return out if several else out[0]
-

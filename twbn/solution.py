@@ -157,11 +157,29 @@ class Solution:
         atomic_write_text(path, json.dumps(self._record, indent=2, allow_nan=False) + "\n")
 
     # -- other libraries -----------------------------------------------------------------
-    def _require_network(self) -> list[list[int]]:
+    def parent_indices(self) -> list[tuple[int, ...]]:
+        """Each variable's parents as sorted indices into ``variables``: the parent-set
+        representation of caches and methods (``Problem.parent_sets``).
+
+        Raises
+        ------
+        ValueError
+            The result has no network.
+
+        Examples
+        --------
+        >>> import twbn
+        >>> sol = twbn.learn(twbn.example_path("zoo"), treewidth=1)
+        >>> i = sol.variables.index("milk")
+        >>> [sol.variables[p] for p in sol.parent_indices()[i]] == list(sol.parents["milk"])
+        True
+        """
         if self._record["parents"] is None:
             raise ValueError(f"this result has no network (status {self.status})")
         pos = {n: i for i, n in enumerate(self.variables)}
-        return [sorted(pos[p] for p in self._record["parents"][v]) for v in self.variables]
+        return [tuple(sorted(pos[p] for p in self._record["parents"][v])) for v in self.variables]
+
+    _require_network = parent_indices
 
     def to_networkx(self):
         """The network as a ``networkx.DiGraph`` over every variable (arcs parent → child)."""
