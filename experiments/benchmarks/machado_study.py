@@ -1,8 +1,9 @@
 """The study Machado, Mauá & Cozman asked for, reported in their layout.
 
 ``python -m twbn.experiments.benchmarks.machado_study STORE [STORE …] -o DIR`` reads the
-stores of the ``machado-study-*`` configs (one per data set and ESS) and writes
-``DIR/report.md`` and PNGs:
+stores of the ``machado-study-*`` configs (one per data set and ESS), or the ``cells.csv``
+of an earlier report (stores come and go, the CSV is committed), and writes
+``DIR/report.md``, ``DIR/cells.csv`` (every cell) and PNGs:
 
 - per data set, held-out log-likelihood per test row and BDeu score against the
   treewidth bound (their Figs. 7–16): mean and spread over the folds, one line per ESS and
@@ -49,28 +50,83 @@ PAPER_COLUMN = {(3, 1.0): 0, (3, 0.5): 1, (4, 1.0): 2}
 FAILED = ("failed", "timeout")
 
 
-def load(stores: list[Path]) -> list[dict]:
-    """Every cell of ``stores``, with its config's ESS and in-degree and the result's own
-    method (what ``auto`` ran)."""
-    cells = []
-    for path in stores:
-        db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
-        db.row_factory = sqlite3.Row
-        config = db.execute("SELECT config FROM runs ORDER BY id DESC LIMIT 1").fetchone()
-        import tomllib
+#: The columns of ``cells.csv``: enough to write the report again from the CSV alone,
+#: once the stores are gone (the stores are not committed; the CSV is).
+CSV_FIELDS = ["config", "key", "data", "fold", "treewidth", "method", "seed", "status", "score", "bound", "gap",
+              "width", "wall_time", "test_loglik", "test_rows", "error", "junction_tree_s", "max_clique", "ve_query_s",
+              "table_entries", "class_accuracy", "class_log_loss", "nb_accuracy", "nb_log_loss", "ran",
+              "bound_source", "ess", "max_parents"]
+_INTS = {"fold", "treewidth", "seed", "width", "test_rows", "max_clique", "table_entries", "max_parents"}
+_TEXT = {"config", "key", "data", "method", "status", "error", "ran", "bound_source"}
 
+
+def _with_derived(c: dict) -> dict:
+    c["ll_row"] = c["test_loglik"] / c["test_rows"] if c.get("test_loglik") is not None and c.get("test_rows") \
+        else None
+    return c
+
+
+def _bundled_config(name: str) -> dict:
+    """The bundled config of that name (for a CSV written before it had ess and max_parents)."""
+    import tomllib
+
+    path = Path(__file__).resolve().parents[1] / "configs" / f"{name}.toml"
+    return tomllib.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
+def _load_csv(path: Path) -> list[dict]:
+    """The cells of a ``cells.csv`` this module wrote, typed as the store's."""
+    import csv
+
+    cells = []
+    with open(path, newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh):
+            c: dict = {}
+            for field in CSV_FIELDS:
+                text = row.get(field, "")
+                c[field] = (text or None) if field in _TEXT else None if text in ("", None) else \
+                    int(float(text)) if field in _INTS else float(text)
+            if c["ess"] is None or c["max_parents"] is None:
+                raw = _bundled_config(c["config"] or "")
+                c["ess"] = float(raw.get("ess", 1.0)) if c["ess"] is None else c["ess"]
+                c["max_parents"] = int(raw.get("max_parents", 3)) if c["max_parents"] is None else c["max_parents"]
+            cells.append(_with_derived(c))
+    return cells
+
+
+def _load_store(path: Path) -> list[dict]:
+    import tomllib
+
+    db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    db.row_factory = sqlite3.Row
+    try:
+        config = db.execute("SELECT config FROM runs ORDER BY id DESC LIMIT 1").fetchone()
         raw = tomllib.loads(config["config"]) if config else {}
+        cells = []
         for row in db.execute("SELECT * FROM cells"):
             c = dict(row)
             result = json.loads(c["result"]) if c.get("result") else {}
+            c["config"] = raw.get("name")
             c["ess"] = float(raw.get("ess", 1.0))
             c["max_parents"] = int(raw.get("max_parents", 3))
             c["ran"] = result.get("method")
-            c["ll_row"] = c["test_loglik"] / c["test_rows"] if c.get("test_loglik") is not None and c["test_rows"] \
-                else None
-            cells.append(c)
+            c["bound_source"] = (result.get("stats") or {}).get("bound_source")
+            cells.append(_with_derived(c))
+    finally:
         db.close()
     return cells
+
+
+def load(inputs: list[Path]) -> list[dict]:
+    """Every cell of ``inputs``: stores of the ``machado-study-*`` configs, or the
+    ``cells.csv`` of an earlier report; each with its config's ESS and in-degree and the
+    result's own method (what ``auto`` ran). A cell in several inputs (the same config
+    and key) is taken from the last."""
+    cells: dict[tuple, dict] = {}
+    for path in inputs:
+        for c in (_load_csv(path) if Path(path).suffix == ".csv" else _load_store(path)):
+            cells[c["config"], c["key"]] = c
+    return list(cells.values())
 
 
 def _stats(xs: list[float]) -> tuple[float | None, float | None]:
@@ -251,12 +307,25 @@ def write(stores: list[Path], out: Path) -> list[Path]:
     if pngs:
         lines += ["", "## Figures", ""] + [f"![{p}]({p})" for p in pngs]
     atomic_write_text(out / "report.md", "\n".join(lines) + "\n")
-    return [out / "report.md", *(out / p for p in pngs)]
+    atomic_write_text(out / "cells.csv", _csv(cells))
+    return [out / "report.md", out / "cells.csv", *(out / p for p in pngs)]
+
+
+def _csv(cells: list[dict]) -> str:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for c in sorted(cells, key=lambda c: (c["config"] or "", c["key"])):
+        w.writerow({f: "" if c.get(f) is None else c[f] for f in CSV_FIELDS})
+    return buf.getvalue()
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("stores", nargs="+", type=Path)
+    p.add_argument("stores", nargs="+", type=Path, help="stores (.sqlite), or an earlier report's cells.csv")
     p.add_argument("-o", "--output", type=Path, required=True)
     args = p.parse_args(argv)
     for path in write(args.stores, args.output):
