@@ -623,7 +623,7 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     if control.stop_requested():
         stopped = counts.pop("stopped", 0)
         kept = sum(counts.values())
-        print(f"twbn: interrupted; {kept} cells of this run are kept in {store}, {stopped} stopped or not "
+        print(f"twbn: interrupted; {kept} cell{'s' if kept != 1 else ''} of this run {'are' if kept != 1 else 'is'} kept in {store}, {stopped} stopped or not "
               f"started; continue with: twbn experiment {args.config} --store {store} --resume", file=sys.stderr)
         return EXIT_INTERRUPTED
     if not args.quiet:
