@@ -268,6 +268,20 @@ def _read_sidecar(path: Path) -> tuple[list[str], list[int | None]]:
     return names, arities
 
 
+def _sidecar_of(path: Path, n: int) -> tuple[list[str] | None, list[int | None] | None]:
+    """(names, arities) from the sidecar of ``path`` (also ``X.jkl.names`` for ``X.jkl.gz``),
+    (None, None) without one; arities None where the sidecar gives none."""
+    side = sidecar_path(path)
+    if not side.exists() and path.name.endswith(".gz"):
+        side = sidecar_path(path.with_name(path.name[:-3]))
+    if not side.exists():
+        return None, None
+    names, arities = _read_sidecar(side)
+    if len(names) != n:
+        raise JklError(f"{side}: {len(names)} names for {n} variables")
+    return names, (arities if any(a is not None for a in arities) else None)
+
+
 def read_jkl(path: str | Path) -> ScoreCache:
     """Read a jkl cache (lenient dialects, see module doc; gzip-compressed too) and its
     sidecar if present (``X.jkl.names``, also for ``X.jkl.gz``).
@@ -312,6 +326,14 @@ def read_jkl(path: str | Path) -> ScoreCache:
         raise JklError(f"{path}: not a text file ({exc})") from None
     except (OSError, EOFError, zlib.error) as exc:
         raise JklError(f"{path}: cannot read ({exc})") from None
+    from twbn.scoring.jkl_stream import read_index_stream
+
+    fast = read_index_stream(data, MAX_ABS_SCORE)  # the dialect twbn writes, read as one stream
+    if fast is not None:
+        n, psets, scores = fast
+        names, arities = _sidecar_of(path, n)
+        return ScoreCache(tuple(str(v) for v in range(n)) if names is None else tuple(names), psets, scores,
+                          None if arities is None else tuple(arities), {"source": str(path)})
     # (line number, tokens) of meaningful lines
     lines = []
     for lineno, line in enumerate(raw.splitlines(), 1):
@@ -381,18 +403,7 @@ def read_jkl(path: str | Path) -> ScoreCache:
         if h in first_line:
             fail(lineno, f"variable {h!r} has a second block (the first is at line {first_line[h]})")
         first_line[h] = lineno
-    side = sidecar_path(path)
-    if not side.exists() and path.name.endswith(".gz"):
-        side = sidecar_path(path.with_name(path.name[:-3]))
-    arities = None
-    if side.exists():
-        names, side_arities = _read_sidecar(side)
-        if len(names) != n:
-            raise JklError(f"{side}: {len(names)} names for {n} variables")
-        if any(a is not None for a in side_arities):
-            arities = side_arities
-    else:
-        names = None
+    names, arities = _sidecar_of(path, n)
 
     index_dialect = all(h.lstrip("-").isdigit() for h in headers) and sorted(int(h) for h in headers) == list(range(n))
     if index_dialect:
