@@ -181,6 +181,7 @@ def score_from_args(args: argparse.Namespace, data_path: Path, *, learning: bool
     given, scoring is chosen by what fits (``approximate="auto"``), an exploration sized to
     the method's --time-limit, which is not the scoring's."""
     import twbn
+    from twbn.learning import scoring_time
 
     local = args.score in LOCAL_STRUCTURE_SCORES
     if local:
@@ -203,7 +204,8 @@ def score_from_args(args: argparse.Namespace, data_path: Path, *, learning: bool
     approximate = args.approximate or ("auto" if learning else False)
     cache, stats = twbn.score(
         data_path, args.score, args.max_parents, ess=1.0 if args.ess is None else args.ess, pruning=args.pruning,
-        approximate=approximate, time_limit=None if learning and approximate is True else args.time_limit,
+        approximate=approximate, time_limit=(None if args.time_per_variable is not None else
+                                             scoring_time(args.time_limit, args.started)) if learning else args.time_limit,
         max_states=args.max_states, candidates=args.candidates, time_per_variable=args.time_per_variable,
         jobs=args.jobs, max_splits=args.max_splits, max_bins=args.max_bins, continuous=args.continuous or (),
         categorical=args.categorical or (), memory_limit=_memory_limit(args), progress=None if not args.quiet else False,
@@ -367,6 +369,20 @@ def _help_options(method: str) -> int:
     return 0
 
 
+def process_started() -> float:
+    """The ``time.monotonic()`` at which this process started (interpreter start-up and
+    imports included), from /proc; now, where that cannot be read."""
+    import os
+
+    try:
+        with open("/proc/self/stat", encoding="ascii") as fh:
+            ticks = int(fh.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime
+        age = time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return time.monotonic()
+    return time.monotonic() - max(0.0, min(age, 60.0))
+
+
 def cmd_learn(args: argparse.Namespace) -> int:
     from twbn.solvers.registry import check_request, run
 
@@ -423,7 +439,8 @@ def cmd_learn(args: argparse.Namespace) -> int:
     try:
         twbn.learn(cache, args.treewidth, args.method, time_limit=args.time_limit, seed=args.seed, solver=args.solver,
                    warm_start=args.warm_start, forbid=forbid, require=require, options=options or None, jobs=jobs,
-                   log=None if args.quiet else say, on_result=write, progress=draw_line(sys.stderr) if on_tty else None)
+                   log=None if args.quiet else say, on_result=write, progress=draw_line(sys.stderr) if on_tty else None,
+                   started=args.started)
     except KeyboardInterrupt:
         pass  # a method with nothing to keep: learn gave the bound an 'unknown' result, written above
     finally:
@@ -771,8 +788,9 @@ def build_parser() -> argparse.ArgumentParser:
     le.add_argument("--solver", default=None, help="the method's backend, the first its default: " + "; ".join(
         f"{m.name}: {', '.join(m.backends)}" for m in methods.values() if m.backends))
     le.add_argument("--time-limit", type=_time_limit, default=None, metavar="S",
-                    help="seconds for the method, warm start and bound included; scoring data first is not "
-                         "(inf: none; default: the method's own)")
+                    help="seconds for the whole command: start-up, reading the cache or scoring the data (half "
+                         "of what is left, at most), the method with its warm start and bound, writing; with several "
+                         "bounds, each bound's (inf: none; default: the method's own)")
     le.add_argument("--seed", type=_nonneg_int, default=None)
     le.add_argument("--warm-start", default=None, metavar="tree|METHOD|RESULT.json",
                     help="start from the optimal tree (k=1), a method's result, or a result file")
@@ -848,8 +866,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # the command's clock: from the process's start when it is the command itself, from
+    # this call when main() is called with arguments (from Python, the tests)
+    started = process_started() if argv is None else time.monotonic()
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.started = started
     try:
         return args.func(args)
     except UserError as exc:

@@ -276,6 +276,7 @@ def run(
     log=None,
     control: "RunControl | None" = None,
     jobs: int = 1,
+    started: float | None = None,
 ) -> Solution:
     """``solve`` with a warm start given as a Solution, a result-file path, ``tree`` or a
     method name (run first on ``WARM_START_SHARE`` of ``time_limit``; the method gets what
@@ -283,8 +284,9 @@ def run(
     before the warm start runs. The result records the limit given as ``time_limit`` and,
     in ``stats["warm_start"]``, where the start came from, its score and the seconds it
     took. ``log`` receives what the methods say on the ``twbn`` logger (``auto``'s
-    choice and why)."""
-    entered = time.monotonic()
+    choice and why). ``started``: the ``time.monotonic()`` the limit counts from (default:
+    now); ``twbn learn`` gives its process's start, so that the limit covers the command."""
+    entered = time.monotonic() if started is None else min(started, time.monotonic())
     check_request(method, problem.treewidth, solver=solver, time_limit=time_limit, warm_start=warm_start,
                   options=options)
     time_limit = check_time_limit(time_limit)

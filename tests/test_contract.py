@@ -468,3 +468,52 @@ def test_sigint_between_improves_pieces_keeps_the_network(tmp_path, wait):
     assert proc.returncode == EXIT_INTERRUPTED, err
     assert err.strip().splitlines() == [f"twbn: interrupted; wrote its best network so far to {out}"]
     assert main(["check", str(jkl), str(out)]) == 0
+
+
+def test_the_command_s_limit_counts_from_the_process_start(tmp_path):
+    """Issue 33.5: `twbn learn --time-limit S` covers the whole command. Start-up and
+    scoring the data are inside the limit: the method's stage begins after them, the
+    result's wall time counts from the process's start, and the whole process ends within
+    the limit and the margin of the contract above."""
+    out = tmp_path / "r.json"
+    t0 = time.monotonic()
+    proc = _twbn("learn", BUNDLED / "wdbc.csv.gz", "--treewidth", "3", "--method", "kg", "--time-limit", "4",
+                 "--seed", "0", "-o", out, "-q")
+    _, err = proc.communicate(timeout=60)
+    took = time.monotonic() - t0
+    assert proc.returncode == 0, err
+    result = json.loads(out.read_text())
+    first = result["stats"]["budget"]["stages"][0]
+    # the interpreter, the imports and the scoring came first, within the same 4 s
+    assert first["stage"] == "kg" and first["from"] > 0.2 and first["allotted"] <= 4.0 - first["from"] + 0.05
+    assert took - 0.5 <= result["wall_time"] <= 4.0 + TIME_MARGIN
+    assert took <= 4.0 + TIME_MARGIN
+
+
+def test_process_started_is_before_the_first_line_of_the_program():
+    code = ("import time; t = time.monotonic(); from twbn.experiments.cli import process_started; "
+            "print(t - process_started())")
+    ahead = float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert 0.0 < ahead < 10.0  # the interpreter's own start-up, before its first line ran
+
+
+def test_scoring_takes_a_share_of_a_limit_that_covers_the_call():
+    from twbn.learning import scoring_time
+    from twbn.solvers.budget import SCORING_SHARE
+
+    assert scoring_time(None, None) is None and scoring_time(float("inf"), time.monotonic()) is None
+    assert scoring_time(30.0, None) == 30.0  # the method's limit alone: scoring sized to it
+    assert scoring_time(30.0, time.monotonic() - 10.0) == pytest.approx(SCORING_SHARE * 20.0, abs=0.05)
+    assert scoring_time(5.0, time.monotonic() - 10.0) == 0.05  # nothing left: the least there is
+
+
+def test_the_lp_bound_gives_the_trivial_bound_at_once_when_it_cannot_set_up_in_time(wdbc):
+    from twbn.solvers.relaxation import SETUP_S_PER_FAMILY, cluster_lp_bound
+
+    problem = Problem(wdbc, 3)
+    families = problem.candidates.n_parent_sets()
+    t0 = time.monotonic()
+    bound, stats = cluster_lp_bound(problem, time_limit=0.5 * SETUP_S_PER_FAMILY * families)
+    assert time.monotonic() - t0 < 0.5 and "skipped" in stats
+    assert bound == pytest.approx(sum(float(s[0]) for s in problem.candidates.scores))
+    assert cluster_lp_bound(problem, time_limit=2.0)[0] < bound  # given the time, the LP tightens it

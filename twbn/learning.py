@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import logging
+import math
 import time
 from typing import Callable, Iterable, Sequence
 
@@ -91,9 +92,10 @@ def score(
         through ``log``.
     time_limit : float, optional
         Exhaustive scoring: stop after this many seconds with a valid, partial cache
-        (``cache.meta["complete"]`` is then False). With ``approximate="auto"``: the
-        seconds the exploration should take in all where it is chosen (its time per
-        variable follows); exhaustive scoring, chosen only where it fits, runs to its end.
+        (``cache.meta["complete"]`` is then False). Approximate exploration: the seconds
+        it should take in all (its time per variable follows; give one or the other).
+        With ``approximate="auto"``: exhaustive scoring is chosen where it is expected to
+        fit them, an exploration sized to them otherwise.
     max_states : int, default 64
         Reject columns with more states (identifiers, undiscretised numbers).
     candidates, time_per_variable : optional
@@ -182,18 +184,17 @@ def score(
     estimate = None
     if approximate == "auto":
         estimate = exhaustive_estimate(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning)
-        approximate = limit is not None and estimate.bytes > limit or estimate.seconds > AUTO_EXHAUSTIVE_MAX_S
+        fits = min(AUTO_EXHAUSTIVE_MAX_S, math.inf if time_limit is None else time_limit)
+        approximate = limit is not None and estimate.bytes > limit or estimate.seconds > fits
         if approximate:
             say(f"exhaustive scoring of {dataset.n_variables:,} variables at in-degree <= {max_parents} would need "
                 f"{estimate.describe()}; exploring approximately instead (--approximate)")
-            if time_per_variable is None and time_limit is not None:
-                # spend about the budget on exploring, not 0.5 s a variable
-                time_per_variable = min(DEFAULT_TIME_PER_VARIABLE, max(0.02, time_limit * jobs / dataset.n_variables))
-        time_limit = None  # exhaustive was chosen because it fits: it runs to its end
-    elif approximate and time_limit is not None:
-        raise ValueError("approximate exploration bounds the time per variable (time_per_variable), "
-                         "not the whole (time_limit)")
+    elif approximate and time_limit is not None and time_per_variable is not None:
+        raise ValueError("approximate exploration takes time_per_variable or time_limit (the whole), not both")
     if approximate:
+        if time_per_variable is None and time_limit is not None:
+            # spend about the time limit on exploring, not 0.5 s a variable
+            time_per_variable = min(DEFAULT_TIME_PER_VARIABLE, max(0.02, time_limit * jobs / dataset.n_variables))
         from twbn.scoring.explore import explore_cache
 
         cache, stats = explore_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning != "none",
@@ -213,6 +214,20 @@ def score(
 
 
 _score = score  # learn's own ``score`` parameter shadows the function
+
+
+def scoring_time(time_limit: float | None, started: float | None) -> float | None:
+    """What scoring data may take of a learning call's ``time_limit``: where the limit
+    covers the whole call (``started`` given), ``SCORING_SHARE`` of what is left of it;
+    otherwise the limit is the method's alone and scoring is sized to it, as if it had one
+    of its own."""
+    from twbn.solvers.budget import SCORING_SHARE
+
+    if time_limit is None or math.isinf(time_limit):
+        return None
+    if started is None:
+        return time_limit
+    return max(0.05, SCORING_SHARE * (time_limit - (time.monotonic() - started)))
 
 
 def _check_int(name: str, value, least: int, *, optional: bool = False) -> None:
@@ -313,6 +328,7 @@ def learn(
     log: "Callable[[str], None] | None" = None,
     on_result: "Callable[[Solution], None] | None" = None,
     progress: "Callable[[dict], None] | None" = None,
+    started: float | None = None,
 ) -> "Solution | list[Solution]":
     """Learn a Bayesian network whose moral graph has treewidth ≤ ``treewidth``.
 
@@ -368,6 +384,11 @@ def learn(
         Called about twice a second while a method runs, with a dict of ``method``,
         ``elapsed`` (seconds), ``incumbent``, ``bound`` and ``iterations`` (None where
         not known yet).
+    started : float, optional
+        The ``time.monotonic()`` from which ``time_limit`` counts (default: when the
+        method starts). ``twbn learn`` gives its process's start, so that its limit covers
+        the whole command: start-up, reading or scoring, solving. In a sweep, the first
+        bound's.
 
     Returns
     -------
@@ -433,13 +454,15 @@ def learn(
         raise ValueError(f"best_so_far must be a twbn.Solution, got {type(best_so_far).__name__}")
     if not isinstance(data, ScoreCache) and not (isinstance(data, (str, Path)) and str(data).endswith(".jkl")):
         _check_scoring(score, max_parents, ess, pruning, approximate)
+    if started is not None and (isinstance(started, bool) or not isinstance(started, (int, float))):
+        raise ValueError(f"started must be a time.monotonic() value, got {started!r}")
     if isinstance(data, ScoreCache):
         cache = data
     elif isinstance(data, (str, Path)) and str(data).endswith(".jkl"):
         cache = read_jkl(data)
     else:
         cache = _score(data, score, max_parents, ess=ess, pruning=pruning, approximate=approximate,
-                       time_limit=time_limit if approximate == "auto" else None, log=log)
+                       time_limit=scoring_time(time_limit, started) if approximate else None, log=log)
     forbidden, required = _arcs(forbid, cache.names, "forbidden"), _arcs(require, cache.names, "required")
     problems = [Problem(cache, k, forbidden, required) for k in bounds]
     if isinstance(warm_start, Solution):
@@ -457,7 +480,7 @@ def learn(
     def one(problem: Problem, start):
         return run(problem, method, solver=solver, time_limit=time_limit, seed=seed,
                    warm_start=start if start is not None else warm_start, options=options, jobs=jobs,
-                   control=control, log=log)
+                   control=control, log=log, started=started if problem is problems[0] else None)
 
     def finished(problem: Problem, sol) -> None:
         out.append(Solution(sol.to_json(problem)))
