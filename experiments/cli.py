@@ -384,7 +384,7 @@ def process_started() -> float:
 
 
 def cmd_learn(args: argparse.Namespace) -> int:
-    from twbn.solvers.registry import check_request, run
+    from twbn.solvers.registry import check_request
 
     if args.help_options:
         return _help_options(args.method)
@@ -531,16 +531,15 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _check_exact(args: argparse.Namespace, cache, result: dict, k) -> int:
     """``check --exact``: the optimum by the DP, against the claimed status and bound."""
-    from twbn.formulations.problem import Problem, parse_arcs
+    import twbn
+    from twbn.formulations.problem import Problem
     from twbn.solvers.auto import choose_method
-    from twbn.solvers.registry import solve
 
-    arcs = lambda kind: parse_arcs([f"{u},{v}" for u, v in result.get(kind) or []], cache.names)  # noqa: E731
-    problem = Problem(cache, k, arcs("forbidden"), arcs("required"))
-    if choose_method(problem).method != "dp":
-        raise UserError(f"--exact re-solves by DP, which is out of reach here (n = {problem.n}, "
+    if choose_method(Problem(cache, k)).method != "dp":
+        raise UserError(f"--exact re-solves by DP, which is out of reach here (n = {cache.n_variables}, "
                         f"k = {'unbounded' if k is None else k}); see docs/auto.md")
-    opt = solve(problem, "dp")
+    opt = twbn.learn(cache, k, "dp", forbid=[tuple(a) for a in result.get("forbidden") or []],
+                     require=[tuple(a) for a in result.get("required") or []])
     if opt.score is None:
         raise UserError(f"the DP found no network ({opt.status}: {opt.stats.get('reason', '')})")
     tol = 1e-9 * max(1.0, abs(opt.score))
