@@ -1,4 +1,4 @@
-"""Solutions, their certificates, and the result JSON (docs/design.md, "Files")."""
+"""Solvers' results, their certificates, and the result JSON (docs/design.md, "Files")."""
 
 from __future__ import annotations
 
@@ -18,9 +18,12 @@ STATUSES = ("optimal", "feasible", "infeasible", "unknown")
 
 
 @dataclass
-class Solution:
-    """A network (one parent set per variable, or none when status is infeasible/unknown)
-    with its certificate: an elimination order of the moral graph and its width."""
+class SolverResult:
+    """What a solver returns: a network (one parent set per variable, as indices, or none
+    when status is infeasible/unknown) with its certificate, an elimination order of the
+    moral graph and its width. It lives below the API, by index; the one solution class a
+    user, the command line and the harness see is ``twbn.Solution`` (by name), made from
+    it once, where ``twbn.learn`` or a model returns (``to_json``)."""
 
     parents: list[ParentSet] | None
     score: float | None
@@ -66,8 +69,8 @@ class Solution:
         }
 
     @classmethod
-    def from_json(cls, data: dict, problem: Problem) -> "Solution":
-        """A Solution from a result file of the same variables (e.g. to warm-start)."""
+    def from_json(cls, data: dict, problem: Problem) -> "SolverResult":
+        """A SolverResult from a result file of the same variables (e.g. to warm-start)."""
         pos = {n: i for i, n in enumerate(problem.names)}
         if data.get("variables") != list(problem.names):
             raise ValueError("the result file's variables differ from the cache's")
@@ -117,7 +120,7 @@ def make_solution(
     method: str,
     order_hint: Sequence[int] | None = None,
     **info,
-) -> Solution:
+) -> SolverResult:
     """Certify a network for ``problem``: every parent set a candidate, acyclic, an
     elimination order of width ≤ k; the score recomputed from the cache."""
     if status not in STATUSES:
@@ -138,14 +141,14 @@ def make_solution(
         if bound < score - 1e-7 * max(1.0, abs(score)):
             raise ValueError(f"solver bound {bound!r} is below the network's score {score!r}")
         bound = max(bound, score)  # summation order must not leave bound a hair below score
-    return Solution(list(parents), score, bound, status, order, width, method, **info)
+    return SolverResult(list(parents), score, bound, status, order, width, method, **info)
 
 
-def start_or_nothing(problem, start: "Solution | None", **info) -> "Solution":
+def start_or_nothing(problem, start: "SolverResult | None", **info) -> "SolverResult":
     """The answer of a model that ran out of time before solving anything (not built in
     time, or its process overran): the ``start`` it was given, re-certified as
     ``feasible``, or no network (``unknown``). ``info``: method, wall_time, stats, …"""
     if start is None or start.parents is None:
-        return Solution(None, None, None, "unknown", **info)
+        return SolverResult(None, None, None, "unknown", **info)
     return make_solution(problem, start.parents, bound=None, status="feasible", order_hint=start.elimination_order,
                          **info)

@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 
 from twbn.formulations.problem import Problem
-from twbn.formulations.solution import Solution, make_solution
+from twbn.formulations.solution import SolverResult, make_solution
 from twbn.solvers.bounds import call_optimal_at_bound
 from twbn.solvers.budget import UNBOUNDED_BOUND_SHARE, Budget
 from twbn.solvers.method import Method
@@ -165,7 +165,7 @@ def choose_method(problem: Problem, time_limit: float | None = None) -> Choice:
 
 
 
-def unbounded_optimum_bound(problem: Problem, budget: Budget) -> Solution | None:
+def unbounded_optimum_bound(problem: Problem, budget: Budget) -> SolverResult | None:
     """The unbounded optimum, where the exact DP is expected to take at most
     ``UNBOUNDED_BOUND_SHARE`` of the budget (n <= 22). Every network of width <= k is a
     network without a bound, so its score bounds the bounded optimum from above: on
@@ -187,7 +187,7 @@ def unbounded_optimum_bound(problem: Problem, budget: Budget) -> Solution | None
     return sol if sol.status == "optimal" else None
 
 
-def tighten_with_unbounded(sol: Solution, unbounded: Solution) -> None:
+def tighten_with_unbounded(sol: SolverResult, unbounded: SolverResult) -> None:
     """Give ``sol`` the unbounded optimum as its bound where it is tighter, and call a
     network that reaches it optimal."""
     if sol.status == "infeasible" or unbounded.score is None:
@@ -205,7 +205,7 @@ def tighten_with_unbounded(sol: Solution, unbounded: Solution) -> None:
 PARALLEL_MARGIN = 2.5
 
 
-def _alone(problem: Problem, method: str, seconds: float, seed: int | None) -> Solution:
+def _alone(problem: Problem, method: str, seconds: float, seed: int | None) -> SolverResult:
     """``method`` alone on ``problem`` for ``seconds``, in a child process (auto's portfolio)."""
     import signal
 
@@ -230,7 +230,7 @@ class _Parallel:
         self.seconds = budget.left() - PARALLEL_MARGIN
         self.future = self.pool.submit(_alone, problem, method, self.seconds, seed)
 
-    def result(self, budget: Budget) -> Solution | None:
+    def result(self, budget: Budget) -> SolverResult | None:
         """Its network, waited for until the budget ends (None if it has none, or a stop
         was asked for: it is then ended, not waited for)."""
         from concurrent.futures import TimeoutError as FutureTimeout
@@ -252,8 +252,8 @@ class _Parallel:
             p.terminate()
 
 
-def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, start: Solution | None,
-         jobs: int) -> Solution:
+def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, start: SolverResult | None,
+         jobs: int) -> SolverResult:
     """Choose, say why, delegate: the chosen method gets what is left of the budget; with
     ``jobs`` >= 2, its start method also runs alone in a second process, and the better
     network is the result (with the chosen method's bound)."""

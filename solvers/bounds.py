@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from twbn.formulations.problem import Problem
-from twbn.formulations.solution import Solution
+from twbn.formulations.solution import SolverResult
 
 __all__ = ["trivial_bound", "add_lp_bound", "floor_bound", "call_optimal_at_bound", "gap_sources"]
 
@@ -22,7 +22,7 @@ def trivial_bound(problem: Problem) -> float:
     return math.fsum(float(scores[0]) for scores in problem.candidates.scores)
 
 
-def add_lp_bound(problem: Problem, sol: Solution, seconds: float) -> None:
+def add_lp_bound(problem: Problem, sol: SolverResult, seconds: float) -> None:
     """Give ``sol`` the cluster LP relaxation's bound (solvers/relaxation.py), computed in
     about ``seconds``, where it is better than the bound it has; the time counts in its
     wall time and the bound in its last trajectory point."""
@@ -38,7 +38,7 @@ def add_lp_bound(problem: Problem, sol: Solution, seconds: float) -> None:
         sol.trajectory.append({"time": sol.wall_time, "incumbent": sol.score, "bound": sol.bound})
 
 
-def floor_bound(problem: Problem, sol: Solution) -> None:
+def floor_bound(problem: Problem, sol: SolverResult) -> None:
     """Never report a bound worse than :func:`trivial_bound` (nor none at all where a
     network exists): replace a missing, infinite or weaker bound by it, and call a network
     that reaches it optimal — it is then a proof."""
@@ -51,7 +51,7 @@ def floor_bound(problem: Problem, sol: Solution) -> None:
     call_optimal_at_bound(sol)
 
 
-def call_optimal_at_bound(sol: Solution) -> None:
+def call_optimal_at_bound(sol: SolverResult) -> None:
     """A feasible network whose score reaches its bound is proved optimal."""
     if sol.score is not None and sol.status == "feasible" and sol.bound is not None \
             and sol.bound - sol.score <= 1e-9 * max(1.0, abs(sol.score)):
@@ -59,7 +59,7 @@ def call_optimal_at_bound(sol: Solution) -> None:
 
 
 
-def gap_sources(problem: Problem, sol: Solution) -> dict | None:
+def gap_sources(problem: Problem, sol: SolverResult) -> dict | None:
     """Where the proved gap comes from: how far the bound moved down from the trivial one
     (the relaxation's work) and how far the incumbent moved up from the first network the
     call had (the search's work); None without a network.

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from twbn.formulations.problem import Problem
-from twbn.formulations.solution import Solution, make_solution
+from twbn.formulations.solution import SolverResult, make_solution
 from twbn.scoring.errors import TwbnError
 from twbn.solvers.budget import Budget
 
@@ -159,11 +159,11 @@ def _parents_of(out, problem: Problem, name: str) -> list[tuple[int, ...]]:
 
 
 def call_method(method: Method, problem: Problem, options, budget: Budget, *, seed: int | None = None,
-                solver: str | None = None, start: Solution | None = None, jobs: int = 1,
-                trusted: bool = False) -> Solution:
-    """Run ``method`` with what it declares and return a certified Solution.
+                solver: str | None = None, start: SolverResult | None = None, jobs: int = 1,
+                trusted: bool = False) -> SolverResult:
+    """Run ``method`` with what it declares and return a certified SolverResult.
 
-    A ``trusted`` method (twbn's own) returns a Solution it made with ``make_solution``,
+    A ``trusted`` method (twbn's own) returns a SolverResult it made with ``make_solution``,
     which checked its certificate; anything else is certified here from its parent sets
     (every set in the cache, acyclic, width <= k by twbn's own elimination order), and a
     method that raises or returns something else is one :class:`MethodFailed` naming it.
@@ -196,8 +196,8 @@ def call_method(method: Method, problem: Problem, options, budget: Budget, *, se
     return sol
 
 
-def _keep_model_bound(out, sol: Solution) -> None:
-    """A Solution of one of twbn's models (twbn.models: its stats name the extensions)
+def _keep_model_bound(out, sol: SolverResult) -> None:
+    """A SolverResult of one of twbn's models (twbn.models: its stats name the extensions)
     keeps the engine's bound and gap trajectory, labelled with what they rest on: the
     model's own rows are proved valid, a researcher's extensions must be."""
     stats = getattr(out, "stats", None)

@@ -1,5 +1,5 @@
 """The collection of methods, and the one way to run one: ``solve(problem, method, ...)``
-returns a certified Solution.
+returns a certified SolverResult.
 
 Every method is a :class:`~twbn.solvers.method.Method` declared beside its code:
 ``BUILTIN`` names where twbn's own are (as entry points name a plugin's), and plugins come
@@ -20,7 +20,7 @@ import math
 import time
 
 from twbn.formulations.problem import Problem
-from twbn.formulations.solution import Solution
+from twbn.formulations.solution import SolverResult
 from twbn.solvers.bounds import add_lp_bound, floor_bound, gap_sources
 from twbn.solvers.budget import Budget
 from twbn.solvers.control import RunControl, cooperating
@@ -123,14 +123,14 @@ def solve(
     solver: str | None = None,
     time_limit: float | None = None,
     seed: int | None = None,
-    warm_start: Solution | None = None,
+    warm_start: SolverResult | None = None,
     options=None,
     control: "RunControl | None" = None,
     budget: Budget | None = None,
     jobs: int = 1,
     _lp_bound: bool = True,
-) -> Solution:
-    """Run ``method`` on ``problem`` and return its certified Solution.
+) -> SolverResult:
+    """Run ``method`` on ``problem`` and return its certified SolverResult.
 
     Everything is validated here, once, before any solver runs: the method and its
     backend (``solver``), its ``options`` (an instance of its options dataclass or a
@@ -138,7 +138,7 @@ def solve(
     without a bound, and the time limit (seconds; None: the method's default — the
     heuristics stop after 10 s, exact methods run to the end). A problem that admits no
     network (required arcs in a cycle, more required parents than k, no candidate set
-    left for a variable) gives an ``infeasible`` Solution whose ``stats["reason"]`` says
+    left for a variable) gives an ``infeasible`` SolverResult whose ``stats["reason"]`` says
     why, whatever the method. The result's ``time_limit`` is the limit given, its wall
     time the whole call, and its bound never worse than the sum of each variable's best
     candidate score. ``jobs``: the processes a method that declares ``parallel`` may use
@@ -160,7 +160,7 @@ def solve(
         warm_start = certified_start(problem, warm_start)
     why = infeasibility(problem)
     if why is not None:
-        return Solution(None, None, None, "infeasible", method=method, solver=solver, seed=seed,
+        return SolverResult(None, None, None, "infeasible", method=method, solver=solver, seed=seed,
                         time_limit=time_limit, stats={"reason": why})
     own = budget is None
     if own:
@@ -199,7 +199,7 @@ def solve(
     return sol
 
 
-def _finish(sol: Solution, entered: float, control: "RunControl | None", budget: Budget | None = None) -> None:
+def _finish(sol: SolverResult, entered: float, control: "RunControl | None", budget: Budget | None = None) -> None:
     """What every call reports alike: its wall time is all of it (a start a method made
     for itself, the LP bound, the checks), a stop on request is marked, and the call that
     made the budget records how it was spent."""
@@ -210,7 +210,7 @@ def _finish(sol: Solution, entered: float, control: "RunControl | None", budget:
         sol.stats["budget"] = {"limit": sol.time_limit, "seconds": budget.seconds, "stages": list(budget.log)}
 
 
-def _record_gap_sources(problem: Problem, sol: Solution) -> None:
+def _record_gap_sources(problem: Problem, sol: SolverResult) -> None:
     sources = gap_sources(problem, sol)
     if sources is not None:
         sol.stats["gap_sources"] = sources
@@ -222,7 +222,7 @@ def check_request(
     *,
     solver: str | None = None,
     time_limit: float | None = None,
-    warm_start: "str | Solution | None" = None,
+    warm_start: "str | SolverResult | None" = None,
     options=None,
 ) -> None:
     """Refuse a request that cannot run, before any data is read or scored: an unknown
@@ -271,14 +271,14 @@ def run(
     solver: str | None = None,
     time_limit: float | None = None,
     seed: int | None = None,
-    warm_start: "str | Solution | None" = None,
+    warm_start: "str | SolverResult | None" = None,
     options=None,
     log=None,
     control: "RunControl | None" = None,
     jobs: int = 1,
     started: float | None = None,
-) -> Solution:
-    """``solve`` with a warm start given as a Solution, a result-file path, ``tree`` or a
+) -> SolverResult:
+    """``solve`` with a warm start given as a SolverResult, a result-file path, ``tree`` or a
     method name (run first on ``WARM_START_SHARE`` of ``time_limit``; the method gets what
     is left of the same deadline), as ``twbn learn`` takes it. Everything is validated
     before the warm start runs. The result records the limit given as ``time_limit`` and,
@@ -312,12 +312,12 @@ def run(
 
 
 def _run_with_start(problem, method, *, solver, time_limit, seed, warm_start, options, control,
-                    entered, jobs) -> Solution:
+                    entered, jobs) -> SolverResult:
     """``run`` once checked: the warm start, then the method on what is left of one budget."""
     root = Budget(time_limit, control=control, started=entered)
     warm, used, label = None, 0.0, None
     if warm_start is not None and infeasibility(problem) is None:
-        if isinstance(warm_start, Solution):
+        if isinstance(warm_start, SolverResult):
             warm, label = certified_start(problem, warm_start), warm_start.method or "a given network"
         else:
             warm, used = warm_start_solution(problem, warm_start, budget=root, seed=seed)

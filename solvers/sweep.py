@@ -15,7 +15,7 @@ import math
 from typing import Callable, Sequence
 
 from twbn.formulations.problem import Problem
-from twbn.formulations.solution import Solution, make_solution
+from twbn.formulations.solution import SolverResult, make_solution
 from twbn.solvers.bounds import call_optimal_at_bound, floor_bound
 from twbn.solvers.warm_start import MethodUnavailable
 
@@ -46,8 +46,8 @@ def sorted_bounds(bounds: Sequence[int | None]) -> list[int | None]:
     return sorted((k for k in bounds if k is not None)) + ([None] if None in bounds else [])
 
 
-def keep_better(problem: Problem, sol: Solution, best: Solution | None, best_k: int | None,
-                key: str = "kept_from_smaller_bound") -> Solution:
+def keep_better(problem: Problem, sol: SolverResult, best: SolverResult | None, best_k: int | None,
+                key: str = "kept_from_smaller_bound") -> SolverResult:
     """``sol``, or ``best`` (found under the smaller bound ``best_k``) where it scores
     more, certified for ``problem`` and carrying ``sol``'s bound, which holds for every
     network of this problem."""
@@ -69,10 +69,10 @@ def keep_better(problem: Problem, sol: Solution, best: Solution | None, best_k: 
     return kept
 
 
-def sweep(problems: Sequence[Problem], solve_one: Callable[[Problem, Solution | None], Solution], *,
-          takes_start: bool, on_result: Callable[[Problem, Solution], None] | None = None,
-          stopped: Callable[[], bool] = lambda: False, best: Solution | None = None,
-          best_k: int | None = None) -> list[Solution]:
+def sweep(problems: Sequence[Problem], solve_one: Callable[[Problem, SolverResult | None], SolverResult], *,
+          takes_start: bool, on_result: Callable[[Problem, SolverResult], None] | None = None,
+          stopped: Callable[[], bool] = lambda: False, best: SolverResult | None = None,
+          best_k: int | None = None) -> list[SolverResult]:
     """Solve ``problems`` (one cache and constraints, bounds in :func:`sorted_bounds`
     order) in turn; ``solve_one(problem, start)`` runs the method, ``start`` being the
     best network so far when ``takes_start`` (else None). Each result is never worse than
@@ -90,7 +90,7 @@ def sweep(problems: Sequence[Problem], solve_one: Callable[[Problem, Solution | 
     >>> [s.score for s in out]
     [-14.0, -10.0]
     """
-    out: list[Solution] = []
+    out: list[SolverResult] = []
     for problem in problems:
         sol = solve_one(problem, best if takes_start else None)
         sol = keep_better(problem, sol, best, best_k)

@@ -1,4 +1,4 @@
-"""Start networks: a Solution re-certified for the problem at hand, and the starts
+"""Start networks: a SolverResult re-certified for the problem at hand, and the starts
 ``--warm-start`` names — ``tree`` (the optimal treewidth-1 network, valid for every k), a
 result file, or a method run first on ``WARM_START_SHARE`` of the budget — plus what makes
 a problem infeasible before any method runs.
@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING
 
 from twbn.formulations.problem import InfeasibleError, Problem
-from twbn.formulations.solution import Solution, make_solution
+from twbn.formulations.solution import SolverResult, make_solution
 from twbn.scoring.errors import TwbnError
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def infeasibility(problem: Problem) -> str | None:
     return None
 
 
-def certified_start(problem: Problem, start: Solution) -> Solution:
+def certified_start(problem: Problem, start: SolverResult) -> SolverResult:
     """``start`` re-certified for ``problem`` (its sets must be candidates here, acyclic, of
     width <= k); MethodUnavailable saying why it cannot be used."""
     if start.parents is None:
@@ -111,7 +111,7 @@ def check_warm_spec(treewidth: int | None, spec: str) -> None:
 
 def warm_start_solution(problem: Problem, spec: str, *, budget: "Budget | None" = None,
                         time_limit: float | None = None, seed: int | None = None,
-                        control: "RunControl | None" = None) -> tuple[Solution, float]:
+                        control: "RunControl | None" = None) -> tuple[SolverResult, float]:
     """The start named by ``--warm-start``: ``tree`` (the optimal treewidth-1 network, a
     maximum branching: valid for every k), a result file, or a method run first on a
     ``WARM_START_SHARE`` stage of ``budget`` (else of a budget of ``time_limit``
@@ -138,7 +138,7 @@ def warm_start_solution(problem: Problem, spec: str, *, budget: "Budget | None" 
         if not isinstance(data, dict):
             raise MethodUnavailable(f"warm start {spec}: not a result object")
         try:
-            sol = Solution.from_json(data, problem)
+            sol = SolverResult.from_json(data, problem)
         except (KeyError, TypeError, ValueError) as exc:
             raise MethodUnavailable(f"warm start {spec}: not a result of this cache ({exc})") from None
     else:

@@ -438,7 +438,7 @@ def learn(
     import signal
     import threading
 
-    from twbn.formulations.solution import Solution as Internal
+    from twbn.formulations.solution import SolverResult as Internal
     from twbn.scoring.jkl import read_jkl
     from twbn.solvers.control import RunControl, reporting
     from twbn.solvers.registry import check_request, get_method, run

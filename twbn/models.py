@@ -40,7 +40,7 @@ import time
 from typing import Callable
 
 from twbn.formulations.problem import Problem
-from twbn.formulations.solution import Solution as _Internal
+from twbn.formulations.solution import SolverResult as _Internal
 from twbn.solution import Solution
 from twbn.solvers.bounds import floor_bound
 from twbn.solvers.budget import Budget

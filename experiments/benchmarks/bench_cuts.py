@@ -105,12 +105,12 @@ def improve_cell(args: tuple) -> dict:
     more networks for the best known score, not a bound."""
     name, k, start_result, budget, share, seed = args
     from twbn.formulations.problem import Problem
-    from twbn.formulations.solution import Solution
+    from twbn.formulations.solution import SolverResult
     from twbn.solvers.registry import solve
 
     cache = bic_cache(name)
     problem = Problem(cache, k)
-    start = Solution.from_json(start_result, problem)
+    start = SolverResult.from_json(start_result, problem)
     sol = solve(problem, "cuts", time_limit=budget, seed=seed, warm_start=start, options={"lns_share": share})
     result, ok = _checked(cache, problem, sol, k)
     return {"name": name, "k": k, "start": start.score, "score": sol.score if ok else None, "bound": sol.bound,

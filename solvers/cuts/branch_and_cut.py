@@ -54,7 +54,7 @@ import numpy as np
 from twbn.formulations.cluster_ilp import BuildTimeout, ClusterIlp, FamilyTable, build_cluster_ilp, cycle_clusters, restrict_to_graph, start_values
 from twbn.formulations.graphs import Adjacency
 from twbn.formulations.problem import InfeasibleError, Problem
-from twbn.formulations.solution import Solution, certificate_order, make_solution, start_or_nothing
+from twbn.formulations.solution import SolverResult, certificate_order, make_solution, start_or_nothing
 from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters, local_matroid_rows
 from twbn.solvers.cuts.lns import fixed_fill, fixed_outside, neighbourhood
 from twbn.solvers.cuts.minor_separation import minor_density_rows
@@ -507,7 +507,7 @@ def solve_cuts(
     *,
     time_limit: float | None = None,
     seed: int | None = None,
-    warm_start: Solution | None = None,
+    warm_start: SolverResult | None = None,
     within: Adjacency | None = None,
     fixed_y: dict[tuple[int, int], int] | None = None,
     ancestry: Sequence[tuple[int, int]] = (),
@@ -515,7 +515,7 @@ def solve_cuts(
     control: "RunControl | None" = None,
     extend: Sequence = (),
     _report: bool = True,
-) -> Solution:
+) -> SolverResult:
     """Solve ``problem`` with the cluster-cut ILP: unbounded when ``problem.treewidth`` is
     None, bounded otherwise, or — with ``within``, a chordal graph no wider than the bound —
     over the DAGs whose moral graph lies inside that graph. ``options`` (a CutsOptions;
@@ -546,7 +546,7 @@ def solve_cuts(
         model_problem, peo = (problem, None) if within is None else restrict_to_graph(problem, within)
         model_problem.candidates
     except InfeasibleError as exc:
-        return Solution(None, None, None, "infeasible", wall_time=round(time.monotonic() - t0, 4),
+        return SolverResult(None, None, None, "infeasible", wall_time=round(time.monotonic() - t0, 4),
                         stats={"reason": str(exc)}, **info)
     m = pyscipopt.Model()
     m.hideOutput(not os.environ.get("TWBN_SCIP_LOG"))
@@ -653,7 +653,7 @@ def solve_cuts(
     info.update(wall_time=wall, trajectory=trajectory, stats=stats)
     if m.getNSols() == 0:
         st = "infeasible" if status == "infeasible" else "unknown"
-        return Solution(None, None, bound if st == "unknown" else None, st, **info)
+        return SolverResult(None, None, bound if st == "unknown" else None, st, **info)
     best = m.getBestSol()
     x = np.array([m.getSolVal(best, v) for v in ilp.fam_vars])
     parents = ilp.table.network(x)
@@ -669,7 +669,7 @@ LARGE_N = 40
 
 
 def _run(problem: Problem, options: CutsOptions, budget: Budget, *, seed: int | None, solver: str,
-         start: Solution | None) -> Solution:
+         start: SolverResult | None) -> SolverResult:
     """``solve_cuts`` as a method: above LARGE_N without a start, ``improve`` first."""
     from twbn.solvers.registry import solve
 

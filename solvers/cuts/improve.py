@@ -54,7 +54,7 @@ from typing import Sequence
 from twbn.formulations.graphs import Adjacency, fill_in, moral_graph
 from twbn.solvers.cuts.lns import neighbourhood
 from twbn.formulations.problem import Problem
-from twbn.formulations.solution import Solution, make_solution
+from twbn.formulations.solution import SolverResult, make_solution
 from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.solvers.budget import IMPROVE_START_SHARE, Budget
 from twbn.solvers.control import RunControl
@@ -205,7 +205,7 @@ class _State:
     """The current network, a width-≤ k elimination order of it and its triangulation,
     patched piece by piece."""
 
-    def __init__(self, problem: Problem, start: Solution):
+    def __init__(self, problem: Problem, start: SolverResult):
         self.problem = problem
         self.k = problem.treewidth
         self.parents = [tuple(sorted(p)) for p in start.parents]
@@ -215,7 +215,7 @@ class _State:
         self.family_score = [cand.score_of(v, ps) for v, ps in enumerate(self.parents)]
         self.score = math.fsum(self.family_score)
 
-    def accept(self, free: list[int], boundary: list[int], local: list[int], sub: Solution) -> bool:
+    def accept(self, free: list[int], boundary: list[int], local: list[int], sub: SolverResult) -> bool:
         """Glue the sub-solution in (module docstring); False, changing nothing, if its
         local triangulation with the boundary as a clique is wider than k (it never should
         be: the sub-model holds that clique)."""
@@ -262,13 +262,13 @@ class _State:
 
 def improve(
     problem: Problem,
-    start: Solution,
+    start: SolverResult,
     options: ImproveOptions | None = None,
     *,
     time_limit: float | None,
     seed: int | None = None,
     control: RunControl | None = None,
-) -> Solution:
+) -> SolverResult:
     """Improve ``start`` by re-solving pieces of it exactly (module docstring) until
     ``time_limit`` seconds have passed or ``options.max_pieces`` pieces were tried.
 
@@ -277,7 +277,7 @@ def improve(
     problem : Problem
         Bounded or not. Unbounded, a piece is a neighbourhood in the moral graph, its
         boundary its moral neighbours, and only the ancestry rows bind.
-    start : Solution
+    start : SolverResult
         A certified network of ``problem`` with its elimination order.
     options : ImproveOptions, optional
         ``piece_time_limit`` (seconds one sub-problem may take), ``start_size`` (free
@@ -293,7 +293,7 @@ def improve(
 
     Returns
     -------
-    Solution
+    SolverResult
         Never worse than ``start``. Status ``feasible`` (the registry adds the bound), or
         ``optimal`` when a piece held every variable and was solved to optimality.
         ``stats`` counts pieces, improvements, rejected glue-ups and the last piece size.
@@ -392,7 +392,7 @@ def improve(
 
 
 def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int | None,
-         start: Solution | None) -> Solution:
+         start: SolverResult | None) -> SolverResult:
     """``improve`` as a method: from ``start``, or else from k-MAX's network on
     ``IMPROVE_START_SHARE`` of the budget, as ``--warm-start kmax`` would give."""
     from twbn.solvers.registry import solve

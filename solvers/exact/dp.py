@@ -12,14 +12,14 @@ import math
 import time
 
 from twbn.formulations.problem import InfeasibleError, Problem
-from twbn.formulations.solution import Solution, make_solution
+from twbn.formulations.solution import SolverResult, make_solution
 from twbn.solvers.budget import Budget
 from twbn.solvers.method import Method
 
 __all__ = ["solve_dp", "METHOD"]
 
 
-def solve_dp(problem: Problem, *, time_limit: float | None = None) -> Solution:
+def solve_dp(problem: Problem, *, time_limit: float | None = None) -> SolverResult:
     """The optimum of ``problem``, proved; status ``unknown`` if the bounded DP passes
     ``time_limit`` seconds, ``infeasible`` when no network satisfies the constraints.
 
@@ -39,18 +39,21 @@ def solve_dp(problem: Problem, *, time_limit: float | None = None) -> Solution:
     try:
         cand = problem.candidates
     except InfeasibleError as exc:
-        return Solution(None, None, None, "infeasible", wall_time=round(time.monotonic() - t0, 4),
+        return SolverResult(None, None, None, "infeasible", wall_time=round(time.monotonic() - t0, 4),
                         stats={"reason": str(exc)}, **info)
     try:
         if problem.treewidth is None or problem.treewidth >= problem.n - 1:
             # every network on n variables has treewidth <= n - 1: the bound is void
             parents, value = unbounded_optimum(cand)
             order, stats = None, {"algorithm": "Silander-Myllymaki DP (unbounded)"}
-        elif problem.treewidth <= 1 and not problem.required and all(() in ps for ps in cand.parent_sets):
+        elif problem.treewidth <= 1:
             # treewidth <= 1 means at most one parent each and a forest: a maximum branching
-            # (Edmonds), exact in polynomial time; the KP DP would take minutes from n = 17 on
+            # (Edmonds), exact in polynomial time, required arcs included; the KP DP took
+            # 27 s at n = 17 with one required arc, and minutes from there on
             from twbn.solvers.exact.branching import optimal_forest
 
+            if problem.treewidth == 0 and not all(() in ps for ps in cand.parent_sets):
+                raise ValueError("no network of treewidth 0 (no arcs) has the required arcs")
             parents = [()] * problem.n if problem.treewidth == 0 else optimal_forest(problem)
             value = math.fsum(cand.score_of(v, ps) for v, ps in enumerate(parents))
             order, stats = None, {"algorithm": "maximum branching (Edmonds), exact for k <= 1"}
@@ -58,10 +61,10 @@ def solve_dp(problem: Problem, *, time_limit: float | None = None) -> Solution:
             parents, value, order, stats = bounded_treewidth_optimum(cand, problem.treewidth, time_limit=time_limit)
     except DPTimeout as exc:
         wall = round(time.monotonic() - t0, 4)
-        return Solution(None, None, None, "unknown", wall_time=wall, trajectory=[], stats={"reason": str(exc)}, **info)
+        return SolverResult(None, None, None, "unknown", wall_time=wall, trajectory=[], stats={"reason": str(exc)}, **info)
     except ValueError as exc:
         if "no network" in str(exc) or "no acyclic" in str(exc) or "no cached parent set" in str(exc):
-            return Solution(None, None, None, "infeasible", wall_time=round(time.monotonic() - t0, 4),
+            return SolverResult(None, None, None, "infeasible", wall_time=round(time.monotonic() - t0, 4),
                             stats={"reason": str(exc)}, **info)
         raise
     wall = round(time.monotonic() - t0, 4)
@@ -71,7 +74,7 @@ def solve_dp(problem: Problem, *, time_limit: float | None = None) -> Solution:
     return sol
 
 
-def _run(problem: Problem, options: None, budget: Budget) -> Solution:
+def _run(problem: Problem, options: None, budget: Budget) -> SolverResult:
     return solve_dp(problem, time_limit=budget.limit())
 
 

@@ -12,7 +12,7 @@ import time
 from typing import Callable
 
 from twbn.formulations.problem import Problem
-from twbn.formulations.solution import Solution, make_solution
+from twbn.formulations.solution import SolverResult, make_solution
 from twbn.solvers.control import cooperating
 
 #: Budget (seconds) of the anytime heuristics when neither a time limit nor an iteration
@@ -20,7 +20,7 @@ from twbn.solvers.control import cooperating
 DEFAULT_TIME_LIMIT = 10.0
 
 
-def whole_clique_solution(problem: Problem, t0: float, **info) -> Solution:
+def whole_clique_solution(problem: Problem, t0: float, **info) -> SolverResult:
     """With n ≤ k+1 every DAG fits in one (k+1)-clique: the unbounded optimum is the
     answer, reported as one candidate."""
     from twbn.solvers.exact.unbounded import unbounded_optimum
@@ -42,10 +42,10 @@ Built = "tuple[list, float, list[int]] | None"
 
 def search(problem: Problem, method: str, build: "Callable[[random.Random, float | None], Built]", *, t0: float,
            time_limit: float | None, seed: int | None, max_iterations: int | None, control,
-           stats: Callable[[], dict] = dict) -> Solution:
+           stats: Callable[[], dict] = dict) -> SolverResult:
     """Call ``build(rng, deadline)`` until ``time_limit`` (default ``DEFAULT_TIME_LIMIT``
     when no ``max_iterations`` is given either), ``max_iterations`` calls or a stop
-    request, and return the best network as a Solution whose certificate is the reverse
+    request, and return the best network as a SolverResult whose certificate is the reverse
     of its insertion order (a perfect elimination order of the k-tree). ``t0``: when the
     method started (its set-up counts in the limit); ``stats()``: the method's own
     statistics, added at the end. With n ≤ k + 1 the unbounded optimum is the answer."""
@@ -99,13 +99,13 @@ class Anytime:
         self.tries += 1
         return True
 
-    def solution(self, problem: Problem, extra_stats: dict, **info) -> Solution:
+    def solution(self, problem: Problem, extra_stats: dict, **info) -> SolverResult:
         stats = {"iterations": len(self.scores), **({"interrupted": True} if self.control is not None and
                                                      self.control.stop_requested() else {}), "median_score": statistics.median(self.scores) if self.scores else None,
                  "max_score": max(self.scores) if self.scores else None, **extra_stats}
         wall = round(time.monotonic() - self.t0, 4)
         if self.best is None:
-            return Solution(None, None, None, "unknown", wall_time=wall, trajectory=self.trajectory, stats=stats, **info)
+            return SolverResult(None, None, None, "unknown", wall_time=wall, trajectory=self.trajectory, stats=stats, **info)
         _, parents, hint = self.best
         return make_solution(problem, parents, bound=None, status="feasible", order_hint=hint, wall_time=wall,
                              trajectory=self.trajectory, stats=stats, **info)

@@ -28,7 +28,7 @@ import heapq
 import time
 
 from twbn.formulations.problem import Problem
-from twbn.formulations.solution import Solution
+from twbn.formulations.solution import SolverResult
 from twbn.solvers.control import RunControl
 from twbn.solvers.budget import Budget
 from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, require_bound, search
@@ -123,7 +123,7 @@ def solve_kastar(
     time_limit: float | None = None,
     seed: int | None = None,
     control: "RunControl | None" = None,
-) -> Solution:
+) -> SolverResult:
     """Anytime k-A* until ``time_limit`` (default 10 s) or ``options.max_iterations``
     orders, each A* search expanding at most ``options.max_expansions`` nodes;
     reproducible from ``seed`` as k-G."""
@@ -148,7 +148,7 @@ def solve_kastar(
                   control=control, stats=lambda: {"truncated_orders": truncated, "max_expansions": max_expansions})
 
 
-def _run(problem: Problem, options: KastarOptions, budget: Budget, *, seed: int | None) -> Solution:
+def _run(problem: Problem, options: KastarOptions, budget: Budget, *, seed: int | None) -> SolverResult:
     return solve_kastar(problem, options, time_limit=budget.limit(), seed=seed, control=budget.control)
 
 

@@ -32,7 +32,7 @@ import numpy as np
 from numba import njit
 
 from twbn.formulations.problem import Problem
-from twbn.formulations.solution import Solution
+from twbn.formulations.solution import SolverResult
 from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.solvers.control import RunControl
 from twbn.solvers.budget import Budget
@@ -292,7 +292,7 @@ def _greedy_from(ordered, first, k, start, count, mstart, members, scores, place
 def solve_kg(
     problem: Problem, options: KgOptions | None = None, *, time_limit: float | None = None, seed: int | None = None,
     control: "RunControl | None" = None,
-) -> Solution:
+) -> SolverResult:
     """Anytime k-G until ``time_limit`` (default 10 s) or ``options.max_iterations``
     orders; the sequence of orders is reproducible from ``seed`` (so with
     ``max_iterations`` and no time limit, so is the result)."""
@@ -310,7 +310,7 @@ def solve_kg(
                   control=control, stats=lambda: {"distinct_first_cliques": len(kg.first_memo)})
 
 
-def _run(problem: Problem, options: KgOptions, budget: Budget, *, seed: int | None) -> Solution:
+def _run(problem: Problem, options: KgOptions, budget: Budget, *, seed: int | None) -> SolverResult:
     return solve_kg(problem, options, time_limit=budget.limit(), seed=seed, control=budget.control)
 
 

@@ -31,7 +31,7 @@ import time
 from collections import defaultdict
 
 from twbn.formulations.problem import Problem
-from twbn.formulations.solution import Solution
+from twbn.formulations.solution import SolverResult
 from twbn.scoring.cache import ParentSet
 from twbn.solvers.control import RunControl
 from twbn.solvers.budget import Budget
@@ -121,7 +121,7 @@ class _KMax(_KG):
 def solve_kmax(
     problem: Problem, options: KmaxOptions | None = None, *, time_limit: float | None = None,
     seed: int | None = None, control: "RunControl | None" = None,
-) -> Solution:
+) -> SolverResult:
     """Anytime k-MAX until ``time_limit`` (default 10 s) or ``options.max_iterations``
     networks; reproducible from ``seed`` (with ``max_iterations`` and no time limit, so is
     the result).
@@ -140,7 +140,7 @@ def solve_kmax(
                   stats=lambda: {"distinct_first_cliques": len(kmax.first_memo)})
 
 
-def _run(problem: Problem, options: KmaxOptions, budget: Budget, *, seed: int | None) -> Solution:
+def _run(problem: Problem, options: KmaxOptions, budget: Budget, *, seed: int | None) -> SolverResult:
     return solve_kmax(problem, options, time_limit=budget.limit(), seed=seed, control=budget.control)
 
 

@@ -36,7 +36,7 @@ import numpy as np
 from twbn.formulations.graphs import Adjacency, fits_in_graph
 from twbn.formulations.ktree_codes import random_k_tree
 from twbn.formulations.problem import Problem
-from twbn.formulations.solution import Solution, make_solution
+from twbn.formulations.solution import SolverResult, make_solution
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime, require_bound
@@ -247,7 +247,7 @@ def solve_s2(
     seed: int | None = None,
     control: "RunControl | None" = None,
     phase2: str = "auto",
-) -> Solution:
+) -> SolverResult:
     """Anytime S2 (or S2+ with ``plus``) until ``time_limit`` (default 10 s) or
     ``options.max_iterations`` k-trees through phase 2 (by ``phase2``: auto, dp or
     cuts); reproducible from ``seed``."""
@@ -269,7 +269,7 @@ def solve_s2(
         full = {v: set(range(n)) - {v} for v in range(n)}
         got = _phase2(problem, full, phase2)
         if got is None:
-            return Solution(None, None, None, "infeasible", wall_time=round(time.monotonic() - t0, 4), stats={}, **info)
+            return SolverResult(None, None, None, "infeasible", wall_time=round(time.monotonic() - t0, 4), stats={}, **info)
         return make_solution(problem, got[0], bound=None, status="feasible", order_hint=got[2],
                              wall_time=round(time.monotonic() - t0, 4),
                              stats={"iterations": 1, "median_score": got[1], "max_score": got[1]}, **info)
@@ -312,7 +312,7 @@ def solve_s2(
 
 
 def _runner(plus: bool):
-    def run(problem: Problem, options: S2Options, budget: Budget, *, seed: int | None, solver: str) -> Solution:
+    def run(problem: Problem, options: S2Options, budget: Budget, *, seed: int | None, solver: str) -> SolverResult:
         return solve_s2(problem, options, plus=plus, time_limit=budget.limit(), seed=seed, control=budget.control,
                         phase2=solver)
 

@@ -19,7 +19,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 import multiprocessing
 
 from twbn.formulations.problem import InfeasibleError, Problem
-from twbn.formulations.solution import Solution, certificate_order, make_solution, start_or_nothing
+from twbn.formulations.solution import SolverResult, certificate_order, make_solution, start_or_nothing
 from twbn.solvers.budget import Budget
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import CpOptions
@@ -162,10 +162,10 @@ def solve_cp(
     *,
     time_limit: float | None = None,
     seed: int | None = None,
-    warm_start: Solution | None = None,
+    warm_start: SolverResult | None = None,
     control=None,
     extend=(),
-) -> Solution:
+) -> SolverResult:
     """CP-SAT on the k-tree model in a spawned child, within ``time_limit`` (the spawn and
     the build included); ``warm_start`` becomes a hint, and the answer when the child
     overruns. ``options`` (a CpOptions; the defaults when None): search ``workers``, the
@@ -186,7 +186,7 @@ def solve_cp(
     try:
         cand = problem.candidates
     except InfeasibleError as exc:
-        return Solution(None, None, None, "infeasible", stats={"reason": str(exc)}, **info)
+        return SolverResult(None, None, None, "infeasible", stats={"reason": str(exc)}, **info)
     hint, start_score = None, None
     if warm_start is not None and warm_start.parents is not None:
         order = warm_start.elimination_order
@@ -213,7 +213,7 @@ def solve_cp(
         stats["warm_start_score"] = start_score
     if out["choice"] is None:
         status = "infeasible" if out["status"] == "infeasible" else "unknown"
-        return Solution(None, None, None, status, wall_time=wall, trajectory=out["trajectory"], stats=stats, **info)
+        return SolverResult(None, None, None, status, wall_time=wall, trajectory=out["trajectory"], stats=stats, **info)
     parents = [None] * problem.n
     for i, t in out["choice"]:
         parents[i] = cand.parent_sets[i][t]
@@ -234,7 +234,7 @@ def hint_check(problem: Problem, parents, order) -> tuple[str, float | None]:
 
 
 def _run(problem: Problem, options: CpOptions, budget: Budget, *, seed: int | None, solver: str,
-         start: Solution | None) -> Solution:
+         start: SolverResult | None) -> SolverResult:
     return solve_cp(problem, options, time_limit=budget.limit(), seed=seed, warm_start=start, control=budget.control)
 
 

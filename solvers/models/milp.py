@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 from twbn.formulations.cluster_ilp import BuildTimeout
 from twbn.formulations.elimination_milp import MilpOptions, build_elimination_milp, start_values
 from twbn.formulations.problem import InfeasibleError, Problem
-from twbn.formulations.solution import Solution, certificate_order, make_solution, start_or_nothing
+from twbn.formulations.solution import SolverResult, certificate_order, make_solution, start_or_nothing
 from twbn.solvers.budget import MILP_BUILD_SHARE, Budget
 from twbn.solvers.method import Method
 from twbn.solvers.models.backends import solve_lp_file
@@ -38,11 +38,11 @@ def solve_milp(
     solver: str | None = "highs",
     time_limit: float | None = None,
     seed: int | None = None,
-    warm_start: Solution | None = None,
+    warm_start: SolverResult | None = None,
     options: MilpOptions | None = None,
     control=None,
     extend: Sequence[Callable] = (),
-) -> Solution:
+) -> SolverResult:
     """The elimination-order MILP of Nie et al. (2014) (formulations/elimination_milp.py)
     built in pyomo within ``MILP_BUILD_SHARE`` of ``time_limit``, written as an LP file and
     solved by ``solver`` (highs, scip or cbc) in the rest; ``warm_start`` becomes the
@@ -55,7 +55,7 @@ def solve_milp(
     try:
         milp = build_elimination_milp(problem, options, deadline=deadline)
     except InfeasibleError as exc:
-        return Solution(None, None, None, "infeasible", method="milp", solver=solver, seed=seed,
+        return SolverResult(None, None, None, "infeasible", method="milp", solver=solver, seed=seed,
                         time_limit=time_limit, stats={"reason": str(exc)})
     except BuildTimeout as exc:
         # the start, if any, is the answer: nothing was solved
@@ -95,7 +95,7 @@ def solve_milp(
                 trajectory=trajectory, stats=stats)
     if out.values is None:
         status = out.status if out.status in ("infeasible", "unknown") else "unknown"
-        return Solution(None, None, out.bound if status == "unknown" else None, status, **info)
+        return SolverResult(None, None, out.bound if status == "unknown" else None, status, **info)
     lp_name = names
     cand = problem.candidates
     parents = [None] * problem.n
@@ -117,7 +117,7 @@ def solve_milp(
 
 
 def _run(problem: Problem, options: MilpOptions, budget: Budget, *, seed: int | None, solver: str,
-         start: Solution | None) -> Solution:
+         start: SolverResult | None) -> SolverResult:
     return solve_milp(problem, solver=solver, time_limit=budget.limit(), seed=seed, warm_start=start,
                       options=options, control=budget.control)
 
