@@ -346,9 +346,10 @@ def learn(
         ``auto`` (a rule by size, see below) or any registered method, plugins included
         (``twbn methods`` lists them).
     time_limit : float, optional
-        Seconds for the method (scoring not included). Without one, exact methods run
-        to the end, the heuristics stop after 10 s, and ``auto`` gives anytime methods
-        60 s.
+        Seconds for the method. Scoring data first is not counted in it but is sized to it
+        (exhaustive where expected to fit it, an exploration of about as long otherwise);
+        with ``started``, both share it. Without one, exact methods run to the end, the
+        heuristics stop after 10 s, and ``auto`` gives anytime methods 60 s.
     seed : int, optional
         Seed of the randomised methods; the same seed gives the same network.
     solver : str, optional
