@@ -6,7 +6,7 @@ Every method is a :class:`~twbn.solvers.method.Method` declared beside its code:
 from ``register_method`` and the entry-point group ``twbn.methods`` (solvers/plugins.py).
 Nothing here knows any method by name. ``solve`` validates a request once, makes the
 call's :class:`~twbn.solvers.budget.Budget`, runs the method with what it declares, keeps
-``BOUND_SHARE`` of the budget for the cluster LP's bound where the method asks for it, and
+``bound_share(n)`` of the budget for the cluster LP's bound where the method asks for it, and
 never reports a bound worse than the trivial one (solvers/bounds.py). ``run`` adds the
 warm starts ``--warm-start`` names (solvers/warm_start.py).
 """
@@ -26,7 +26,7 @@ from twbn.solvers.budget import Budget
 from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.method import Method, NoOptions, call_method
 from twbn.solvers.method_options import OptionError, parse_options
-from twbn.solvers.relaxation import BOUND_SHARE
+from twbn.solvers.budget import bound_share
 from twbn.solvers.warm_start import (
     MethodUnavailable,
     certified_start,
@@ -176,7 +176,7 @@ def solve(
     limit = budget.seconds
     if control is not None:
         control.begin(method)
-    share = BOUND_SHARE if _lp_bound and spec.needs_lp_bound(problem.n) else 0.0
+    share = bound_share(problem.n) if _lp_bound and spec.needs_lp_bound(problem.n) else 0.0
     # an anytime method keeps its network on a signal however deep it is (between the
     # pieces of improve, in its k-MAX start, in the LP bound after it): a signal only sets
     # the stop flag, which its loops and engines' hooks read

@@ -74,3 +74,15 @@ def test_a_result_says_where_its_gap_comes_from():
     assert g["first_incumbent"] == sol.stats["warm_start"]["score"]
     assert g["incumbent_moved"] == pytest.approx(sol.score - g["first_incumbent"], abs=1e-6)
     assert g["incumbent_moved"] >= -1e-9  # cuts starts from the start: never below it
+
+
+def test_large_problems_keep_more_for_the_lp_bound():
+    """Issue 33.1: from LARGE_BOUND_N variables an anytime method keeps LARGE_BOUND_SHARE
+    of its budget for the cluster LP's bound (measured: a smaller gap at n = 69-1,041)."""
+    from twbn.solvers.budget import LARGE_BOUND_N, LARGE_BOUND_SHARE
+
+    problem = Problem(random_cache(LARGE_BOUND_N, 3, max_size=1, density=0.05), 2)
+    sol = solve(problem, "kg", time_limit=2.0, seed=0)
+    stages = {s["stage"]: s for s in sol.stats["budget"]["stages"]}
+    assert stages["kg"]["share"] == pytest.approx(1 - LARGE_BOUND_SHARE)
+    assert stages["cluster LP bound"]["allotted"] == pytest.approx(LARGE_BOUND_SHARE * 2.0, abs=0.1)
