@@ -161,15 +161,3 @@ def draw_line(stream) -> Callable[[dict], None]:
         stream.write("\r\033[K" + progress_line(snap))
         stream.flush()
     return draw
-
-
-@contextlib.contextmanager
-def live_line(control: RunControl, stream, *, every: float = 0.5) -> Iterator[None]:
-    """Redraw ``progress_line`` on ``stream`` (a terminal) from a thread until the block
-    ends, then clear the line."""
-    try:
-        with reporting(control, draw_line(stream), every=every):
-            yield
-    finally:
-        stream.write("\r\033[K")
-        stream.flush()

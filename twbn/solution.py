@@ -179,13 +179,11 @@ class Solution:
         pos = {n: i for i, n in enumerate(self.variables)}
         return [tuple(sorted(pos[p] for p in self._record["parents"][v])) for v in self.variables]
 
-    _require_network = parent_indices
-
     def to_networkx(self):
         """The network as a ``networkx.DiGraph`` over every variable (arcs parent → child)."""
         import networkx as nx
 
-        self._require_network()
+        self.parent_indices()
         g = nx.DiGraph()
         g.add_nodes_from(self.variables)
         g.add_edges_from(self.arcs)
@@ -216,7 +214,7 @@ class Solution:
 
         if not ess > 0:
             raise ValueError(f"ess must be positive, got {ess}")
-        parents = self._require_network()
+        parents = self.parent_indices()
         return learned_model(as_dataset(data), list(self.variables), parents, ess=ess,
                              values=state_values(data))
 
@@ -232,7 +230,7 @@ class Solution:
         from twbn.scoring.data import as_dataset
         from twbn.scoring.likelihood import held_out_log_likelihood
 
-        parents = self._require_network()
+        parents = self.parent_indices()
         total, rows = held_out_log_likelihood(as_dataset(train), as_dataset(test), list(self.variables), parents,
                                               ess=ess)
         return total / rows
