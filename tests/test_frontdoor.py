@@ -28,7 +28,9 @@ DOCTEST_MODULES = ["twbn", "twbn.learning", "twbn.solution", "twbn.solvers.auto"
                    "twbn.scoring.jkl"]
 
 
-@pytest.mark.parametrize("name", DOCTEST_MODULES)
+# twbn.models builds and solves each model (30 s): behind the slow marker
+@pytest.mark.parametrize("name", [pytest.param(m, marks=pytest.mark.slow) if m == "twbn.models" else m
+                                  for m in DOCTEST_MODULES])
 def test_docstring_examples_run(name):
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0

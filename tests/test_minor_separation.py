@@ -131,6 +131,7 @@ def test_bounded_cuts_with_minor_rows_equals_dp(seed):
         assert verify_result(cache, sol.to_json(problem), 2) == []
 
 
+@pytest.mark.slow  # 10-13 s
 def test_minor_rows_strengthen_the_root_on_a_dense_cache():
     """A cache whose unbounded optimum is dense: the rows must fire, and the root bound with
     them must be at least as strong (≤) as without, and at or above the optimum."""
