@@ -360,10 +360,14 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
         if done and not resume:
             raise ExperimentError(f"{store_path} already holds {len(done)} cells; use --resume to continue it "
                                   "or choose another --store")
+        work = work_folder(store_path)
+        # on a stop, once the cluster has closed (its callback runs after the client's exit,
+        # registered before it): the folders of cells its workers took down with them
+        stack.callback(lambda: stop.is_set() and [shutil.rmtree(d, ignore_errors=True)
+                                                  for d in work.glob("twbn-cell-*")])
         # reach the cluster before scoring anything or starting a run
         client = stack.enter_context(_dask_client(scheduler, jobs)) if executor == "dask" else None
         cells = [c for c in expand(config) if c.key not in done]
-        work = work_folder(store_path)
         work.mkdir(exist_ok=True)
         # cell folders left by a run that was killed (we hold the store's lock: none is live)
         for stale in work.glob("twbn-cell-*"):

@@ -329,6 +329,7 @@ def learn(
     on_result: "Callable[[Solution], None] | None" = None,
     progress: "Callable[[dict], None] | None" = None,
     started: float | None = None,
+    catch_signals: bool = True,
 ) -> "Solution | list[Solution]":
     """Learn a Bayesian network whose moral graph has treewidth ≤ ``treewidth``.
 
@@ -390,6 +391,10 @@ def learn(
         method starts). ``twbn learn`` gives its process's start, so that its limit covers
         the whole command: start-up, reading or scoring, solving. In a sweep, the first
         bound's.
+    catch_signals : bool, default True
+        In the main thread, route SIGINT and SIGTERM to the method while it runs, so that
+        an anytime method returns its best network (see Notes); False leaves the
+        process's handlers alone (a worker process that its parent stops by SIGTERM).
 
     Returns
     -------
@@ -488,7 +493,7 @@ def learn(
         if on_result is not None:
             on_result(out[-1])
 
-    main = threading.current_thread() is threading.main_thread()
+    main = catch_signals and threading.current_thread() is threading.main_thread()
     try:
         with control.catching() if main else contextlib.nullcontext(), \
                 reporting(control, progress) if progress is not None else contextlib.nullcontext():
