@@ -200,6 +200,7 @@ def test_learn_exit_code_when_no_network(tmp_path, capsys):
     assert json.loads(out.read_text())["status"] == "infeasible"
 
 
+@pytest.mark.slow  # 15-18 s: re-solves by DP
 def test_check_says_what_it_certifies_and_exact_catches_a_false_claim(tmp_path, capsys):
     cache = build_cache(read_csv(BUNDLED / "housing.csv.gz"), score="bic", max_parents=2, progress=False)[0]
     jkl, res, fake = tmp_path / "h.jkl", tmp_path / "k.json", tmp_path / "fake.json"

@@ -277,6 +277,7 @@ def test_kmax2018_config_reads_debd_from_twbn_data(monkeypatch, tmp_path):
     assert len(grid) == 3 * (3 * 3 + 1) and {c.key.split("|", 1)[0] for c in grid} >= {"pigs"}
 
 
+@pytest.mark.slow  # 15-20 s: four rescorings of a grid
 def test_a_cache_of_other_settings_is_never_reused(tmp_path):
     """Issue 31.1: a grid with max_parents 1 and 2 folds, the store deleted, the config
     changed to max_parents 2 and 3 folds: every fold is scored again, with its own split,
