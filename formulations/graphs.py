@@ -32,6 +32,28 @@ def moral_graph(parents: Sequence[Iterable[int]]) -> Adjacency:
     return adj
 
 
+def is_acyclic(parents: Sequence[Iterable[int]]) -> bool:
+    """Whether the directed graph with these parent sets has no directed cycle (Kahn's
+    algorithm). O(n + arcs)."""
+    n = len(parents)
+    children: list[list[int]] = [[] for _ in range(n)]
+    indegree = [0] * n
+    for v, ps in enumerate(parents):
+        for p in ps:
+            children[p].append(v)
+            indegree[v] += 1
+    ready = [v for v in range(n) if indegree[v] == 0]
+    seen = 0
+    while ready:
+        v = ready.pop()
+        seen += 1
+        for c in children[v]:
+            indegree[c] -= 1
+            if indegree[c] == 0:
+                ready.append(c)
+    return seen == n
+
+
 def fits_in_graph(adj: Adjacency, v: int, parents: Iterable[int]) -> bool:
     """Whether the family {v} ∪ parents is a clique of the graph, i.e. whether its moral
     edges all lie in it."""

@@ -254,10 +254,11 @@ class _Parallel:
 
 def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, start: SolverResult | None,
          jobs: int) -> SolverResult:
-    """Choose, say why, delegate: the chosen method gets what is left of the budget; with
-    ``jobs`` >= 2, its start method also runs alone in a second process, and the better
-    network is the result (with the chosen method's bound)."""
-    from twbn.solvers.registry import solve
+    """Choose, say why, delegate: the chosen method gets what is left of the budget. With
+    ``jobs`` >= 2, a method that runs in several processes itself (``improve``: pieces
+    solved at once) gets the jobs; otherwise its start method also runs alone in a second
+    process, and the better network is the result (with the chosen method's bound)."""
+    from twbn.solvers.registry import get_method, solve
     from twbn.solvers.warm_start import MethodUnavailable, infeasibility, warm_start_solution
 
     choice = choose_method(problem, budget.limit())
@@ -288,7 +289,10 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
             return sol
     feasible = infeasibility(problem) is None
     parallel = None
-    if jobs >= 2 and choice.warm_start is not None and budget.seconds is not None \
+    # a method that runs in several processes itself (improve's pieces) gets the jobs;
+    # otherwise the start method runs alone beside it
+    method_jobs = jobs if get_method(method).parallel else 1
+    if jobs >= 2 and method_jobs == 1 and choice.warm_start is not None and budget.seconds is not None \
             and budget.left() > 2 * PARALLEL_MARGIN and feasible:
         parallel = _Parallel(problem, choice.warm_start, budget, seed)
         LOG.info(f"auto: {choice.warm_start} also runs alone in a second process; the better network is kept")
@@ -312,7 +316,7 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
             start.method, start.seed = method, seed
             sol = start
         else:
-            sol = solve(problem, method, seed=seed, warm_start=start, budget=budget)
+            sol = solve(problem, method, seed=seed, warm_start=start, budget=budget, jobs=method_jobs)
         if warm is not None:
             sol.stats["warm_start"] = warm
         sol.stats["auto"] = choice.reason

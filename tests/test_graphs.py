@@ -2,6 +2,8 @@ import itertools
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from twbn.formulations.graphs import (
     elimination_width, exact_treewidth, fill_in, is_k_tree, is_tree_decomposition, k_cliques,
@@ -72,3 +74,16 @@ def test_tree_decomposition_from_order():
     assert max(len(b) for b in bags) - 1 == elimination_width(adj, order)
     disconnected = {0: {1}, 1: {0}, 2: set()}
     assert is_tree_decomposition(disconnected, *tree_decomposition(disconnected, [0, 1, 2]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 8), arcs=st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7)), max_size=14))
+def test_is_acyclic_agrees_with_networkx(n, arcs):
+    from twbn.formulations.graphs import is_acyclic
+
+    arcs = [(a, b) for a, b in arcs if a < n and b < n]
+    parents = [tuple(sorted({a for a, b in arcs if b == v})) for v in range(n)]
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from(arcs)
+    assert is_acyclic(parents) == nx.is_directed_acyclic_graph(g)

@@ -14,7 +14,7 @@ from twbn.formulations.solution import make_solution
 from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.cuts.branch_and_cut import solve_cuts
-from twbn.solvers.cuts.improve import SUB_OPTIONS, _State, choose_piece, improve, piece_problem, random_peo
+from twbn.solvers.cuts.improve import SUB_OPTIONS, _State, _clash, choose_piece, improve, piece_problem, random_peo
 from twbn.solvers.registry import run, solve
 from tests.conftest import BUNDLED
 from tests.helpers import random_cache
@@ -191,3 +191,44 @@ def test_cuts_above_forty_variables_starts_from_improve_and_ends_with_the_lp_bou
     assert "warm_start" not in off.stats
     small = solve(Problem(random_cache(12, 3)), "cuts", time_limit=3.0, seed=1)
     assert "warm_start" not in small.stats and "lp_bound" not in small.stats
+
+
+def test_pieces_clash_when_one_frees_what_the_other_touches():
+    # L = F ∪ B; two pieces clash iff one's F meets the other's L
+    assert _clash([1, 2], [3], [4], [5]) is False
+    assert _clash([1, 2], [3], [4], [3, 5]) is False  # sharing only boundary vertices is fine
+    assert _clash([1, 2], [3], [2], [5])  # the same free variable
+    assert _clash([1, 2], [3], [3], [4])  # the other frees this one's boundary
+    assert _clash([4], [1], [1, 2], [3])  # this one frees the other's boundary
+
+
+def test_a_stale_piece_that_would_close_a_cycle_is_refused():
+    # a -> b; a piece freeing a, solved as if b were no descendant, gives a the parent b:
+    # glued in after the fact it would close a -> b -> a, so the check refuses it
+    problem = Problem(ScoreCache.from_mapping("ab", [{(): -5.0, (1,): -1.0}, {(): -5.0, (0,): -2.0}]))
+    state = _State(problem, make_solution(problem, [(), (0,)], bound=None, status="feasible", method="start"))
+    sub_problem = Problem(ScoreCache.from_mapping("ab", [{(1,): -1.0}, {(): 0.0}]))
+    sub = make_solution(sub_problem, [(1,), ()], bound=None, status="feasible", method="sub")
+    assert state.accept([0], [1], [0, 1], sub, check_acyclic=True) is False
+    assert state.parents == [(), (0,)] and state.glued == []
+    assert state.score == pytest.approx(-7.0)
+
+
+# spawned workers take 1.5-2 s to start, then pieces of a 20-variable network
+@pytest.mark.parametrize("k,seed", [(2, 0), pytest.param(3, 1, marks=pytest.mark.slow)])
+def test_pieces_in_two_processes_are_never_worse_and_valid(k, seed):
+    cache = random_cache(20, seed, max_size=3, density=0.3)
+    problem = Problem(cache, k)
+    start = make_solution(problem, [()] * 20, bound=None, status="feasible", method="start")
+    sol = improve(problem, start, ImproveOptions(max_pieces=8, start_size=5), time_limit=60.0, seed=seed, jobs=2)
+    assert sol.stats["jobs"] == 2 and sol.stats["pieces"] == 8 and "workers_failed" not in sol.stats
+    assert sol.score >= start.score - 1e-9 and sol.stats["improvements"] >= 1
+    assert sol.stats["rejected"] == 0 and verify_result(cache, sol.to_json(problem), k) == []
+    assert sol.score == pytest.approx(sum(cache.score_of(v, ps) for v, ps in enumerate(sol.parents)))
+    # the unbounded problem's pieces too
+    free = Problem(cache)
+    empty = make_solution(free, [()] * 20, bound=None, status="feasible", method="start")
+    loose = improve(free, empty, ImproveOptions(max_pieces=6, start_size=4), time_limit=60.0, seed=seed, jobs=2)
+    assert loose.score > empty.score and verify_result(cache, loose.to_json(free), None) == []
+    with pytest.raises(ValueError, match="jobs must be an integer >= 1"):
+        improve(problem, start, time_limit=1.0, jobs=0)

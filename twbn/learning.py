@@ -368,10 +368,13 @@ def learn(
         The method's options by name (``twbn methods --options`` lists them), as
         ``--option NAME=VALUE``; ``auto`` takes none.
     jobs : int, default 1
-        Processes the method may use: ``auto`` runs its start method (k-G or k-MAX) alone
-        in a second process beside the method it chose and keeps the better network, so it
-        is never worse than that method alone at the same budget. The default is 1, one
-        core, as the field's benchmarks measure and as reproducible runs want.
+        Processes the method may use. ``improve`` (what ``auto`` runs above n = 40) solves
+        that many pieces at once; ``auto`` with a method that runs in one process (``cuts``
+        from k-G or k-MAX) runs its start method alone in a second process and keeps the
+        better network, so it is never worse than that method alone at the same budget.
+        The default is 1, one core: what the field's benchmarks measure, and the only
+        setting where the same seed gives the same network (pieces solved at once return
+        in an order that depends on timing).
     best_so_far : Solution, optional
         A network found under a smaller bound (a sweep run one bound at a time, as
         ``twbn experiment`` does): the method starts from it where it takes a start, and

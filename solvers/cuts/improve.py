@@ -42,16 +42,26 @@ ancestry pairs alone keep the network acyclic. This is the primal heuristic that
 
 Piece size adapts to what solves: a sub-problem solved to optimality in under a quarter
 of its time limit grows the next piece by one variable, one cut short shrinks it by two.
+
+In parallel (``jobs`` ≥ 2), worker processes solve pieces while this process cuts the
+next ones and glues in each as it returns. A piece P = (F, B) cut before pieces P' =
+(F', B') were glued in is still glued in if no F' meets L = F ∪ B and F meets no L'
+(otherwise it is counted ``stale`` and dropped). Then F's families, B's families and every
+edge of H at F are as they were when P was cut (glueing P' changes only F's families and
+the edges at F'), so B is still a clique separating F and the union argument above holds.
+Only the ancestry pairs may be out of date (P' may have made a new path between two
+vertices of B), so such a piece is glued in only if the network stays acyclic (checked).
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 import time
 from typing import Sequence
 
-from twbn.formulations.graphs import Adjacency, fill_in, moral_graph
+from twbn.formulations.graphs import Adjacency, fill_in, is_acyclic, moral_graph
 from twbn.solvers.cuts.lns import neighbourhood
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
@@ -72,6 +82,8 @@ SUB_OPTIONS = CutsOptions(exact="root", cluster_k=1, matroid=False, minor=True, 
 #: Without a bound (or k >= n - 1) the start is k-MAX's network under this bound: it is a
 #: network of the problem too, and k-MAX's first clique of k + 1 is solved exactly.
 UNBOUNDED_START_K = 8
+
+LOG = logging.getLogger("twbn")
 
 
 def random_peo(adj: Adjacency, rng: random.Random, first: Sequence[int] = ()) -> list[int]:
@@ -214,17 +226,24 @@ class _State:
         cand = problem.candidates
         self.family_score = [cand.score_of(v, ps) for v, ps in enumerate(self.parents)]
         self.score = math.fsum(self.family_score)
+        self.glued: list[tuple[list[int], list[int]]] = []  # (F, B) of each piece glued in, in turn
 
-    def accept(self, free: list[int], boundary: list[int], local: list[int], sub: SolverResult) -> bool:
+    def accept(self, free: list[int], boundary: list[int], local: list[int], sub: SolverResult,
+               check_acyclic: bool = False) -> bool:
         """Glue the sub-solution in (module docstring); False, changing nothing, if its
         local triangulation with the boundary as a clique is wider than k (it never should
-        be: the sub-model holds that clique)."""
+        be: the sub-model holds that clique) or, with ``check_acyclic`` (pieces glued in
+        since this one was cut may have made paths its ancestry rows did not know), if the
+        network would have a cycle."""
         k = self.k
         fset = set(free)
         new_parents = {local[i]: tuple(sorted(local[p] for p in ps)) for i, ps in enumerate(sub.parents)
                        if local[i] in fset}
+        if check_acyclic and not is_acyclic([new_parents.get(v, ps) for v, ps in enumerate(self.parents)]):
+            return False
         if k is None:  # unbounded: only the families change (the ancestry rows kept it acyclic)
             self._set(new_parents)
+            self.glued.append((free, boundary))
             return True
         local_parents = [() for _ in local]
         index = {v: i for i, v in enumerate(local)}
@@ -250,6 +269,7 @@ class _State:
             self.tri.setdefault(v, set()).update(local[j] for j in nb)
         self.order = [local[i] for i in peo if local[i] in fset] + [v for v in self.order if v not in fset]
         self._set(new_parents)
+        self.glued.append((free, boundary))
         return True
 
     def _set(self, new_parents: dict[int, ParentSet]) -> None:
@@ -260,6 +280,137 @@ class _State:
         self.score = math.fsum(self.family_score)
 
 
+class _Piece:
+    """One sub-problem as it was cut from the network: F, B, L in local order, the
+    sub-problem with its start (the current families), its fixed y and ancestry pairs, and
+    how many pieces had been glued in when it was cut (for ``jobs`` >= 2)."""
+
+    __slots__ = ("free", "boundary", "local", "problem", "start", "fixed", "ancestry", "glued_before")
+
+    def __init__(self, state: "_State", free: list[int], boundary: list[int], peo: list[int] | None) -> None:
+        self.free, self.boundary = free, boundary
+        self.problem, self.local, self.ancestry, self.fixed = piece_problem(state.problem, state.parents, free, boundary)
+        index = {v: i for i, v in enumerate(self.local)}
+        fset = set(free)
+        order = None if peo is None else [index[v] for v in peo if v in fset] + [index[b] for b in boundary]
+        self.start = make_solution(self.problem, [tuple(index[p] for p in state.parents[v] if p in index)
+                                                  for v in self.local],
+                                   bound=None, status="feasible", method="start", order_hint=order)
+        self.glued_before = len(state.glued)
+
+
+def _solve_piece(piece_problem_: Problem, start: SolverResult, fixed, ancestry, deadline: float | None,
+                 piece_time_limit: float, seed: int, control: RunControl | None = None) -> tuple[SolverResult, float, float]:
+    """One piece's sub-problem solved by the cluster-cut ILP (its root): (result, seconds it
+    took, its time limit). ``deadline`` is a ``time.monotonic()`` instant, the same in
+    every process of the machine."""
+    from twbn.solvers.cuts.branch_and_cut import solve_cuts
+
+    t1 = time.monotonic()
+    limit = piece_time_limit if deadline is None else max(0.05, min(piece_time_limit, deadline - t1))
+    found = solve_cuts(piece_problem_, time_limit=limit, seed=seed, warm_start=start, fixed_y=fixed or None,
+                       ancestry=ancestry, control=control, _report=False, options=SUB_OPTIONS)
+    return found, time.monotonic() - t1, limit
+
+
+def _worker_start(parent: int) -> None:
+    """A piece worker: dies with its parent, leaves Ctrl-C to it (the parent keeps the network)."""
+    import signal
+
+    from twbn.solvers.control import die_with_parent
+
+    die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+class _Search:
+    """The piece loop's state shared by one process and several: the network, the adapted
+    piece size, the counts and the trajectory."""
+
+    def __init__(self, problem: Problem, start: SolverResult, options: ImproveOptions, seed: int | None,
+                 control: RunControl | None) -> None:
+        self.problem, self.options, self.control = problem, options, control
+        self.t0 = time.monotonic()
+        self.rng = random.Random(seed)
+        self.state = _State(problem, start)
+        self.size = max(1, min(options.start_size, problem.n))
+        self.proved = False
+        self.counts = {"pieces": 0, "improvements": 0, "rejected": 0, "timed_out": 0, "sub_seconds": 0.0}
+        self.trajectory = [{"time": round(time.monotonic() - self.t0, 4), "incumbent": self.state.score,
+                            "bound": None}]
+        if control is not None:
+            control.report(incumbent=self.state.score)
+
+    def cut(self, busy: Sequence[_Piece] = ()) -> _Piece:
+        """The next piece; with pieces out for solving (``busy``), one that shares no
+        variable with theirs where a few tries find one (a clash is caught when it returns)."""
+        state, n = self.state, self.problem.n
+        for _ in range(8 if busy else 1):
+            if state.tri is None:
+                # unbounded: a piece connected in the moral graph; its neighbours there (its
+                # parents, children and co-parents) are the boundary
+                free = neighbourhood(state.parents, min(self.size, n), self.rng)
+                fset = set(free)
+                moral = moral_graph(state.parents)
+                boundary = sorted({u for v in free for u in moral[v]} - fset)
+                peo = None
+            else:
+                peo = random_peo(state.tri, self.rng)
+                free, boundary = choose_piece(state.tri, peo, self.size, self.rng)
+            if not any(_clash(free, boundary, p.free, p.boundary) for p in busy):
+                break
+        return _Piece(state, free, boundary, peo)
+
+    def take(self, piece: _Piece, found: SolverResult, took: float, limit: float) -> None:
+        """Glue in a solved piece if it gains (after checking it against what was glued in
+        since it was cut), adapt the piece size, count."""
+        counts, state = self.counts, self.state
+        counts["pieces"] += 1
+        counts["sub_seconds"] += took
+        gain = -math.inf if found.parents is None else found.score - piece.start.score
+        if gain > 1e-9 * max(1.0, abs(state.score)):
+            later = state.glued[piece.glued_before:]
+            if any(_clash(piece.free, piece.boundary, f, b) for f, b in later):
+                counts["stale"] = counts.get("stale", 0) + 1
+            elif state.accept(piece.free, piece.boundary, piece.local, found, check_acyclic=bool(later)):
+                counts["improvements"] += 1
+                self.trajectory.append({"time": round(time.monotonic() - self.t0, 4), "incumbent": state.score,
+                                        "bound": None})
+                if self.control is not None:
+                    self.control.report(incumbent=state.score)
+            else:
+                counts["rejected"] += 1
+        if found.status == "optimal" and len(piece.free) == self.problem.n:
+            self.proved = True  # the piece was the whole problem: the network is optimal (gain or not)
+        elif found.status == "optimal":
+            if took < limit / 4:
+                self.size = min(MAX_SIZE, self.problem.n, self.size + 1)
+        else:
+            counts["timed_out"] += 1
+            self.size = max(MIN_SIZE, self.size - 2)
+        if self.control is not None:
+            self.control.report(iterations=counts["pieces"])
+
+    def result(self, start: SolverResult, seed: int | None, time_limit: float | None, jobs: int) -> SolverResult:
+        counts, state = self.counts, self.state
+        counts["sub_seconds"] = round(counts["sub_seconds"], 2)
+        counts["last_piece_size"] = self.size
+        counts["start_score"] = start.score
+        counts["jobs"] = jobs
+        return make_solution(self.problem, state.parents, bound=state.score if self.proved else None,
+                             status="optimal" if self.proved else "feasible", order_hint=state.order,
+                             method="improve", wall_time=round(time.monotonic() - self.t0, 4),
+                             trajectory=self.trajectory, stats=counts, seed=seed, time_limit=time_limit,
+                             solver="scip")
+
+
+def _clash(free_a: Sequence[int], boundary_a: Sequence[int], free_b: Sequence[int], boundary_b: Sequence[int]) -> bool:
+    """Whether two pieces may not both be glued in from the same network: one's free
+    variables meet the other's L = F ∪ B (module docstring, "In parallel")."""
+    fa, fb = set(free_a), set(free_b)
+    return bool(fa & fb or fa & set(boundary_b) or fb & set(boundary_a))
+
+
 def improve(
     problem: Problem,
     start: SolverResult,
@@ -268,6 +419,7 @@ def improve(
     time_limit: float | None,
     seed: int | None = None,
     control: RunControl | None = None,
+    jobs: int = 1,
 ) -> SolverResult:
     """Improve ``start`` by re-solving pieces of it exactly (module docstring) until
     ``time_limit`` seconds have passed or ``options.max_pieces`` pieces were tried.
@@ -287,21 +439,27 @@ def improve(
         Seconds for the whole search, sub-problems' model building included; None: until
         ``max_pieces`` or a stop request.
     seed : int, optional
-        Seeds the choice of pieces and SCIP.
+        Seeds the choice of pieces and SCIP. With ``jobs`` = 1 the same seed and the same
+        number of pieces give the same network.
     control : RunControl, optional
         Stop requests and progress.
+    jobs : int, default 1
+        Processes solving pieces at once. With ``jobs`` >= 2 this process cuts pieces
+        that share no variable and glues each in as it returns (module docstring, "In
+        parallel"); which pieces gain then depends on timing, so runs are not repeatable.
 
     Returns
     -------
     SolverResult
         Never worse than ``start``. Status ``feasible`` (the registry adds the bound), or
         ``optimal`` when a piece held every variable and was solved to optimality.
-        ``stats`` counts pieces, improvements, rejected glue-ups and the last piece size.
+        ``stats`` counts pieces, improvements, rejected glue-ups (``stale``: pieces solved
+        in parallel that a piece glued in meanwhile overlapped) and the last piece size.
 
     Raises
     ------
     ValueError
-        Without a start network with its elimination order.
+        Without a start network with its elimination order, or ``jobs`` < 1.
 
     Examples
     --------
@@ -314,85 +472,69 @@ def improve(
     >>> improve(problem, empty, ImproveOptions(max_pieces=3), time_limit=None, seed=0).score
     -10.0
     """
-    from twbn.solvers.cuts.branch_and_cut import solve_cuts
-
     if start.parents is None or start.elimination_order is None:
         raise ValueError("improve needs a start network with its elimination order")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
     options = options or ImproveOptions()
-    piece_time_limit, start_size, max_pieces = options.piece_time_limit, options.start_size, options.max_pieces
-    t0 = time.monotonic()
-    deadline = None if time_limit is None else t0 + time_limit
-    rng = random.Random(seed)
-    state = _State(problem, start)
-    n = problem.n
-    size = max(1, min(start_size, n))
-    proved = False
-    counts = {"pieces": 0, "improvements": 0, "rejected": 0, "timed_out": 0, "sub_seconds": 0.0}
-    trajectory = [{"time": round(time.monotonic() - t0, 4), "incumbent": state.score, "bound": None}]
-    if control is not None:
-        control.report(incumbent=state.score)
-    while max_pieces is None or counts["pieces"] < max_pieces:
-        if control is not None and control.stop_requested():
-            break
-        left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left < 0.2:
-            break
-        if state.tri is None:
-            # unbounded: a piece connected in the moral graph; its neighbours there (its
-            # parents, children and co-parents) are the boundary
-            free = neighbourhood(state.parents, min(size, n), rng)
-            fset = set(free)
-            moral = moral_graph(state.parents)
-            boundary = sorted({u for v in free for u in moral[v]} - fset)
-            peo = None
-        else:
-            peo = random_peo(state.tri, rng)
-            free, boundary = choose_piece(state.tri, peo, size, rng)
-        sub_problem, local, ancestry, fixed = piece_problem(problem, state.parents, free, boundary)
-        index = {v: i for i, v in enumerate(local)}
-        fset = set(free)
-        sub_order = None if peo is None else [index[v] for v in peo if v in fset] + [index[b] for b in boundary]
-        sub_start = make_solution(sub_problem, [tuple(index[p] for p in state.parents[v] if p in index) for v in local],
-                                  bound=None, status="feasible", method="start", order_hint=sub_order)
-        limit = piece_time_limit if left is None else min(piece_time_limit, left)
-        t1 = time.monotonic()
-        found = solve_cuts(sub_problem, time_limit=limit, seed=rng.randrange(2**31), warm_start=sub_start,
-                           fixed_y=fixed or None, ancestry=ancestry, control=control, _report=False, options=SUB_OPTIONS)
-        took = time.monotonic() - t1
-        counts["pieces"] += 1
-        counts["sub_seconds"] += took
-        gain = -math.inf if found.parents is None else found.score - sub_start.score
-        if gain > 1e-9 * max(1.0, abs(state.score)):
-            if state.accept(free, boundary, local, found):
-                counts["improvements"] += 1
-                trajectory.append({"time": round(time.monotonic() - t0, 4), "incumbent": state.score, "bound": None})
-                if control is not None:
-                    control.report(incumbent=state.score)
-            else:
-                counts["rejected"] += 1
-        if found.status == "optimal" and len(free) == n:
-            # the piece was the whole problem: the network is optimal (gain or not)
-            proved = True
-            break
-        if found.status == "optimal":
-            if took < limit / 4:
-                size = min(MAX_SIZE, n, size + 1)
-        else:
-            counts["timed_out"] += 1
-            size = max(MIN_SIZE, size - 2)
-        if control is not None:
-            control.report(iterations=counts["pieces"])
-    counts["sub_seconds"] = round(counts["sub_seconds"], 2)
-    counts["last_piece_size"] = size
-    counts["start_score"] = start.score
-    return make_solution(problem, state.parents, bound=state.score if proved else None,
-                         status="optimal" if proved else "feasible", order_hint=state.order,
-                         method="improve", wall_time=round(time.monotonic() - t0, 4), trajectory=trajectory,
-                         stats=counts, seed=seed, time_limit=time_limit, solver="scip")
+    search = _Search(problem, start, options, seed, control)
+    deadline = None if time_limit is None else search.t0 + time_limit
+    if jobs >= 2 and problem.n > options.start_size:
+        _in_parallel(search, deadline, jobs)
+    while not search.proved and not _over(search, deadline):
+        piece = search.cut()
+        found, took, limit = _solve_piece(piece.problem, piece.start, piece.fixed, piece.ancestry, deadline,
+                                          options.piece_time_limit, search.rng.randrange(2**31), control)
+        search.take(piece, found, took, limit)
+    return search.result(start, seed, time_limit, jobs)
+
+
+def _over(search: _Search, deadline: float | None) -> bool:
+    """Whether the loop ends: enough pieces, a stop request or (almost) no time left."""
+    max_pieces = search.options.max_pieces
+    if max_pieces is not None and search.counts["pieces"] >= max_pieces:
+        return True
+    if search.control is not None and search.control.stop_requested():
+        return True
+    return deadline is not None and deadline - time.monotonic() < 0.2
+
+
+def _in_parallel(search: _Search, deadline: float | None, jobs: int) -> None:
+    """Pieces solved by ``jobs`` worker processes while this one cuts and glues; returns
+    when the loop is over, or early (the caller goes on in this process) if the workers
+    cannot run."""
+    import multiprocessing
+    import os
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_worker_start, initargs=(os.getpid(),))
+    out: dict = {}
+    try:
+        while not search.proved and not _over(search, deadline):
+            max_pieces = search.options.max_pieces
+            while len(out) < jobs and (max_pieces is None or search.counts["pieces"] + len(out) < max_pieces):
+                piece = search.cut([p for p in out.values()])
+                out[pool.submit(_solve_piece, piece.problem, piece.start, piece.fixed, piece.ancestry, deadline,
+                                search.options.piece_time_limit, search.rng.randrange(2**31))] = piece
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            done, _ = wait(list(out), timeout=0.25 if left is None else min(0.25, left), return_when=FIRST_COMPLETED)
+            for future in done:
+                piece = out.pop(future)
+                found, took, limit = future.result()
+                search.take(piece, found, took, limit)
+    except Exception as exc:  # noqa: BLE001 - a worker that cannot run leaves the work to this process
+        search.counts["workers_failed"] = f"{type(exc).__name__}: {exc}"
+        LOG.info(f"improve: the piece workers stopped ({type(exc).__name__}: {exc}); going on in one process")
+    finally:
+        workers = list((pool._processes or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in workers:
+            p.terminate()
 
 
 def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int | None,
-         start: SolverResult | None) -> SolverResult:
+         start: SolverResult | None, jobs: int = 1) -> SolverResult:
     """``improve`` as a method: from ``start``, or else from k-MAX's network on
     ``IMPROVE_START_SHARE`` of the budget, as ``--warm-start kmax`` would give."""
     from twbn.solvers.registry import solve
@@ -414,7 +556,7 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
                                   order_hint=start.elimination_order)
         used, label = time.monotonic() - t0, ("kmax", start.score)
     sol = improve(problem, start, options, time_limit=0.05 if budget.stop_requested() else budget.limit(),
-                  seed=seed, control=budget.control)
+                  seed=seed, control=budget.control, jobs=jobs)
     if label is not None:
         sol.stats["warm_start"] = {"from": label[0], "score": label[1], "seconds": round(used, 4)}
     return sol
@@ -424,4 +566,4 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
 METHOD = Method("improve", _run, options=ImproveOptions,
                 summary="exact-neighbourhood improvement: pieces of a start network re-solved by the cluster-cut "
                         "ILP, the rest held (k-MAX start unless one is given)",
-                warm_start=True, seeded=True)
+                warm_start=True, seeded=True, parallel=True)
