@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
 import sys
 import time
@@ -625,6 +626,10 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     from twbn.experiments.harness import run_experiment
 
     config = load_config(config_arg(args.config))
+    if args.cell_jobs is not None:
+        if args.cell_jobs < 1:
+            raise UserError("--cell-jobs must be at least 1")
+        config = dataclasses.replace(config, cell_jobs=args.cell_jobs)
     store = Path(args.store) if args.store else Path(f"{config.name}.sqlite")
     if not store.parent.exists():
         raise UserError(f"folder {store.parent} of the store does not exist")
@@ -844,6 +849,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--store", metavar="STORE.sqlite", help="default: NAME.sqlite (the config's name) here")
     ex.add_argument("--resume", action="store_true", help="run only the cells the store lacks")
     ex.add_argument("--jobs", type=_nonneg_int, default=1, help="cells run at a time (default 1)")
+    ex.add_argument("--cell-jobs", type=_nonneg_int, default=None, metavar="N",
+                    help="processes each cell's method may use, as learn --jobs (default: the config's "
+                         "cell_jobs, 1); --jobs × --cell-jobs should not exceed the machine's cores")
     ex.add_argument("--executor", choices=["local", "dask"], default="local",
                     help="local: a process per cell on this machine (default); dask: cells on a Dask cluster")
     ex.add_argument("--scheduler", metavar="ADDRESS",

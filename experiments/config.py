@@ -25,6 +25,7 @@ which cells are done.
     sweep = true               # each (data, fold, method, seed) runs its bounds in increasing
                                # order, each from the best network of the smaller ones, never
                                # scoring below it; false: every cell on its own
+    cell_jobs = 1              # processes each cell's method may use (improve's pieces)
     [[data]]
     name = "housing"
     class = "class"            # optional: predict this variable on the test fold (folds >= 2)
@@ -62,7 +63,7 @@ from twbn.scoring.errors import TwbnError
 #: The top-level keys a config may have.
 KEYS = frozenset({"name", "score", "ess", "max_splits", "max_bins", "approximate", "candidates", "time_per_variable",
                   "max_parents", "pruning", "folds", "seeds", "treewidths", "time_limit", "memory_limit_mb",
-                  "kill_margin", "inference", "sweep", "data", "methods"})
+                  "kill_margin", "inference", "sweep", "cell_jobs", "data", "methods"})
 
 
 class ConfigError(TwbnError, ValueError):
@@ -116,6 +117,8 @@ class Config:
     classes: dict[str, str] = field(default_factory=dict)
     #: run each (data, fold, method, seed)'s bounds as a sweep (solvers/sweep.py)
     sweep: bool = True
+    #: processes each cell's method may use (``twbn.learn(jobs=)``: improve's pieces)
+    cell_jobs: int = 1
 
 
 def load_config(path: str | Path) -> Config:
@@ -228,6 +231,9 @@ def load_config(path: str | Path) -> Config:
     folds = get("folds", 1, int)
     if folds < 1:
         raise ConfigError(f"{path}: folds must be >= 1")
+    cell_jobs = get("cell_jobs", 1, int)
+    if isinstance(cell_jobs, bool) or cell_jobs < 1:
+        raise ConfigError(f"{path}: cell_jobs must be an integer >= 1, got {cell_jobs!r}")
     time_limit = float(get("time_limit", 60))
     if not time_limit > 0:
         raise ConfigError(f"{path}: time_limit must be positive")
@@ -236,7 +242,8 @@ def load_config(path: str | Path) -> Config:
         pruning=pruning, ess=float(get("ess", 1.0)), folds=folds, seeds=tuple(seeds),
         treewidths=tuple(tws), methods=methods, time_limit=time_limit,
         memory_limit_mb=memory, kill_margin=float(margin), raw=raw,
-        inference=get("inference", False, bool), classes=classes, sweep=get("sweep", True, bool), **extra)
+        inference=get("inference", False, bool), classes=classes, sweep=get("sweep", True, bool),
+        cell_jobs=cell_jobs, **extra)
 
 
 def _check_method(path: Path, label: str, method: str, solver, warm_start, options, treewidths) -> None:

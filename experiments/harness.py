@@ -191,7 +191,8 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path, start: dict
             "discrete": config.score not in LOCAL_STRUCTURE_SCORES, "treewidth": cell.treewidth, "method": m["method"],
             "solver": m["solver"], "warm_start": m["warm_start"], "options": m.get("options") or {}, "time_limit": config.time_limit, "seed": cell.seed,
             "ess": config.ess, "memory_limit_mb": config.memory_limit_mb,
-            "inference": config.inference, "class_variable": config.classes.get(cell.data), "start": start}
+            "inference": config.inference, "class_variable": config.classes.get(cell.data), "start": start,
+            "jobs": config.cell_jobs}
     with tempfile.TemporaryDirectory(prefix="twbn-cell-", dir=work) as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
@@ -377,7 +378,13 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
             store.record_cache(name, fold, p["stats"])
         run_id = store.start_run(config.name, config.path.read_text(encoding="utf-8"))
         where = f"{jobs} at a time" if client is None else f"on dask ({scheduler or f'local cluster, {jobs} workers'})"
+        if config.cell_jobs > 1:
+            where += f", {config.cell_jobs} processes each"
         log(f"{len(cells)} cells to run ({len(done)} already in {store_path}), {where}")
+        cores = os.cpu_count() or 1
+        if client is None and jobs * config.cell_jobs > cores:
+            log(f"note: {jobs} cells × {config.cell_jobs} processes is more than this machine's {cores} cores: "
+                "the cells' methods share them and reach less in their time")
         counts: dict[str, int] = {}
         # a sweep's cells start from the best network of their chain's smaller bounds: those
         # stored before (a resumed run) and those finished in this run

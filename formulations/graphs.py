@@ -116,6 +116,15 @@ def _fill_count(g: Adjacency, v: int) -> int:
     return sum(1 for a, b in itertools.combinations(nb, 2) if b not in g[a])
 
 
+def random_greedy_order(adj: Adjacency, rng, fill: bool = True) -> list[int]:
+    """Greedy min-fill (``fill``) or min-degree elimination order with random ties (``rng``:
+    a ``random.Random``): a different triangulation each draw."""
+    key = {v: rng.random() for v in adj}
+    if fill:
+        return _greedy_order(adj, lambda g, v: (_fill_count(g, v), key[v]))
+    return _greedy_order(adj, lambda g, v: (len(g[v]), key[v]))
+
+
 def min_fill_order(adj: Adjacency) -> list[int]:
     """Greedy min-fill elimination order (ties by index). O(n·(n + Δ³))."""
     return _greedy_order(adj, _fill_count)

@@ -38,6 +38,7 @@ from twbn.formulations.solution import SolverResult, make_solution
 from twbn.solvers.bounds import call_optimal_at_bound
 from twbn.solvers.budget import UNBOUNDED_BOUND_SHARE, Budget
 from twbn.solvers.method import Method
+from twbn.solvers.parallel import PARALLEL_MARGIN, Alone
 
 __all__ = ["Choice", "choose_method", "dp_seconds", "AUTO_TIME_LIMIT", "METHOD"]
 
@@ -200,58 +201,6 @@ def tighten_with_unbounded(sol: SolverResult, unbounded: SolverResult) -> None:
     call_optimal_at_bound(sol)
 
 
-#: Seconds the parallel start method keeps back from the budget for its process's start
-#: (a spawned interpreter importing twbn: 1.5-2 s here) and for sending its network back.
-PARALLEL_MARGIN = 2.5
-
-
-def _alone(problem: Problem, method: str, seconds: float, seed: int | None) -> SolverResult:
-    """``method`` alone on ``problem`` for ``seconds``, in a child process (auto's portfolio)."""
-    import signal
-
-    from twbn.solvers.control import die_with_parent
-    from twbn.solvers.registry import solve
-
-    die_with_parent()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent hears Ctrl-C and ends this process
-    return solve(problem, method, time_limit=seconds, seed=seed, _lp_bound=False)
-
-
-class _Parallel:
-    """The start method run alone for (almost) the whole budget beside the chosen method, so
-    that with 2 jobs ``auto`` is never worse than its start method alone (issue 33.4)."""
-
-    def __init__(self, problem: Problem, method: str, budget: Budget, seed: int | None) -> None:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        self.method = method
-        self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-        self.seconds = budget.left() - PARALLEL_MARGIN
-        self.future = self.pool.submit(_alone, problem, method, self.seconds, seed)
-
-    def result(self, budget: Budget) -> SolverResult | None:
-        """Its network, waited for until the budget ends (None if it has none, or a stop
-        was asked for: it is then ended, not waited for)."""
-        from concurrent.futures import TimeoutError as FutureTimeout
-
-        try:
-            if budget.stop_requested():
-                return None
-            return self.future.result(timeout=max(0.1, budget.left()))
-        except (FutureTimeout, Exception):  # noqa: BLE001 - the portfolio's side is optional
-            return None
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        """End the child, whatever it is doing (its result, if any, is not needed)."""
-        children = list((self.pool._processes or {}).values())
-        self.pool.shutdown(wait=False, cancel_futures=True)
-        for p in children:
-            p.terminate()
-
-
 def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, start: SolverResult | None,
          jobs: int) -> SolverResult:
     """Choose, say why, delegate: the chosen method gets what is left of the budget. With
@@ -294,7 +243,7 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
     method_jobs = jobs if get_method(method).parallel else 1
     if jobs >= 2 and method_jobs == 1 and choice.warm_start is not None and budget.seconds is not None \
             and budget.left() > 2 * PARALLEL_MARGIN and feasible:
-        parallel = _Parallel(problem, choice.warm_start, budget, seed)
+        parallel = Alone(problem, choice.warm_start, budget, seed)
         LOG.info(f"auto: {choice.warm_start} also runs alone in a second process; the better network is kept")
     try:
         warm = None

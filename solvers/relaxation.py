@@ -22,6 +22,28 @@ from a restricted LP is still a bound; the bound reported is L(λ) recomputed
 here from the rows' duals, so it is a proof whatever the LP solver's tolerances, and it
 never exceeds the trivial bound (λ = 0 is tried too). References: Cussens (2011),
 Bartlett & Cussens (2017) for the rows and their separation.
+
+Width rows (W): what only a bounded problem's networks satisfy. A treewidth bound k is
+otherwise used only through the candidate sets (|W| ≤ k), so with at most 4 parents the
+LP was the same at k = 5 and k = 8. For a vertex set C with |C| = m ≥ k + 2 and an
+assignment c of each pair {a, b} ⊆ C to one variable c(a, b) (the child whose family
+may cover it), the row
+
+    Σ_{W → w} a_C(W → w)·x(W → w) ≤ k·m − k(k+1)/2,
+    a_C(W → w) = #{ {a, b} ⊆ C : c(a, b) = w, {a, b} ⊆ {w} ∪ W }
+
+holds for every network of treewidth ≤ k. Proof: its moral graph M has treewidth ≤ k, so
+M[C] does too and is k-degenerate (the first vertex of a width-≤ k elimination order of
+M[C] has at most k neighbours; remove it and repeat down to k + 1 vertices), so M[C] has
+at most k(m − k − 1) + k(k+1)/2 = k·m − k(k+1)/2 edges. Each variable w has exactly one
+family; a pair assigned to w counts 1 only if that family holds both ends, and then the
+pair is an edge of M (an arc, or two parents of w married). Distinct pairs are distinct
+edges, so the left side is at most |E(M[C])|. It does not hold without the bound: an
+unbounded network's moral graph on C may be complete (m(m − 1)/2 > k·m − k(k+1)/2 for
+m ≥ k + 2). In L(λ) a width row enters as λ·(k·m − k(k+1)/2) plus λ·a_C in each
+family's penalty; a family with a_C = 0 is untouched. ``separate_width_rows`` finds them at
+the LP point: each pair goes to the child whose families cover it with most weight, and
+dense sets C of that weighted graph come from greedy peeling (Charikar 2000).
 """
 
 from __future__ import annotations
@@ -47,28 +69,135 @@ ROWS_PER_ROUND = 200
 #: many of a variable's families enter per pricing round.
 INITIAL_COLUMNS = 10
 COLUMNS_PER_ROUND = 5
+#: Width rows (W) added per round, at most (separated once no cluster row is violated).
+WIDTH_ROWS_PER_ROUND = 20
 
 
-def _reduced(table: FamilyTable, row_families: list[np.ndarray], lam: np.ndarray) -> np.ndarray:
-    """f_v(W) − Σ_{C ∋ v, W ∩ C ≠ ∅} λ_C for every family (the inner term of L(λ))."""
+def _reduced(table: FamilyTable, row_families: list[np.ndarray], lam: np.ndarray,
+             row_coefficients: list[np.ndarray | None] | None = None) -> np.ndarray:
+    """f_v(W) − Σ_r λ_r·a_r(W → v) for every family (the inner term of L(λ)); a cluster
+    row's coefficients are 1 (None), a width row's the pairs it counts."""
     penalty = np.zeros(table.size)
-    for fams, mu in zip(row_families, lam):
+    coefficients = row_coefficients if row_coefficients is not None else [None] * len(row_families)
+    for fams, coef, mu in zip(row_families, coefficients, lam):
         if mu > 0:
-            penalty[fams] += mu
+            penalty[fams] += mu if coef is None else mu * coef
     return table.scores - penalty
 
 
-def _value(table: FamilyTable, clusters: list[list[int]], lam: np.ndarray, reduced: np.ndarray) -> float:
-    """L(λ) from the reduced scores."""
-    constant = math.fsum((lam * np.array([len(c) - 1.0 for c in clusters])).tolist())
-    return constant + math.fsum(np.maximum.reduceat(reduced, table.start[:-1]).tolist())
+def _value(table: FamilyTable, rhs: np.ndarray, lam: np.ndarray, reduced: np.ndarray) -> float:
+    """L(λ) from the reduced scores and the rows' right-hand sides."""
+    return math.fsum((lam * rhs).tolist()) + math.fsum(np.maximum.reduceat(reduced, table.start[:-1]).tolist())
 
 
 def lagrangian_bound(table: FamilyTable, clusters: list[list[int]], multipliers) -> float:
     """L(λ) of the module docstring for the given clusters and multipliers (negative
     ones count as 0). O(F + Σ row sizes) numpy work."""
     lam = np.maximum(np.asarray(multipliers, dtype=float), 0.0)
-    return _value(table, clusters, lam, _reduced(table, [table.cluster_families(c) for c in clusters], lam))
+    rhs = np.array([len(c) - 1.0 for c in clusters])
+    return _value(table, rhs, lam, _reduced(table, [table.cluster_families(c) for c in clusters], lam))
+
+
+def width_rhs(m: int, k: int) -> float:
+    """The most edges a graph on ``m`` ≥ k + 1 vertices of treewidth ≤ k has: k·m − k(k+1)/2
+    (it is k-degenerate: a vertex of degree ≤ k, removed in turn, down to a (k+1)-clique)."""
+    return float(k * m - k * (k + 1) // 2)
+
+
+def width_row(table: FamilyTable, assignment: dict[int, list[tuple[int, int]]]) -> tuple[np.ndarray, np.ndarray]:
+    """The families of a width row (W) and their coefficients: family W → w counts the pairs
+    {a, b} assigned to w that lie inside {w} ∪ W (module docstring)."""
+    fams, coefs = [], []
+    for w, pairs in sorted(assignment.items()):
+        lo, hi = int(table.start[w]), int(table.start[w + 1])
+        inside = table.member[lo:hi].copy()
+        inside[:, w] = True  # the child is in its own family
+        a = np.array([p[0] for p in pairs], dtype=np.int64)
+        b = np.array([p[1] for p in pairs], dtype=np.int64)
+        count = (inside[:, a] & inside[:, b]).sum(axis=1)
+        hit = np.flatnonzero(count)
+        fams.append(lo + hit)
+        coefs.append(count[hit].astype(float))
+    if not fams:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    return np.concatenate(fams), np.concatenate(coefs)
+
+
+def separate_width_rows(table: FamilyTable, x: np.ndarray, k: int, max_rows: int = 20,
+                        min_violation: float = 1e-4) -> list[tuple[list[int], dict[int, list[tuple[int, int]]], float]]:
+    """Width rows (W) violated at the LP point ``x``: each pair {a, b} gets the child w whose
+    families cover it with the most weight e_ab = Σ x(W → w), {a, b} ⊆ {w} ∪ W; then dense
+    vertex sets of the graph weighted by e are found by greedy peeling (the smallest weighted
+    degree removed in turn, Charikar 2000), from the whole graph and from each heavy
+    vertex's neighbourhood. Returns (C, assignment, violation) for each distinct C found with
+    Σ_{ab ⊆ C} e_ab − (k·|C| − k(k+1)/2) > ``min_violation``, the most violated first."""
+    support = np.flatnonzero(x > 1e-9)
+    cover: dict[tuple[int, int], dict[int, float]] = {}
+    for f in support.tolist():
+        w = int(table.child[f])
+        family = sorted(set(table.parents[f]) | {w})
+        if len(family) < 2:
+            continue
+        xf = float(x[f])
+        for a_i in range(len(family)):
+            for b_i in range(a_i + 1, len(family)):
+                by = cover.setdefault((family[a_i], family[b_i]), {})
+                by[w] = by.get(w, 0.0) + xf
+    if not cover:
+        return []
+    weight: dict[tuple[int, int], float] = {}
+    child: dict[tuple[int, int], int] = {}
+    for p, by in cover.items():
+        w = max(by, key=lambda u: (by[u], -u))
+        weight[p], child[p] = by[w], w
+    vertices = sorted({v for p in weight for v in p})
+    if len(vertices) < k + 2:
+        return []
+    pos = {v: i for i, v in enumerate(vertices)}
+    m = len(vertices)
+    e = np.zeros((m, m))
+    for (a, b), wt in weight.items():
+        e[pos[a], pos[b]] = e[pos[b], pos[a]] = wt
+
+    def peel(start: np.ndarray) -> tuple[float, np.ndarray] | None:
+        alive = start.copy()
+        deg = e[:, alive].sum(axis=1)
+        total = deg[alive].sum() / 2.0
+        best, best_set = min_violation, None
+        size = int(alive.sum())
+        while size >= k + 2:
+            viol = total - width_rhs(size, k)
+            if viol > best:
+                best, best_set = viol, alive.copy()
+            i = int(np.flatnonzero(alive)[np.argmin(deg[alive])])
+            alive[i] = False
+            total -= deg[i]
+            deg -= e[:, i]
+            size -= 1
+        return None if best_set is None else (best, best_set)
+
+    starts = [np.ones(m, dtype=bool)]
+    strength = e.sum(axis=1)
+    for i in np.argsort(-strength)[:max_rows].tolist():
+        around = e[i] > 0
+        around[i] = True
+        if around.sum() >= k + 2:
+            starts.append(around)
+    found: dict[tuple[int, ...], float] = {}
+    for start in starts:
+        got = peel(start)
+        if got is not None:
+            key = tuple(vertices[i] for i in np.flatnonzero(got[1]).tolist())
+            found[key] = got[0]
+    rows = []
+    for c, viol in sorted(found.items(), key=lambda kv: -kv[1])[:max_rows]:
+        cset = set(c)
+        assignment: dict[int, list[tuple[int, int]]] = {}
+        for p, w in child.items():
+            if p[0] in cset and p[1] in cset:
+                assignment.setdefault(w, []).append(p)
+        rows.append((list(c), assignment, viol))
+    return rows
 
 
 def _pairs(table: FamilyTable) -> list[list[int]]:
@@ -78,7 +207,7 @@ def _pairs(table: FamilyTable) -> list[list[int]]:
     return [[a, b] for a, b in sorted(arcs) if a < b and (b, a) in arcs]
 
 
-def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0) -> tuple[float, dict]:
+def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool = True) -> tuple[float, dict]:
     """An upper bound on every network of ``problem`` from the cluster LP (module
     docstring), within about ``time_limit`` seconds.
 
@@ -124,6 +253,8 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0) -> tuple[flo
                                     f"to set up, more than the {time_limit:.2f} s given"}
     table = FamilyTable.from_cache(problem.candidates)
     n, size = table.n, table.size
+    k = problem.treewidth
+    width = width and k is not None and k + 2 <= n
     trivial = math.fsum(np.maximum.reduceat(table.scores, table.start[:-1]).tolist())
     h = quiet_highs()
     h.setOptionValue("threads", 1)
@@ -131,44 +262,72 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0) -> tuple[flo
               np.zeros(0))  # (2), filled as columns arrive
     in_lp = np.zeros(size, dtype=bool)
     columns: list[np.ndarray] = []  # LP column j is family order[j]
-    clusters: list[list[int]] = []
-    row_families: list[np.ndarray] = []  # all families each cluster row counts
-    cmat = np.zeros((0, n), dtype=bool)  # cluster rows as vertex sets
+    clusters: list[list[int]] = []  # each row's vertex set C
+    row_families: list[np.ndarray] = []  # all families each row counts (sorted)
+    row_coefficients: list[np.ndarray | None] = []  # a width row's coefficients; None: all 1
+    rhs: list[float] = []
+    cmat = np.zeros((0, n), dtype=bool)  # cluster rows as vertex sets (a width row: all False)
+    width_rows: list[int] = []  # the rows that are width rows (W)
 
     def add_columns(fams: np.ndarray) -> None:
-        """Families as LP columns, with their entries in (2) and in every cluster row."""
+        """Families as LP columns, with their entries in (2) and in every row."""
         nonlocal cmat
         fams = np.asarray(fams, dtype=np.int64)
         child = table.child[fams]
         hits = (cmat.astype(np.int32) @ table.member[fams].T.astype(np.int32) > 0) & cmat[:, child]  # (R, B)
-        starts, index = [], []
+        extra: list[list[tuple[int, float]]] = [[] for _ in fams]
+        for r in width_rows:
+            at = np.searchsorted(row_families[r], fams)
+            at = np.minimum(at, max(0, len(row_families[r]) - 1))
+            for b in np.flatnonzero(row_families[r][at] == fams).tolist() if len(row_families[r]) else []:
+                extra[b].append((n + r, float(row_coefficients[r][at[b]])))
+        starts, index, value = [], [], []
         for b, f in enumerate(fams):
             starts.append(len(index))
             index.append(int(child[b]))
-            index.extend((n + np.flatnonzero(hits[:, b])).tolist())
+            rows_b = (n + np.flatnonzero(hits[:, b])).tolist()
+            index.extend(rows_b)
+            value.extend([1.0] * (1 + len(rows_b)))
+            index.extend(r for r, _ in extra[b])
+            value.extend(c for _, c in extra[b])
         h.addCols(len(fams), -table.scores[fams], np.zeros(len(fams)), np.ones(len(fams)), len(index),
-                  np.array(starts, dtype=np.int32), np.array(index, dtype=np.int32), np.ones(len(index)))
+                  np.array(starts, dtype=np.int32), np.array(index, dtype=np.int32), np.array(value))
         in_lp[fams] = True
         columns.append(fams)
 
-    def add_rows(rows: list[list[int]]) -> None:
+    def add_rows(rows: list[list[int]], widths: list[tuple[np.ndarray, np.ndarray]] | None = None) -> None:
+        """Cluster rows (3) for the vertex sets ``rows``, or width rows (W) with ``widths``
+        (families, coefficients) each."""
         nonlocal cmat
         position = np.full(size, -1, dtype=np.int64)
         position[np.concatenate(columns)] = np.arange(sum(len(c) for c in columns))
-        idx = []
-        for c in rows:
-            fams = table.cluster_families(c)
+        idx, val, new_rhs = [], [], []
+        for r, c in enumerate(rows):
+            if widths is None:
+                fams, coef = table.cluster_families(c), None
+                new_rhs.append(len(c) - 1.0)
+            else:
+                fams, coef = widths[r]
+                order = np.argsort(fams)
+                fams, coef = fams[order], coef[order]
+                width_rows.append(len(row_families))
+                new_rhs.append(width_rhs(len(c), k))
             row_families.append(fams)
+            row_coefficients.append(coef)
             idx.append(position[fams[in_lp[fams]]].astype(np.int32))
+            val.append(np.ones(len(idx[-1])) if coef is None else coef[in_lp[fams]])
         lens = np.array([len(i) for i in idx], dtype=np.int64)
         st = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int32)
         allidx = np.concatenate(idx).astype(np.int32) if idx else np.zeros(0, dtype=np.int32)
-        h.addRows(len(rows), np.full(len(rows), -highspy.kHighsInf), np.array([len(c) - 1.0 for c in rows]),
-                  len(allidx), st, allidx, np.ones(len(allidx)))
+        allval = np.concatenate(val) if val else np.zeros(0)
+        h.addRows(len(rows), np.full(len(rows), -highspy.kHighsInf), np.array(new_rhs), len(allidx), st, allidx,
+                  allval)
         clusters.extend(rows)
+        rhs.extend(new_rhs)
         extra = np.zeros((len(rows), n), dtype=bool)
-        for r, c in enumerate(rows):
-            extra[r, c] = True
+        if widths is None:
+            for r, c in enumerate(rows):
+                extra[r, c] = True
         cmat = np.vstack([cmat, extra])
 
     # the best INITIAL_COLUMNS families of each variable first (stored best first); the
@@ -205,8 +364,8 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0) -> tuple[flo
         lp_value = -h.getInfo().objective_function_value
         # HiGHS's row duals of a minimisation: ≤ 0 on a binding ≤ row; λ = −dual
         lam = np.maximum(-np.asarray(sol.row_dual)[n:], 0.0)
-        reduced = _reduced(table, row_families, lam)
-        best = min(best, _value(table, clusters, lam, reduced))
+        reduced = _reduced(table, row_families, lam, row_coefficients)
+        best = min(best, _value(table, np.array(rhs), lam, reduced))
         if time.monotonic() - t0 >= time_limit:
             break
         # pricing: families outside the LP that beat every LP family of their variable
@@ -225,10 +384,18 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0) -> tuple[flo
         x[order] = np.clip(np.asarray(sol.col_value), 0.0, 1.0)
         found = [c for c in greedy_clusters(table, x, max_cuts=ROWS_PER_ROUND, deadline=t0 + time_limit)
                  if table.cluster_violation(x, c) > MIN_VIOLATION]
-        if not found:
+        # the rows only a width-≤ k network satisfies, each round: at n = 69 the cluster
+        # rows alone were still being found when the LP's time ran out
+        wide = [] if not width else separate_width_rows(table, x, k, max_rows=WIDTH_ROWS_PER_ROUND,
+                                                        min_violation=MIN_VIOLATION)
+        if not found and not wide:
             complete = True
             break
-        add_rows(found)
-    stats = {"trivial": trivial, "lp_value": lp_value, "rows": len(clusters), "rounds": rounds,
-             "seconds": round(time.monotonic() - t0, 3), "complete": complete, "columns": int(in_lp.sum())}
+        if found:
+            add_rows(found)
+        if wide:
+            add_rows([c for c, _, _ in wide], [width_row(table, a) for _, a, _ in wide])
+    stats = {"trivial": trivial, "lp_value": lp_value, "rows": len(clusters), "width_rows": len(width_rows),
+             "rounds": rounds, "seconds": round(time.monotonic() - t0, 3), "complete": complete,
+             "columns": int(in_lp.sum())}
     return best, stats

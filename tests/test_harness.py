@@ -1,6 +1,7 @@
 """The experiment harness: a quick grid end to end into a real SQLite store, failures
 and overruns costing one cell, and SIGKILL mid-grid followed by --resume."""
 
+import json
 import os
 import signal
 import sqlite3
@@ -503,3 +504,24 @@ def test_a_sweep_never_scores_lower_at_a_larger_bound_and_waits_for_the_smaller_
     dips = sum(alone[f"chain|fold=0|k={k + 1}|s2|seed={s}"] < alone[f"chain|fold=0|k={k}|s2|seed={s}"]
                for s in range(4) for k in (1, 2))
     assert kept >= 1 and dips >= 1
+
+
+def test_each_cell_uses_the_processes_it_is_given(tmp_path, capsys):
+    # improve with small pieces: at n = 8 it solves them two at a time with cell_jobs = 2
+    methods = ('name = "improve"\noptions = { start_size = 3 }',)
+    cfg = _config(tmp_path, methods=methods, cell_jobs=2, seeds="[0]", max_parents=2, treewidths="[2]", time_limit=5)
+    assert load_config(cfg).cell_jobs == 2
+    store = tmp_path / "j.sqlite"
+    assert main(["experiment", str(cfg), "--store", str(store)]) == 0
+    assert "1 at a time, 2 processes each" in capsys.readouterr().out
+    rows = _rows(store)
+    assert len(rows) == 2
+    for _key, status, _score, _ll, _n, result in rows:
+        stats = json.loads(result)["stats"]
+        assert status in ("feasible", "optimal") and stats["jobs"] == 2 and "workers_failed" not in stats
+    # the command line's --cell-jobs overrides the config's; 0 and non-integers are refused
+    assert main(["experiment", str(cfg), "--store", str(tmp_path / "k.sqlite"), "--cell-jobs", "0"]) == 1
+    assert "--cell-jobs must be at least 1" in capsys.readouterr().err
+    for bad in ("0", "true", '"2"'):
+        with pytest.raises(ConfigError, match="cell_jobs"):
+            load_config(_config(tmp_path, name="b", cell_jobs=bad))

@@ -232,3 +232,35 @@ def test_pieces_in_two_processes_are_never_worse_and_valid(k, seed):
     assert loose.score > empty.score and verify_result(cache, loose.to_json(free), None) == []
     with pytest.raises(ValueError, match="jobs must be an integer >= 1"):
         improve(problem, start, time_limit=1.0, jobs=0)
+
+
+def test_a_redrawn_triangulation_is_a_valid_h_for_the_same_network():
+    problem, start = _path_with_fill()
+    state = _State(problem, start)
+    assert 2 in state.tri[0] and 4 in state.tri[2]
+    assert state.redraw(random.Random(0))
+    assert state.parents == [(), (0,), (1,), (2,), (3,)]
+    assert state.tri == moral_graph(state.parents)  # the path itself: chordal, no fill
+    assert fill_in(state.tri, state.order) == state.tri  # the order is a perfect elimination order of H
+    assert state.glued[-1] == (list(range(5)), [])  # pieces cut before it are stale
+    assert not state.redraw(random.Random(1))  # nothing else to draw: H is kept
+
+
+def _path_with_fill():
+    """a -> b -> c -> d -> e held with an order that eliminates b and d first: H has the
+    fill edges a-c and c-e, which no min-fill draw of a path adds."""
+    families = [{(): -1.0}] + [{(): -2.0, (v - 1,): -1.0} for v in range(1, 5)]
+    problem = Problem(ScoreCache.from_mapping("abcde", families), 2)
+    start = make_solution(problem, [(), (0,), (1,), (2,), (3,)], bound=None, status="feasible", method="start",
+                          order_hint=[1, 3, 0, 2, 4])
+    return problem, start
+
+
+def test_pieces_go_on_after_a_redraw(monkeypatch):
+    import twbn.solvers.cuts.improve as improve_module
+
+    monkeypatch.setattr(improve_module, "STUCK_PIECES", 1)  # redraw after a piece without a gain
+    problem, start = _path_with_fill()  # already optimal: no piece gains
+    sol = improve(problem, start, ImproveOptions(max_pieces=6, start_size=2), time_limit=None, seed=0)
+    assert sol.stats["redrawn"] == 1  # the second draw finds nothing new
+    assert sol.score == pytest.approx(-5.0) and verify_result(problem.cache, sol.to_json(problem), 2) == []

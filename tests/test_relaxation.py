@@ -5,6 +5,8 @@ with every cluster row (solved independently with scipy)."""
 import itertools
 import math
 
+import numpy as np
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,7 +20,9 @@ from twbn.scoring.cache import ScoreCache
 from twbn.scoring.data import read_csv
 from twbn.scoring.parent_sets import build_cache
 from twbn.solvers.registry import solve
-from twbn.solvers.relaxation import cluster_lp_bound, lagrangian_bound
+from twbn.formulations.graphs import exact_treewidth, moral_graph
+from twbn.solvers.relaxation import (cluster_lp_bound, lagrangian_bound, separate_width_rows, width_rhs,
+                                     width_row)
 
 
 def _trivial(problem: Problem) -> float:
@@ -70,11 +74,15 @@ def test_every_multiplier_gives_a_bound_above_the_optimum(seed, k, data):
 @pytest.mark.parametrize("k", [1, 2, 3, None])
 def test_lp_bound_between_the_full_lp_and_the_trivial_bound(seed, k):
     problem = Problem(random_cache(6, seed, max_size=3, density=0.6), k)
-    bound, stats = cluster_lp_bound(problem, time_limit=20)
+    bound, stats = cluster_lp_bound(problem, time_limit=20, width=False)
     full = _full_lp(problem)
-    assert stats["complete"]  # six variables: the separation ends
+    assert stats["complete"] and stats["width_rows"] == 0  # six variables: the separation ends
     assert full - 1e-6 <= bound <= _trivial(problem) + 1e-9
-    assert bound >= solve(problem, "dp").score - 1e-6
+    optimum = solve(problem, "dp").score
+    assert bound >= optimum - 1e-6
+    # the width rows only cut: below the cluster LP, still above every network of width <= k
+    tighter, stats = cluster_lp_bound(problem, time_limit=20)
+    assert stats["complete"] and optimum - 1e-6 <= tighter <= bound + 1e-6
 
 
 @pytest.mark.parametrize("k", [1, 2])
@@ -84,3 +92,53 @@ def test_lp_bound_on_a_real_cache_against_the_dp(k):
     bound, stats = cluster_lp_bound(problem, time_limit=20)
     optimum = solve(problem, "dp").score
     assert optimum - 1e-6 <= bound < _trivial(problem) - 1.0
+
+
+@pytest.mark.parametrize("m", [3, 4, 5])
+def test_width_rhs_is_the_most_edges_a_graph_of_treewidth_k_has(m):
+    # every graph on m vertices, by brute force: the most edges among those of treewidth <= k
+    pairs = list(itertools.combinations(range(m), 2))
+    most: dict[int, int] = {}
+    for mask in range(1 << len(pairs)):
+        adj = {v: set() for v in range(m)}
+        for i, (a, b) in enumerate(pairs):
+            if mask >> i & 1:
+                adj[a].add(b)
+                adj[b].add(a)
+        tw = exact_treewidth(adj)[0]
+        edges = bin(mask).count("1")
+        for k in range(tw, m):
+            most[k] = max(most.get(k, 0), edges)
+    for k in range(1, m - 1):  # m >= k + 2: the rows (W) are used there
+        assert width_rhs(m, k) == most[k]
+
+
+def test_a_width_row_counts_the_pairs_a_family_covers():
+    # families of C = {0, 1, 2, 3}; pairs {0,1}, {0,2} assigned to child 2, {2,3} to child 3
+    cache = ScoreCache.from_mapping("ABCD", [{(): -1.0}, {(): -1.0}, {(): -1.0, (0,): -1.0, (0, 1): -1.0, (1,): -1.0},
+                                             {(): -1.0, (2,): -1.0}])
+    table = FamilyTable.from_cache(cache)
+    fams, coefs = width_row(table, {2: [(0, 1), (0, 2)], 3: [(2, 3)]})
+    got = {(int(table.child[f]), table.parents[f]): c for f, c in zip(fams.tolist(), coefs.tolist())}
+    # {0,1} -> 2 covers {0,1} and {0,2}; {0} -> 2 covers {0,2}; {1} -> 2 and {} -> 2 cover none
+    assert got == {(2, (0, 1)): 2.0, (2, (0,)): 1.0, (3, (2,)): 1.0}
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), k=st.integers(1, 3))
+def test_width_rows_hold_for_the_optimum_and_the_bound_stays_above_it(seed, k):
+    problem = Problem(random_cache(8, seed % 1000, max_size=3, density=0.6), k)
+    best = solve(problem, "dp")
+    table = FamilyTable.from_cache(problem.candidates)
+    # rows separated at the trivial point (each variable's best family: often too wide)
+    x = np.zeros(table.size)
+    x[[int(table.start[v] + np.argmax(table.scores[table.start[v]:table.start[v + 1]])) for v in range(table.n)]] = 1.0
+    at_opt = np.zeros(table.size)
+    at_opt[[table.family(v, ps) for v, ps in enumerate(best.parents)]] = 1.0
+    assert exact_treewidth(moral_graph(best.parents))[0] <= k
+    for c, assignment, violation in separate_width_rows(table, x, k):
+        fams, coefs = width_row(table, assignment)
+        assert float(coefs @ x[fams]) - width_rhs(len(c), k) == pytest.approx(violation)
+        assert float(coefs @ at_opt[fams]) <= width_rhs(len(c), k) + 1e-9  # valid for a width-<= k network
+    bound, _ = cluster_lp_bound(problem, time_limit=10)
+    assert bound >= best.score - 1e-6

@@ -13,7 +13,9 @@ allowed, re-scored and checked independently): scores, ΔBIC against BLIP's bett
 (> 10: "very strong" in Raftery's bands), and iterations per second as ratios.
 
 Run: ``python -m twbn.experiments.benchmarks.bench_field --anchors DIR [--budget 60]
-[--caches plants baudio] [--ks 2 5 8]`` (about 25 minutes at 60 s).
+[--caches plants baudio] [--ks 2 5 8]`` (about 25 minutes at 60 s). ``--scaling``: auto
+on one job at the budget and twice it, beside two jobs at the budget (field-scaling.md,
+about 36 minutes at 60 s).
 """
 
 from __future__ import annotations
@@ -50,9 +52,10 @@ BLIP = {
 }
 
 
-def run_one(cache_path: str, k: int, method: str, budget: float) -> dict:
-    """Child process: load the cache, run ``method`` (``auto`` as ``twbn learn`` does;
-    ``improve-kg``: ``improve`` from a k-G start on its share), verify; one JSON line."""
+def run_one(cache_path: str, k: int, method: str, budget: float, jobs: int = 1) -> dict:
+    """Child process: load the cache, run ``method`` (``auto`` as ``twbn learn`` does, on
+    ``jobs`` processes; ``improve-kg``: ``improve`` from a k-G start on its share), verify;
+    one JSON line."""
     import resource
 
     from twbn.formulations.problem import Problem
@@ -64,8 +67,13 @@ def run_one(cache_path: str, k: int, method: str, budget: float) -> dict:
     cache = read_jkl(cache_path)
     load = time.monotonic() - t0
     problem = Problem(cache, k)  # k None: unbounded
+    if method.startswith("lp"):  # the cluster LP alone, with the width rows (W) or without
+        from twbn.solvers.relaxation import cluster_lp_bound
+
+        bound, stats = cluster_lp_bound(problem, time_limit=budget, width=method == "lp-width")
+        return {"method": method, "bound": bound, **stats, "call_s": round(time.monotonic() - t0 - load, 2)}
     if method == "auto":
-        sol = run(problem, "auto", time_limit=budget, seed=1)
+        sol = run(problem, "auto", time_limit=budget, seed=1, jobs=jobs)
     elif method == "improve-kg":
         sol = run(problem, "improve", time_limit=budget, seed=1, warm_start="kg")
     else:
@@ -76,7 +84,8 @@ def run_one(cache_path: str, k: int, method: str, budget: float) -> dict:
     return {"method": method, "score": sol.score, "bound": sol.bound, "status": sol.status,
             "trivial": lp.get("trivial"), "bound_source": sol.stats.get("bound_source"),
             "iterations": sol.stats.get("iterations"), "pieces": sol.stats.get("pieces"),
-            "improvements": sol.stats.get("improvements"), "wall": sol.wall_time, "call_s": round(wall, 2),
+            "improvements": sol.stats.get("improvements"), "stale": sol.stats.get("stale"), "jobs": jobs,
+            "wall": sol.wall_time, "call_s": round(wall, 2),
             "load_s": round(load, 1), "valid": None if errors is None else not errors, "width": sol.width,
             "reason": sol.stats.get("reason"), "engine_bound": _engine_bound(sol),
             "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
@@ -93,10 +102,13 @@ def _engine_bound(sol) -> float | None:
     return rb if rb is not None and trivial is not None and rb < trivial else None
 
 
-def _pair(path: Path, k: int, methods: tuple[str, str], budget: float) -> dict:
-    """Two runs side by side, one process per core."""
-    procs = {m: subprocess.Popen([sys.executable, "-m", __spec__.name, "--one", str(path), str(k).lower(), m, str(budget)],
-                                 stdout=subprocess.PIPE, text=True) for m in methods}
+def _pair(path: Path, k: int, methods: tuple[str, ...], budget: float | tuple[float, ...], jobs: int = 1) -> dict:
+    """Runs side by side (two: one process per core; one with 2 jobs: both cores), each
+    ``budget`` seconds (or one budget per method)."""
+    budgets = budget if isinstance(budget, tuple) else (budget,) * len(methods)
+    procs = {m: subprocess.Popen([sys.executable, "-m", __spec__.name, "--one", str(path), str(k).lower(),
+                                  m.split("@")[0], str(b), str(jobs)], stdout=subprocess.PIPE, text=True)
+             for m, b in zip(methods, budgets)}
     return {m: json.loads(p.communicate()[0].strip().splitlines()[-1]) for m, p in procs.items()}
 
 
@@ -116,11 +128,17 @@ def main() -> None:
                     help="run the other methods (kastar, s2, s2plus, cuts, cp, milp) instead; field-others.md")
     ap.add_argument("--unbounded", action="store_true",
                     help="cuts beside improve without a bound instead (use --budget 300); field-unbounded.md")
-    ap.add_argument("--one", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--scaling", action="store_true",
+                    help="auto on 1 job at the budget and at twice it, side by side, then on 2 jobs at the budget; "
+                         "field-scaling.md")
+    ap.add_argument("--width-rows", action="store_true",
+                    help="the cluster LP alone for 30 %% of the budget, with and without the width rows, side by "
+                         "side; field-width-rows.md")
+    ap.add_argument("--one", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         k = None if args.one[1] == "none" else int(args.one[1])
-        print(json.dumps(run_one(args.one[0], k, args.one[2], float(args.one[3]))))
+        print(json.dumps(run_one(args.one[0], k, args.one[2], float(args.one[3]), int(args.one[4]))))
         return
     if args.anchors is None:
         ap.error("--anchors DIR is required")
@@ -129,6 +147,12 @@ def main() -> None:
         return
     if args.unbounded:
         unbounded(args)
+        return
+    if args.scaling:
+        scaling(args)
+        return
+    if args.width_rows:
+        width_rows(args)
         return
     head = ["| cache | k | BLIP k-G | BLIP k-MAX | twbn kg | twbn kmax | twbn improve (k-G start) | twbn auto | "
             "ΔBIC auto − best BLIP | Raftery | kg it/s ÷ BLIP k-G | kmax it/s ÷ BLIP k-MAX | valid |",
@@ -233,6 +257,89 @@ def others(args) -> None:
         "weaker; U where neither beats it).", "", *bound_head, *bound_rows, ""])
     out = "field-others.md" if set(args.caches) == set(CACHES) and set(args.ks) == set(KS) else \
         f"field-others-{'-'.join(args.caches)}-k{'-'.join(map(str, args.ks))}.md"
+    print("wrote", write_result(out, text))
+    write_result(out.replace(".md", ".json"), json.dumps(records, indent=1) + "\n")
+
+
+def _gap(got: dict) -> str:
+    return "—" if got["bound"] is None else f"{(got['bound'] - got['score']) / abs(got['score']):.2%}"
+
+
+def scaling(args) -> None:
+    """Issue 33.2: ``auto`` on one job at the budget B and at 2B side by side (one core
+    each), then on two jobs at B (both cores): does a second core buy what a second
+    budget does?"""
+    b = args.budget
+    head = [f"| cache | k | 1 job, {b:g} s | gap | 1 job, {2 * b:g} s | gap | 2 jobs, {b:g} s | gap | "
+            f"2 jobs − 1 job at {2 * b:g} s | pieces (improved, stale): 1 job {b:g} s / {2 * b:g} s / 2 jobs | "
+            "longest call (s) | valid |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows, records, ahead = [], [], 0
+    for name in args.caches:
+        path = Path(args.anchors) / "caches" / f"{name}.jkl.gz"
+        for k in args.ks:
+            got = _pair(path, k, ("auto@1", "auto@2B"), (b, 2 * b))
+            got["auto@2jobs"] = _pair(path, k, ("auto",), b, jobs=2)["auto"]
+            one, long, two = got["auto@1"], got["auto@2B"], got["auto@2jobs"]
+            delta = two["score"] - long["score"]
+            ahead += delta >= 0
+            pieces = " / ".join(f"{g['pieces']} ({g['improvements']}, {g['stale'] or 0})" for g in (one, long, two))
+            rows.append(f"| {name} | {k} | {one['score']:,.1f} | {_gap(one)} | {long['score']:,.1f} | {_gap(long)} | "
+                        f"**{two['score']:,.1f}** | {_gap(two)} | {delta:+,.1f} | {pieces} | "
+                        f"{max(one['call_s'], two['call_s']):.1f} / {long['call_s']:.1f} | "
+                        f"{'yes' if all(g['valid'] for g in got.values()) else 'NO'} |")
+            records.append({"cache": name, "k": k, **got})
+            print(rows[-1], flush=True)
+    text = "\n".join([
+        f"# A second core against a second budget: auto on 1 job at {b:g} s and {2 * b:g} s, and on 2 jobs at {b:g} s",
+        "", f"Machine: {machine()}. Seed 1. The two one-job runs side by side (one process per core), then the "
+        "two-job run alone (both cores). Above n = 40 `auto` runs `improve` from k-MAX; with 2 jobs its pieces "
+        "are solved two at a time by spawned worker processes (solvers/cuts/improve.py, \"In parallel\"). "
+        "Every network was checked by the verifier. Gap: to each run's own proved bound. Longest call: the "
+        "budget's runs, then the doubled one.", "",
+        f"**2 jobs at {b:g} s reach at least 1 job at {2 * b:g} s in {ahead} of {len(rows)} cells.**", "",
+        *head, *rows, ""])
+    out = "field-scaling.md" if set(args.caches) == set(CACHES) and set(args.ks) == set(KS) else \
+        f"field-scaling-{'-'.join(args.caches)}-k{'-'.join(map(str, args.ks))}.md"
+    print("wrote", write_result(out, text))
+    write_result(out.replace(".md", ".json"), json.dumps(records, indent=1) + "\n")
+
+
+def width_rows(args) -> None:
+    """Issue 33.1: the cluster LP's bound with the width rows (W) of solvers/relaxation.py
+    and without them, each for the LP's share of the budget at these n (30 %), side by
+    side; the auto scores of field.json (when there) give the gaps."""
+    from twbn.experiments.benchmarks.common import RESULTS
+    from twbn.solvers.budget import LARGE_BOUND_SHARE
+
+    seconds = LARGE_BOUND_SHARE * args.budget
+    auto = {}
+    if (RESULTS / "field.json").is_file():
+        auto = {(r["cache"], r["k"]): r["auto"]["score"] for r in json.loads((RESULTS / "field.json").read_text())}
+    head = ["| cache | k | trivial U | LP bound, cluster rows | LP bound, + width rows | width rows (rounds) | "
+            "tightened by | auto (field.md) | gap then | gap now |", "|---|---|---|---|---|---|---|---|---|---|"]
+    rows, records = [], []
+    for name in args.caches:
+        path = Path(args.anchors) / "caches" / f"{name}.jkl.gz"
+        for k in args.ks:
+            got = _pair(path, k, ("lp", "lp-width"), seconds)
+            plain, wide = got["lp"], got["lp-width"]
+            a = auto.get((name, k))
+            gaps = ("", "") if a is None else tuple(f"{(b - a) / abs(a):.2%}" for b in (plain["bound"], wide["bound"]))
+            rows.append(f"| {name} | {k} | {plain['trivial']:,.1f} | {plain['bound']:,.1f} | **{wide['bound']:,.1f}** | "
+                        f"{wide['width_rows']} ({wide['rounds']}) | {plain['bound'] - wide['bound']:,.1f} | "
+                        f"{'' if a is None else f'{a:,.1f}'} | {gaps[0]} | {gaps[1]} |")
+            records.append({"cache": name, "k": k, **got})
+            print(rows[-1], flush=True)
+    text = "\n".join([
+        "# The cluster LP's bound with the width rows (W)", "",
+        f"Machine: {machine()}. The LP alone for {seconds:g} s (the share `auto` keeps for it at n ≥ 60 of a "
+        f"{args.budget:g} s budget), with and without the width rows, side by side (one process per core). Width "
+        "rows: for a vertex set C of m ≥ k + 2 variables and each pair of C assigned to one child, the pairs the "
+        "chosen families cover are at most k·m − k(k+1)/2, the most edges a graph of treewidth ≤ k has on m "
+        "vertices (proof in solvers/relaxation.py). Gaps: against auto's score in field.json (same caches, same "
+        "k).", "", *head, *rows, ""])
+    out = "field-width-rows.md" if set(args.caches) == set(CACHES) and set(args.ks) == set(KS) else \
+        f"field-width-rows-{'-'.join(args.caches)}-k{'-'.join(map(str, args.ks))}.md"
     print("wrote", write_result(out, text))
     write_result(out.replace(".md", ".json"), json.dumps(records, indent=1) + "\n")
 

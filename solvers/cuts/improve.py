@@ -43,6 +43,12 @@ ancestry pairs alone keep the network acyclic. This is the primal heuristic that
 Piece size adapts to what solves: a sub-problem solved to optimality in under a quarter
 of its time limit grows the next piece by one variable, one cut short shrinks it by two.
 
+Pieces only re-solve what H allows: the boundary cliques and the closure of F are H's.
+After ``STUCK_PIECES`` pieces in a row without a gain, H is redrawn: random greedy
+elimination orders of the current network's moral graph, the one of width ≤ k with the
+fewest edges that differs from H (any width-≤ k triangulation of the moral graph is a
+valid H, with the order as its perfect elimination order).
+
 In parallel (``jobs`` ≥ 2), worker processes solve pieces while this process cuts the
 next ones and glues in each as it returns. A piece P = (F, B) cut before pieces P' =
 (F', B') were glued in is still glued in if no F' meets L = F ∪ B and F meets no L'
@@ -61,7 +67,8 @@ import random
 import time
 from typing import Sequence
 
-from twbn.formulations.graphs import Adjacency, fill_in, is_acyclic, moral_graph
+from twbn.formulations.graphs import (Adjacency, elimination_width, fill_in, is_acyclic, moral_graph,
+                                      random_greedy_order)
 from twbn.solvers.cuts.lns import neighbourhood
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
@@ -70,6 +77,7 @@ from twbn.solvers.budget import IMPROVE_START_SHARE, Budget
 from twbn.solvers.control import RunControl
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import CutsOptions, ImproveOptions
+from twbn.solvers.parallel import PARALLEL_MARGIN, Alone
 
 __all__ = ["improve", "choose_piece", "piece_problem", "METHOD"]
 
@@ -82,6 +90,15 @@ SUB_OPTIONS = CutsOptions(exact="root", cluster_k=1, matroid=False, minor=True, 
 #: Without a bound (or k >= n - 1) the start is k-MAX's network under this bound: it is a
 #: network of the problem too, and k-MAX's first clique of k + 1 is solved exactly.
 UNBOUNDED_START_K = 8
+
+#: Pieces in a row without a gain after which the triangulation H is redrawn (a bounded
+#: problem): pieces only re-solve what H allows, and plants (k = 5) gained nothing in
+#: its last 30 of 75 pieces with the same H.
+STUCK_PIECES = 12
+#: Random greedy orders of the moral graph tried per redraw; min-fill up to this n, then
+#: min-degree (min-fill's Python loop takes seconds at n = 1,041).
+REDRAW_TRIES = 6
+REDRAW_FILL_MAX_N = 200
 
 LOG = logging.getLogger("twbn")
 
@@ -272,6 +289,26 @@ class _State:
         self.glued.append((free, boundary))
         return True
 
+    def redraw(self, rng: random.Random) -> bool:
+        """A new width-≤ k triangulation of the network's moral graph (random greedy orders:
+        the one with the fewest edges that differs from H), so that later pieces see
+        other boundaries. False, changing nothing, if no draw fits the bound or differs."""
+        g = moral_graph(self.parents)
+        edges = lambda adj: sum(len(nb) for nb in adj.values())  # noqa: E731
+        best = None
+        for _ in range(REDRAW_TRIES):
+            order = random_greedy_order(g, rng, fill=self.problem.n <= REDRAW_FILL_MAX_N)
+            if elimination_width(g, order) > self.k:
+                continue
+            tri = fill_in(g, order)
+            if tri != self.tri and (best is None or edges(tri) < edges(best[0])):
+                best = (tri, order)
+        if best is None:
+            return False
+        self.tri, self.order = best
+        self.glued.append((list(range(self.problem.n)), []))  # every piece cut before is stale
+        return True
+
     def _set(self, new_parents: dict[int, ParentSet]) -> None:
         cand = self.problem.candidates
         for v, ps in new_parents.items():
@@ -335,6 +372,7 @@ class _Search:
         self.state = _State(problem, start)
         self.size = max(1, min(options.start_size, problem.n))
         self.proved = False
+        self.since_gain = 0
         self.counts = {"pieces": 0, "improvements": 0, "rejected": 0, "timed_out": 0, "sub_seconds": 0.0}
         self.trajectory = [{"time": round(time.monotonic() - self.t0, 4), "incumbent": self.state.score,
                             "bound": None}]
@@ -374,6 +412,7 @@ class _Search:
                 counts["stale"] = counts.get("stale", 0) + 1
             elif state.accept(piece.free, piece.boundary, piece.local, found, check_acyclic=bool(later)):
                 counts["improvements"] += 1
+                self.since_gain = -1
                 self.trajectory.append({"time": round(time.monotonic() - self.t0, 4), "incumbent": state.score,
                                         "bound": None})
                 if self.control is not None:
@@ -388,6 +427,11 @@ class _Search:
         else:
             counts["timed_out"] += 1
             self.size = max(MIN_SIZE, self.size - 2)
+        self.since_gain += 1
+        if self.since_gain >= STUCK_PIECES and state.tri is not None and not self.proved:
+            self.since_gain = 0
+            if state.redraw(self.rng):
+                counts["redrawn"] = counts.get("redrawn", 0) + 1
         if self.control is not None:
             self.control.report(iterations=counts["pieces"])
 
@@ -548,7 +592,17 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
         if bounded.treewidth is None:
             return solve(problem, "dp", budget=budget)  # n <= 1
         with budget.stage("k-MAX start", IMPROVE_START_SHARE) as stage:
-            start = solve(bounded, "kmax", budget=stage, seed=seed, _lp_bound=False)
+            # with jobs to spare, more k-MAX runs (other seeds) beside this one: the best start
+            side = [Alone(bounded, "kmax", stage, None if seed is None else seed + i)
+                    for i in range(1, jobs)] if jobs >= 2 and stage.left() > 2 * PARALLEL_MARGIN else []
+            try:
+                start = solve(bounded, "kmax", budget=stage, seed=seed, _lp_bound=False)
+            finally:
+                others = [a.result(stage) for a in side]
+            for other in others:
+                if other is not None and other.parents is not None and (start.parents is None
+                                                                        or other.score > start.score):
+                    start = other
         if start.parents is None:
             return start
         if void:  # k-MAX's network, certified as one of the unbounded problem
