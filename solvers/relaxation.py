@@ -69,8 +69,11 @@ ROWS_PER_ROUND = 200
 #: many of a variable's families enter per pricing round.
 INITIAL_COLUMNS = 10
 COLUMNS_PER_ROUND = 5
-#: Width rows (W) added per round, at most (separated once no cluster row is violated).
+#: Width rows (W) added per round, at most.
 WIDTH_ROWS_PER_ROUND = 20
+#: Up to this k the width rows are separated in every round; above, only once no cluster
+#: row is violated (measured on the anchor caches, results/field-width-rows.md).
+WIDTH_ROWS_EACH_ROUND_MAX_K = 2
 
 
 def _reduced(table: FamilyTable, row_families: list[np.ndarray], lam: np.ndarray,
@@ -384,10 +387,13 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         x[order] = np.clip(np.asarray(sol.col_value), 0.0, 1.0)
         found = [c for c in greedy_clusters(table, x, max_cuts=ROWS_PER_ROUND, deadline=t0 + time_limit)
                  if table.cluster_violation(x, c) > MIN_VIOLATION]
-        # the rows only a width-≤ k network satisfies, each round: at n = 69 the cluster
-        # rows alone were still being found when the LP's time ran out
-        wide = [] if not width else separate_width_rows(table, x, k, max_rows=WIDTH_ROWS_PER_ROUND,
-                                                        min_violation=MIN_VIOLATION)
+        # the rows only a width-≤ k network satisfies: each round at k <= 2 (at n = 69-1,041
+        # the cluster rows were still being found when the LP's time ran out, and the width
+        # rows tightened the bound by 31-1,820), else once no cluster row is violated (each
+        # round at k = 5 they slowed the LP: bounds 419-790 looser; results/field-width-rows.md)
+        each_round = k is not None and k <= WIDTH_ROWS_EACH_ROUND_MAX_K
+        wide = [] if not width or (found and not each_round) else separate_width_rows(
+            table, x, k, max_rows=WIDTH_ROWS_PER_ROUND, min_violation=MIN_VIOLATION)
         if not found and not wide:
             complete = True
             break
