@@ -264,3 +264,14 @@ def test_pieces_go_on_after_a_redraw(monkeypatch):
     sol = improve(problem, start, ImproveOptions(max_pieces=6, start_size=2), time_limit=None, seed=0)
     assert sol.stats["redrawn"] == 1  # the second draw finds nothing new
     assert sol.score == pytest.approx(-5.0) and verify_result(problem.cache, sol.to_json(problem), 2) == []
+
+
+@pytest.mark.slow  # 30 s: the k-MAX start's share must leave room for a spawned process
+def test_two_jobs_start_from_the_better_of_two_kmax_runs(wdbc):
+    problem = Problem(wdbc, 3)
+    sol = solve(problem, "improve", time_limit=30.0, seed=1, jobs=2)
+    warm = sol.stats["warm_start"]
+    assert len(warm["side_scores"]) == 1 and warm["side_scores"][0] is not None
+    assert warm["score"] == max(warm["own_score"], warm["side_scores"][0])
+    assert sol.score >= warm["score"] and sol.stats["jobs"] == 2
+    assert verify_result(wdbc, sol.to_json(problem), 3) == []

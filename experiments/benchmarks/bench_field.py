@@ -85,6 +85,7 @@ def run_one(cache_path: str, k: int, method: str, budget: float, jobs: int = 1) 
             "trivial": lp.get("trivial"), "bound_source": sol.stats.get("bound_source"),
             "iterations": sol.stats.get("iterations"), "pieces": sol.stats.get("pieces"),
             "improvements": sol.stats.get("improvements"), "stale": sol.stats.get("stale"), "jobs": jobs,
+            "redrawn": sol.stats.get("redrawn"),
             "wall": sol.wall_time, "call_s": round(wall, 2),
             "load_s": round(load, 1), "valid": None if errors is None else not errors, "width": sol.width,
             "reason": sol.stats.get("reason"), "engine_bound": _engine_bound(sol),
@@ -134,6 +135,10 @@ def main() -> None:
     ap.add_argument("--width-rows", action="store_true",
                     help="the cluster LP alone for 30 %% of the budget, with and without the width rows, side by "
                          "side; field-width-rows.md")
+    ap.add_argument("--budgets", nargs="+", type=float, metavar="S",
+                    help="auto on one job at each of these budgets (two runs at a time), e.g. 60 300 1800; "
+                         "field-budgets.md")
+    ap.add_argument("--from-json", metavar="FILE", help="with --scaling: the table from a run's JSON records")
     ap.add_argument("--one", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
@@ -153,6 +158,9 @@ def main() -> None:
         return
     if args.width_rows:
         width_rows(args)
+        return
+    if args.budgets:
+        budgets(args)
         return
     head = ["| cache | k | BLIP k-G | BLIP k-MAX | twbn kg | twbn kmax | twbn improve (k-G start) | twbn auto | "
             "ΔBIC auto − best BLIP | Raftery | kg it/s ÷ BLIP k-G | kmax it/s ÷ BLIP k-MAX | valid |",
@@ -268,38 +276,83 @@ def _gap(got: dict) -> str:
 def scaling(args) -> None:
     """Issue 33.2: ``auto`` on one job at the budget B and at 2B side by side (one core
     each), then on two jobs at B (both cores): does a second core buy what a second
-    budget does?"""
+    budget does? ``--from-json FILE``: the table again from a run's records."""
     b = args.budget
-    head = [f"| cache | k | 1 job, {b:g} s | gap | 1 job, {2 * b:g} s | gap | 2 jobs, {b:g} s | gap | "
+    if args.from_json:
+        records = json.loads(Path(args.from_json).read_text())
+    else:
+        records = []
+        for name in args.caches:
+            path = Path(args.anchors) / "caches" / f"{name}.jkl.gz"
+            for k in args.ks:
+                got = _pair(path, k, ("auto@1", "auto@2B"), (b, 2 * b))
+                got["auto@2jobs"] = _pair(path, k, ("auto",), b, jobs=2)["auto"]
+                records.append({"cache": name, "k": k, **got})
+                print(_scaling_row(records[-1]), flush=True)
+    rows = [_scaling_row(r) for r in records]
+    ahead = sum(r["auto@2jobs"]["score"] >= r["auto@2B"]["score"] for r in records)
+    beyond = sum(r["auto@2jobs"]["score"] >= r["auto@1"]["score"] for r in records)
+    head = [f"| cache | k | BLIP best (60 s) | 1 job, {b:g} s | gap | 1 job, {2 * b:g} s | gap | 2 jobs, {b:g} s | gap | "
             f"2 jobs − 1 job at {2 * b:g} s | pieces (improved, stale): 1 job {b:g} s / {2 * b:g} s / 2 jobs | "
-            "longest call (s) | valid |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    rows, records, ahead = [], [], 0
-    for name in args.caches:
-        path = Path(args.anchors) / "caches" / f"{name}.jkl.gz"
-        for k in args.ks:
-            got = _pair(path, k, ("auto@1", "auto@2B"), (b, 2 * b))
-            got["auto@2jobs"] = _pair(path, k, ("auto",), b, jobs=2)["auto"]
-            one, long, two = got["auto@1"], got["auto@2B"], got["auto@2jobs"]
-            delta = two["score"] - long["score"]
-            ahead += delta >= 0
-            pieces = " / ".join(f"{g['pieces']} ({g['improvements']}, {g['stale'] or 0})" for g in (one, long, two))
-            rows.append(f"| {name} | {k} | {one['score']:,.1f} | {_gap(one)} | {long['score']:,.1f} | {_gap(long)} | "
-                        f"**{two['score']:,.1f}** | {_gap(two)} | {delta:+,.1f} | {pieces} | "
-                        f"{max(one['call_s'], two['call_s']):.1f} / {long['call_s']:.1f} | "
-                        f"{'yes' if all(g['valid'] for g in got.values()) else 'NO'} |")
-            records.append({"cache": name, "k": k, **got})
-            print(rows[-1], flush=True)
+            "longest call (s) | valid |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     text = "\n".join([
         f"# A second core against a second budget: auto on 1 job at {b:g} s and {2 * b:g} s, and on 2 jobs at {b:g} s",
         "", f"Machine: {machine()}. Seed 1. The two one-job runs side by side (one process per core), then the "
         "two-job run alone (both cores). Above n = 40 `auto` runs `improve` from k-MAX; with 2 jobs its pieces "
-        "are solved two at a time by spawned worker processes (solvers/cuts/improve.py, \"In parallel\"). "
-        "Every network was checked by the verifier. Gap: to each run's own proved bound. Longest call: the "
-        "budget's runs, then the doubled one.", "",
-        f"**2 jobs at {b:g} s reach at least 1 job at {2 * b:g} s in {ahead} of {len(rows)} cells.**", "",
-        *head, *rows, ""])
-    out = "field-scaling.md" if set(args.caches) == set(CACHES) and set(args.ks) == set(KS) else \
-        f"field-scaling-{'-'.join(args.caches)}-k{'-'.join(map(str, args.ks))}.md"
+        "are solved two at a time by spawned worker processes and its k-MAX start runs twice at once "
+        "(solvers/cuts/improve.py, \"In parallel\"). Every network was checked by the verifier. Gap: to each "
+        "run's own proved bound. Longest call: the budget's runs, then the doubled one. BLIP best: the better "
+        "of BLIP's k-G and k-MAX, 60 s, one core.", "",
+        f"**2 jobs at {b:g} s reach at least 1 job at {2 * b:g} s in {ahead} of {len(rows)} cells, and at least 1 "
+        f"job at {b:g} s in {beyond}.**", "", *head, *rows, ""])
+    caches = sorted({r["cache"] for r in records}, key=CACHES.index)
+    ks = sorted({r["k"] for r in records})
+    out = "field-scaling.md" if set(caches) == set(CACHES) and set(ks) == set(KS) else \
+        f"field-scaling-{'-'.join(caches)}-k{'-'.join(map(str, ks))}.md"
+    print("wrote", write_result(out, text))
+    if not args.from_json:
+        write_result(out.replace(".md", ".json"), json.dumps(records, indent=1) + "\n")
+
+
+def _scaling_row(r: dict) -> str:
+    one, long, two = r["auto@1"], r["auto@2B"], r["auto@2jobs"]
+    pieces = " / ".join(f"{g['pieces']} ({g['improvements']}, {g.get('stale') or 0})" for g in (one, long, two))
+    blip = max(BLIP[r["cache"], r["k"]]["kg"][0], BLIP[r["cache"], r["k"]]["kmax"][0])
+    return (f"| {r['cache']} | {r['k']} | {blip:,.1f} | {one['score']:,.1f} | {_gap(one)} | {long['score']:,.1f} | "
+            f"{_gap(long)} | **{two['score']:,.1f}** | {_gap(two)} | {two['score'] - long['score']:+,.1f} | {pieces} | "
+            f"{max(one['call_s'], two['call_s']):.1f} / {long['call_s']:.1f} | "
+            f"{'yes' if all(g['valid'] for k, g in r.items() if k.startswith('auto')) else 'NO'} |")
+
+
+def budgets(args) -> None:
+    """Issue 33.3: ``auto`` (one job) at several budgets per cell, two runs at a time (one
+    process per core): does the network keep improving and the bound keep tightening?"""
+    times = sorted(args.budgets)
+    head = ["| cache | k | BLIP best (60 s) | " + " | ".join(f"{t:g} s: score | gap" for t in times)
+            + " | pieces (improved, redrawn) |", "|---|---|---|" + "---|---|" * len(times) + "---|"]
+    rows, records = [], []
+    for name in args.caches:
+        path = Path(args.anchors) / "caches" / f"{name}.jkl.gz"
+        for k in args.ks:
+            got: dict = {}
+            for i in range(0, len(times), 2):
+                pair = times[i:i + 2]
+                got.update(_pair(path, k, tuple(f"auto@{t:g}" for t in pair), tuple(pair)))
+            runs = [got[f"auto@{t:g}"] for t in times]
+            blip = max(BLIP[name, k]["kg"][0], BLIP[name, k]["kmax"][0])
+            rows.append(f"| {name} | {k} | {blip:,.1f} | " + " | ".join(f"{g['score']:,.1f} | {_gap(g)}" for g in runs)
+                        + " | "
+                        + " / ".join(f"{g['pieces']} ({g['improvements']}, {g.get('redrawn') or 0})" for g in runs)
+                        + " |")
+            records.append({"cache": name, "k": k, **got})
+            print(rows[-1], flush=True)
+    text = "\n".join([
+        "# Any budget: auto on one job at " + ", ".join(f"{t:g}" for t in times) + " s", "",
+        f"Machine: {machine()}. Seed 1, one job, two runs at a time (one process per core). Above n = 40 `auto` "
+        "runs `improve` from k-MAX (20 % of the method's part), keeping 30 % of the budget for the cluster LP's "
+        "bound at n ≥ 60. Gap: to the run's own proved bound.", "", *head, *rows, ""])
+    out = "field-budgets.md" if set(args.caches) == set(CACHES) and set(args.ks) == set(KS) else \
+        f"field-budgets-{'-'.join(args.caches)}-k{'-'.join(map(str, args.ks))}.md"
     print("wrote", write_result(out, text))
     write_result(out.replace(".md", ".json"), json.dumps(records, indent=1) + "\n")
 

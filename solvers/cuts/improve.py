@@ -599,6 +599,7 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
                 start = solve(bounded, "kmax", budget=stage, seed=seed, _lp_bound=False)
             finally:
                 others = [a.result(stage) for a in side]
+            own = start
             for other in others:
                 if other is not None and other.parents is not None and (start.parents is None
                                                                         or other.score > start.score):
@@ -613,6 +614,10 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
                   seed=seed, control=budget.control, jobs=jobs)
     if label is not None:
         sol.stats["warm_start"] = {"from": label[0], "score": label[1], "seconds": round(used, 4)}
+        if side:  # what each k-MAX run beside this one reached (None: nothing in time)
+            sol.stats["warm_start"]["side_scores"] = [None if o is None or o.parents is None else o.score
+                                                      for o in others]
+            sol.stats["warm_start"]["own_score"] = own.score
     return sol
 
 
