@@ -135,6 +135,7 @@ def test_improve_reaches_the_dp_optimum_from_a_poor_start(seed):
     assert whole.stats["pieces"] == 1
 
 
+@pytest.mark.slow  # 16 s; the default run keeps the piece-level tests and the 2-process one
 def test_improve_through_the_registry_and_run(wdbc):
     problem = Problem(wdbc, 3)
     kmax = solve(problem, "kmax", time_limit=2.0, seed=1)

@@ -73,6 +73,7 @@ from twbn.solvers.cuts.lns import neighbourhood
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.scoring.cache import ParentSet, ScoreCache
+from twbn.scoring.errors import TwbnError
 from twbn.solvers.budget import IMPROVE_START_SHARE, Budget
 from twbn.solvers.control import RunControl
 from twbn.solvers.method import Method
@@ -543,13 +544,18 @@ def _over(search: _Search, deadline: float | None) -> bool:
     return deadline is not None and deadline - time.monotonic() < 0.2
 
 
+class _WorkersFailed(TwbnError):
+    """A piece worker raised or died (its cause says how); caught in this module."""
+
+
 def _in_parallel(search: _Search, deadline: float | None, jobs: int) -> None:
     """Pieces solved by ``jobs`` worker processes while this one cuts and glues; returns
     when the loop is over, or early (the caller goes on in this process) if the workers
     cannot run."""
     import multiprocessing
     import os
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    import pickle
+    from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, ProcessPoolExecutor, wait
 
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_worker_start, initargs=(os.getpid(),))
@@ -565,9 +571,14 @@ def _in_parallel(search: _Search, deadline: float | None, jobs: int) -> None:
             done, _ = wait(list(out), timeout=0.25 if left is None else min(0.25, left), return_when=FIRST_COMPLETED)
             for future in done:
                 piece = out.pop(future)
-                found, took, limit = future.result()
-                search.take(piece, found, took, limit)
-    except Exception as exc:  # noqa: BLE001 - a worker that cannot run leaves the work to this process
+                try:
+                    found, took, limit = future.result()
+                except Exception as exc:  # noqa: BLE001 - raised in (or by the loss of) a worker
+                    raise _WorkersFailed(exc) from exc
+                search.take(piece, found, took, limit)  # a failure here is this process's: raised
+    except (_WorkersFailed, OSError, pickle.PicklingError, BrokenExecutor) as failed:
+        # a worker that cannot start or died leaves the work to this process
+        exc = failed.__cause__ if isinstance(failed, _WorkersFailed) else failed
         search.counts["workers_failed"] = f"{type(exc).__name__}: {exc}"
         LOG.info(f"improve: the piece workers stopped ({type(exc).__name__}: {exc}); going on in one process")
     finally:
