@@ -269,6 +269,16 @@ def others(args) -> None:
     write_result(out.replace(".md", ".json"), json.dumps(records, indent=1) + "\n")
 
 
+def _write(stem: str, caches, ks, text: str, records: list | None) -> None:
+    """``STEM.md`` (and ``STEM.json`` with ``records``) for the whole grid, or
+    ``STEM-CACHES-kKS.md`` for part of it, in the results folder."""
+    out = f"{stem}.md" if set(caches) == set(CACHES) and set(ks) == set(KS) else \
+        f"{stem}-{'-'.join(caches)}-k{'-'.join(map(str, ks))}.md"
+    print("wrote", write_result(out, text))
+    if records is not None:
+        write_result(out.replace(".md", ".json"), json.dumps(records, indent=1) + "\n")
+
+
 def _gap(got: dict) -> str:
     return "—" if got["bound"] is None else f"{(got['bound'] - got['score']) / abs(got['score']):.2%}"
 
@@ -307,11 +317,7 @@ def scaling(args) -> None:
         f"job at {b:g} s in {beyond}.**", "", *head, *rows, ""])
     caches = sorted({r["cache"] for r in records}, key=CACHES.index)
     ks = sorted({r["k"] for r in records})
-    out = "field-scaling.md" if set(caches) == set(CACHES) and set(ks) == set(KS) else \
-        f"field-scaling-{'-'.join(caches)}-k{'-'.join(map(str, ks))}.md"
-    print("wrote", write_result(out, text))
-    if not args.from_json:
-        write_result(out.replace(".md", ".json"), json.dumps(records, indent=1) + "\n")
+    _write("field-scaling", caches, ks, text, None if args.from_json else records)
 
 
 def _scaling_row(r: dict) -> str:
@@ -351,10 +357,7 @@ def budgets(args) -> None:
         f"Machine: {machine()}. Seed 1, one job, two runs at a time (one process per core). Above n = 40 `auto` "
         "runs `improve` from k-MAX (20 % of the method's part), keeping 30 % of the budget for the cluster LP's "
         "bound at n ≥ 60. Gap: to the run's own proved bound.", "", *head, *rows, ""])
-    out = "field-budgets.md" if set(args.caches) == set(CACHES) and set(args.ks) == set(KS) else \
-        f"field-budgets-{'-'.join(args.caches)}-k{'-'.join(map(str, args.ks))}.md"
-    print("wrote", write_result(out, text))
-    write_result(out.replace(".md", ".json"), json.dumps(records, indent=1) + "\n")
+    _write("field-budgets", args.caches, args.ks, text, records)
 
 
 def width_rows(args) -> None:
@@ -391,10 +394,7 @@ def width_rows(args) -> None:
         "chosen families cover are at most k·m − k(k+1)/2, the most edges a graph of treewidth ≤ k has on m "
         "vertices (proof in solvers/relaxation.py). Gaps: against auto's score in field.json (same caches, same "
         "k).", "", *head, *rows, ""])
-    out = "field-width-rows.md" if set(args.caches) == set(CACHES) and set(args.ks) == set(KS) else \
-        f"field-width-rows-{'-'.join(args.caches)}-k{'-'.join(map(str, args.ks))}.md"
-    print("wrote", write_result(out, text))
-    write_result(out.replace(".md", ".json"), json.dumps(records, indent=1) + "\n")
+    _write("field-width-rows", args.caches, args.ks, text, records)
 
 
 def unbounded(args) -> None:
