@@ -371,6 +371,43 @@ def test_quiet_means_quiet_for_every_backend(tmp_path, method, solver):
         assert json.loads((tmp_path / "r.json").read_text())["stats"]["bound_source"].startswith("cluster LP")
 
 
+_SCIP_SIGINT = """
+import json, os, random, signal, subprocess, sys, time
+import pyscipopt
+from twbn.solvers.models.backends import scip_model
+
+heard = []
+signal.signal(signal.SIGINT, lambda *_: heard.append(1))
+out = {}
+for name in ("default", "scip_model"):
+    m = pyscipopt.Model() if name == "default" else scip_model()
+    m.hideOutput()
+    r = random.Random(1)  # a knapsack SCIP does not close in seconds
+    xs = [m.addVar(vtype="B") for _ in range(300)]
+    for _ in range(80):
+        m.addCons(pyscipopt.quicksum(r.randint(1, 30) * x for x in xs) <= 1500)
+    m.setObjective(pyscipopt.quicksum(r.randint(1, 30) * x for x in xs), "maximize")
+    m.setParam("limits/time", 2.0)
+    before = len(heard)
+    subprocess.Popen(["sh", "-c", f"sleep 0.7; kill -INT {os.getpid()}"])  # from outside, as a user's Ctrl-C
+    m.optimize()
+    time.sleep(0.1)
+    out[name] = {"status": m.getStatus(), "python_heard": len(heard) > before}
+print(json.dumps(out))
+"""
+
+
+def test_sigint_during_a_scip_solve_reaches_python_only_through_scip_model():
+    """The cause of a lost Ctrl-C (improve's pieces: the command ran on to its limit and
+    exited 0): SCIP's default takes SIGINT itself, ends with 'userinterrupt' and Python's
+    handler never runs. A model from ``scip_model`` leaves it to Python and solves on."""
+    proc = subprocess.run([sys.executable, "-c", _SCIP_SIGINT], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["default"] == {"status": "userinterrupt", "python_heard": False}
+    assert seen["scip_model"] == {"status": "timelimit", "python_heard": True}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("wait,during", [(7.0, "start"), (18.0, "improve")])
 def test_sigint_on_auto_reports_the_time_it_ran(tmp_path, wait, during):

@@ -80,3 +80,30 @@ def test_no_module_imports_from_a_layer_above_its_own():
             if other is not None and rank[other] > rank[own]:
                 wrong.append(f"{path.relative_to(ROOT)}:{line} ({own}) imports {target} ({other})")
     assert wrong == []
+
+
+def scip_models_made(path: Path) -> list[int]:
+    """Lines of ``path`` that make a SCIP model directly: ``pyscipopt.Model(…)``, or a
+    ``Model(…)`` imported from pyscipopt."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    bare = any(isinstance(n, ast.ImportFrom) and n.module == "pyscipopt" and any(a.name == "Model" for a in n.names)
+               for n in ast.walk(tree))
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            if (isinstance(f, ast.Attribute) and f.attr == "Model" and isinstance(f.value, ast.Name)
+                    and f.value.id == "pyscipopt") or (bare and isinstance(f, ast.Name) and f.id == "Model"):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_every_scip_model_is_made_by_scip_model(tmp_path):
+    """A SCIP model made any other way takes Ctrl-C itself, and a run never hears it
+    (tests/test_contract.py shows SCIP's default doing so); the scan sees both spellings."""
+    f = tmp_path / "m.py"
+    f.write_text("import pyscipopt\nfrom pyscipopt import Model\na = pyscipopt.Model()\nb = Model()\n")
+    assert scip_models_made(f) == [3, 4]
+    made = {str(p.relative_to(ROOT)): scip_models_made(p) for p in source_files()}
+    makers = {p: lines for p, lines in made.items() if lines}
+    assert list(makers) == ["solvers/models/backends.py"] and len(makers["solvers/models/backends.py"]) == 1

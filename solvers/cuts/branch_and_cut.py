@@ -62,7 +62,7 @@ from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.budget import CUTS_BUILD_SHARE, CUTS_IMPROVE_SHARE, Budget
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import CutsOptions
-from twbn.solvers.models.backends import _finite, record_scip_trajectory, root_bound, scip_interrupt
+from twbn.solvers.models.backends import _finite, record_scip_trajectory, root_bound, scip_interrupt, scip_model
 
 EXACT_MODES = ("always", "root", "never")
 #: Greedy clusters that seed the matroid-row search besides the fractional variables:
@@ -548,8 +548,7 @@ def solve_cuts(
     except InfeasibleError as exc:
         return SolverResult(None, None, None, "infeasible", wall_time=round(time.monotonic() - t0, 4),
                         stats={"reason": str(exc)}, **info)
-    m = pyscipopt.Model()
-    m.hideOutput(not os.environ.get("TWBN_SCIP_LOG"))
+    m = scip_model(quiet=not os.environ.get("TWBN_SCIP_LOG"))
     deadline = None if time_limit is None else t0 + time_limit
     try:
         ilp = build_cluster_ilp(model_problem, m, edges=edges, ancestry=ancestry,
@@ -620,9 +619,6 @@ def solve_cuts(
             m.setSolVal(sol, var, vals.get(var.name, 0.0))
         m.addSol(sol, free=True)
         start_score = sum(model_problem.candidates.score_of(v, p) for v, p in enumerate(warm_start.parents))
-    if control is not None:
-        # SIGINT too goes to the RunControl, whose hook interrupts SCIP at its next callback
-        m.setParam("misc/catchctrlc", False)
     with cooperating(control, scip_interrupt(m)):
         if control is not None and control.stop_requested():
             # stopped before solving: SCIP's statistics of an unsolved model are an error

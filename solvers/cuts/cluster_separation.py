@@ -98,7 +98,7 @@ def exact_clusters(table: FamilyTable, x: np.ndarray, *, k: int = 1, time_limit:
     complete (False on a time-out: then an empty list proves nothing). For k > 1 the
     second constraint becomes k·J_f ≤ Σ_{u∈W} K_u (at least k parents in C), only families
     with |W| ≥ k enter, and |C| ≥ k + 1."""
-    import pyscipopt
+    from twbn.solvers.models.backends import scip_model
     from pyscipopt import quicksum
 
     if k < 1:
@@ -107,8 +107,7 @@ def exact_clusters(table: FamilyTable, x: np.ndarray, *, k: int = 1, time_limit:
     if supp.size == 0:
         return [], True
     involved = sorted(set(table.child[supp].tolist()) | set(np.flatnonzero(table.member[supp].any(axis=0)).tolist()))
-    m = pyscipopt.Model()
-    m.hideOutput()
+    m = scip_model()  # a Ctrl-C during this sub-IP is twbn's, not SCIP's
     m.setParam("randomization/randomseedshift", 0)
     if time_limit is not None:
         m.setParam("limits/time", max(0.01, float(time_limit)))

@@ -348,12 +348,6 @@ def _solve_piece(piece_problem_: Problem, start: SolverResult, fixed, ancestry, 
     limit = piece_time_limit if deadline is None else max(0.05, min(piece_time_limit, deadline - t1))
     found = solve_cuts(piece_problem_, time_limit=limit, seed=seed, warm_start=start, fixed_y=fixed or None,
                        ancestry=ancestry, control=control, _report=False, options=SUB_OPTIONS)
-    if control is not None and not control.stop_requested() and found.stats.get("engine_status") == "userinterrupt":
-        # SCIP was interrupted but not by us: it took a Ctrl-C meant for twbn (a CI run
-        # saw every later piece end at once and the signal go unheard), so stop as asked
-        import signal
-
-        control.request_stop(signal.SIGINT)
     return found, time.monotonic() - t1, limit
 
 

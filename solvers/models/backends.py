@@ -83,6 +83,22 @@ def solve_lp_file(
 _STDOUT_LOCK = threading.Lock()
 
 
+def scip_model(*, quiet: bool = True):
+    """A new ``pyscipopt.Model`` as every SCIP model twbn makes must be: SCIP does not take
+    SIGINT (``misc/catchctrlc`` off). SCIP's own handler, installed while any model with it
+    on solves, takes a Ctrl-C meant for twbn without calling Python's: the run never hears
+    it. A cluster-separation sub-IP of improve's pieces did so, and a SIGINT during it was
+    lost (the command ran to its limit and exited 0). Python's handler runs when SCIP next
+    calls back or returns; a method's hook (:func:`scip_interrupt`) stops the model."""
+    import pyscipopt
+
+    m = pyscipopt.Model()
+    m.setParam("misc/catchctrlc", False)
+    if quiet:
+        m.hideOutput()
+    return m
+
+
 def scip_interrupt(model):
     """A stop hook for a SCIP model: ``interruptSolve`` where SCIP takes it. In some stages
     (presolving, "init solve") SCIP refuses the call with an exception, which, raised from
@@ -259,8 +275,7 @@ def _scip(path, time_limit, seed, start, threads, control=None) -> MipOutcome:
     except ImportError:
         raise BackendUnavailable("backend 'scip' needs PySCIPOpt (pip install pyscipopt)") from None
     t0 = time.monotonic()
-    m = pyscipopt.Model()
-    m.hideOutput()
+    m = scip_model()
     m.readProblem(path)
     if time_limit is not None:
         m.setParam("limits/time", _left(time_limit, t0))
@@ -273,8 +288,6 @@ def _scip(path, time_limit, seed, start, threads, control=None) -> MipOutcome:
         for var in m.getVars():
             m.setSolVal(sol, var, float(start.get(var.name, 0.0)))
         m.addSol(sol, free=True)
-    if control is not None:
-        m.setParam("misc/catchctrlc", False)  # SIGINT goes to the RunControl
     with cooperating(control, scip_interrupt(m)):
         if control is not None and control.stop_requested():
             # stopped before solving: SCIP's statistics of an unsolved model are an error
