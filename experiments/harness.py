@@ -43,7 +43,7 @@ import numpy as np
 from twbn.experiments.config import Cell, Config, expand
 from twbn.experiments.store import Store
 from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
-from twbn.scoring.errors import TwbnError
+from twbn.scoring.errors import ScoringStopped, TwbnError
 
 EXECUTORS = ("local", "dask")
 #: How long to keep trying to reach a Dask scheduler before giving up.
@@ -69,8 +69,9 @@ def fold_rows(n_rows: int, folds: int, fold: int) -> tuple[np.ndarray, np.ndarra
     return train, test
 
 
-def _score(config: Config, train):
-    """(cache, stats) of one fold's training rows, by the config's score and exploration."""
+def _score(config: Config, train, stop=None):
+    """(cache, stats) of one fold's training rows, by the config's score and exploration;
+    :class:`ScoringStopped` once ``stop()`` is true."""
     import twbn
 
     local = config.score in LOCAL_STRUCTURE_SCORES
@@ -79,7 +80,7 @@ def _score(config: Config, train):
                       candidates=config.candidates if config.approximate else None,
                       time_per_variable=config.time_per_variable if config.approximate else None,
                       max_splits=config.max_splits if local else None, max_bins=config.max_bins if local else None,
-                      return_stats=True)
+                      return_stats=True, stop=stop)
 
 
 #: Everything that determines a (data, fold)'s cache, besides the data's bytes and the
@@ -123,10 +124,12 @@ def _reusable(cache_path: Path, stats_path: Path, key: dict) -> bool:
             and stats.get("cache_sha256") == file_sha256(cache_path))
 
 
-def prepare_caches(config: Config, work: Path, log) -> dict[tuple[str, int], dict]:
+def prepare_caches(config: Config, work: Path, log, stop=None) -> dict[tuple[str, int], dict]:
     """Score every (data, fold)'s training rows once; reuse a cache already written only
     when its key (data content, fold split, scoring settings) matches and its file is
-    unchanged. The key is in the file name too, so caches of other settings stay apart."""
+    unchanged. The key is in the file name too, so caches of other settings stay apart.
+    Once ``stop()`` is true, scoring ends with :class:`ScoringStopped`; the folds scored
+    before stay in ``work`` for the next run."""
     from twbn.scoring.data import read_csv
     from twbn.scoring.jkl import atomic_write_text, write_jkl
     from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
@@ -144,7 +147,7 @@ def prepare_caches(config: Config, work: Path, log) -> dict[tuple[str, int], dic
             if not _reusable(cache_path, stats_path, key):
                 if cache_path.exists():
                     log(f"rescoring {name} fold {f}: its cache was changed since it was written")
-                cache, stats = _score(config, ds.subset_rows(train))
+                cache, stats = _score(config, ds.subset_rows(train), stop)
                 write_jkl(cache, str(cache_path))
                 stats = {**stats, "cache_key": key, "cache_sha256": file_sha256(cache_path)}
                 atomic_write_text(stats_path, json.dumps(stats))  # after the cache: its presence means both
@@ -373,7 +376,10 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
         # cell folders left by a run that was killed (we hold the store's lock: none is live)
         for stale in work.glob("twbn-cell-*"):
             shutil.rmtree(stale, ignore_errors=True)
-        prepared = prepare_caches(config, work, log)
+        try:
+            prepared = prepare_caches(config, work, log, stop=stop.is_set)
+        except ScoringStopped:  # a signal while scoring: at once, not when the fold is done
+            return {"stopped": len(cells)}
         for (name, fold), p in prepared.items():
             store.record_cache(name, fold, p["stats"])
         run_id = store.start_run(config.name, config.path.read_text(encoding="utf-8"))

@@ -8,7 +8,7 @@ It lives in the lowest layer (scoring) so that every layer above can derive from
 
 from __future__ import annotations
 
-__all__ = ["TwbnError"]
+__all__ = ["ScoringStopped", "TwbnError"]
 
 
 class TwbnError(Exception):
@@ -22,4 +22,20 @@ class TwbnError(Exception):
     ... except twbn.TwbnError as exc:
     ...     print(type(exc).__name__, isinstance(exc, ValueError))
     MethodUnavailable True
+    """
+
+
+class ScoringStopped(TwbnError):
+    """Scoring ended because its ``stop`` said so (a signal to ``twbn experiment``); no
+    cache is returned: a cache stopped mid-level would be another cache than asked for.
+
+    Examples
+    --------
+    >>> import threading, twbn
+    >>> ctrl_c = threading.Event()
+    >>> ctrl_c.set()
+    >>> twbn.score(twbn.example_path("zoo"), stop=ctrl_c.is_set)
+    Traceback (most recent call last):
+    ...
+    twbn.scoring.errors.ScoringStopped: scoring stopped on request
     """

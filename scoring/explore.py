@@ -32,6 +32,7 @@ import heapq
 import itertools
 import math
 import time
+from typing import Callable
 
 import numpy as np
 
@@ -166,14 +167,16 @@ def _explore_chunk(xs: list[int]) -> list[tuple[int, list[tuple[ParentSet, float
 
 def explore_cache(dataset: Dataset, *, score: str = "bic", ess: float = 1.0, max_parents: int = 3,
                   candidates: int = 30, time_per_variable: float | None = 0.5, pruning: bool = True,
-                  jobs: int = 2, progress: bool | None = None) -> tuple[ScoreCache, dict]:
+                  jobs: int = 2, progress: bool | None = None,
+                  stop: Callable[[], bool] | None = None) -> tuple[ScoreCache, dict]:
     """An approximate score cache for large n (see the module docstring).
 
     ``candidates``: parents considered per variable (by mutual information).
     ``time_per_variable``: seconds of growth per variable (None: no limit).
     ``pruning``: the safe rules (2, 4, 5 while exploring; 1 at the end; BDeu gets rule 1 only).
     ``jobs``: worker processes. Stats say what was scored and kept, how many variables ran
-    out of budget, and ``approximate``.
+    out of budget, and ``approximate``. ``stop()`` true ends it as each chunk of variables
+    is done, with :class:`ScoringStopped` and no cache.
     """
     if max_parents < 0:
         raise ValueError(f"max_parents must be >= 0, got {max_parents}")
@@ -198,7 +201,7 @@ def explore_cache(dataset: Dataset, *, score: str = "bic", ess: float = 1.0, max
     families: list[dict[ParentSet, float]] = [{} for _ in range(n)]
     scored = exhausted = 0
     for part in fork_map(_explore_chunk, chunks, state=state, jobs=jobs, total=n, desc="exploring parent sets",
-                         progress=progress, count=len):
+                         progress=progress, count=len, stop=stop):
         for x, kept, n_scored, complete in part:
             families[x] = dict(kept)
             scored += n_scored

@@ -39,6 +39,7 @@ import itertools
 import math
 import time
 from functools import lru_cache
+from typing import Callable
 
 import numpy as np
 
@@ -323,10 +324,12 @@ def _score_variable(v: int) -> tuple[int, dict, int, bool]:
 def build_local_structure_cache(data: MixedData, *, score: str = "pcart", max_parents: int = 2,
                                 max_splits: int = DEFAULT_MAX_SPLITS, max_bins: int = DEFAULT_MAX_BINS,
                                 time_limit: float | None = None, jobs: int = 2,
-                                progress: bool | None = None) -> tuple[ScoreCache, dict]:
+                                progress: bool | None = None,
+                                stop: Callable[[], bool] | None = None) -> tuple[ScoreCache, dict]:
     """Score every parent set of ≤ ``max_parents`` for every variable, drop the dominated
     ones (rule 1), return a cache and stats. ``time_limit`` stops scoring cleanly (the
-    sets scored by then, smaller first, are kept; ``complete`` is False)."""
+    sets scored by then, smaller first, are kept; ``complete`` is False). ``stop()`` true
+    ends it as each variable is done, with :class:`ScoringStopped` and no cache."""
     from twbn.scoring.explore import drop_dominated
     from twbn.scoring.parent_sets import _drop_dominated
 
@@ -347,7 +350,7 @@ def build_local_structure_cache(data: MixedData, *, score: str = "pcart", max_pa
     families: list[dict] = [{} for _ in range(n)]
     scored, complete = 0, True
     for v, fam, k, done in fork_map(_score_variable, range(n), state=state, jobs=jobs, total=n,
-                                    desc=f"{score} local scores", progress=progress):
+                                    desc=f"{score} local scores", progress=progress, stop=stop):
         scored += k
         complete &= done
         families[v] = _drop_dominated(fam)[0] if done else drop_dominated(fam)

@@ -8,6 +8,8 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from twbn.scoring.errors import ScoringStopped
+
 _STATE: dict = {}
 
 
@@ -17,11 +19,13 @@ def shared() -> dict:
 
 
 def fork_map(fn: Callable[[Any], Any], items: Iterable, *, state: dict, jobs: int, total: int, desc: str,
-             progress: bool | None = None, count: Callable[[Any], int] = lambda _r: 1) -> Iterator:
+             progress: bool | None = None, count: Callable[[Any], int] = lambda _r: 1,
+             stop: Callable[[], bool] | None = None) -> Iterator:
     """Yield ``fn(item)`` for every item, in completion order, on ``jobs`` forked
     processes (in this process when ``jobs`` is 1). ``state`` is what ``shared()``
     returns in the workers; ``count(result)`` advances the progress bar (default: when
-    stderr is a terminal) by that many of ``total``."""
+    stderr is a terminal) by that many of ``total``. Once ``stop()`` is true (looked at
+    as each result comes), the workers are ended and :class:`ScoringStopped` raised."""
     items = list(items)
     _STATE.clear()
     _STATE.update(state)
@@ -40,6 +44,8 @@ def fork_map(fn: Callable[[Any], Any], items: Iterable, *, state: dict, jobs: in
             pool = mp.get_context("fork").Pool(jobs)
             results = pool.imap_unordered(fn, items)
         for r in results:
+            if stop is not None and stop():
+                raise ScoringStopped("scoring stopped on request")
             yield r
             if bar is not None:
                 bar.update(count(r))

@@ -40,14 +40,14 @@ import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
 import numpy as np
 
 from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.scoring.data import Dataset
 from twbn.scoring.local_scores import PENALISED_LL_SCORES, Scorer
-from twbn.scoring.errors import TwbnError
+from twbn.scoring.errors import ScoringStopped, TwbnError
 
 RULE_NAMES = {
     1: "subset dominance (de Campos & Ji 2011, Thm 1)",
@@ -214,6 +214,7 @@ def build_cache(
     progress: bool | None = None,
     scorer: Scorer | None = None,
     memory_limit: float | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> tuple[ScoreCache, dict]:
     """Score and prune candidate parent sets of every variable; return the cache and stats.
 
@@ -223,6 +224,8 @@ def build_cache(
     a progress bar (default: when stderr is a terminal). ``memory_limit`` (bytes): refuse
     before scoring when the estimate (:func:`estimate_cost`) exceeds it, and stop with
     :class:`ScoringTooLarge` if the process's resident memory reaches it all the same.
+    ``stop()`` true (looked at as often as the time limit) ends scoring with
+    :class:`ScoringStopped` and no cache.
     """
     if max_parents < 0:
         raise ValueError(f"max_parents must be >= 0, got {max_parents}")
@@ -249,6 +252,10 @@ def build_cache(
                 f"exhaustive scoring of {n:,} variables at in-degree <= {max_parents} would need {estimate.describe()}, "
                 f"over the memory limit of {memory_limit / 1e9:.1f} GB: use approximate exploration (--approximate) "
                 "or a smaller --max-parents")
+
+    def stopped() -> None:
+        if stop is not None and stop():
+            raise ScoringStopped("scoring stopped on request")
 
     def over_memory() -> None:
         if memory_limit is not None and resident_bytes() > memory_limit:
@@ -362,12 +369,15 @@ def build_cache(
                 complete = False
                 break
             over_memory()
+            stopped()
         new_level: list[list[ParentSet]] = [[] for _ in range(n)]
         if bar is not None:
             bar.reset(total=len(jobs))
             bar.set_description(f"scoring parent sets of size {d}/{top}")
         if complete:
             for done, s in enumerate(sorted(jobs), 1):
+                if done % 64 == 0:
+                    stopped()
                 if done % 4096 == 0:
                     over_memory()
                 if bar is not None and done % 64 == 0:

@@ -363,3 +363,26 @@ def test_scoring_stops_at_the_memory_limit_it_reaches(tmp_path):
     with pytest.raises(ScoringTooLarge, match="stopped at the memory limit"):
         build_cache(ds, max_parents=3, pruning="none", memory_limit=limit, progress=False)
     del ballast
+
+
+@pytest.mark.parametrize("how", [{}, {"approximate": True, "jobs": 1}, {"approximate": True, "jobs": 2},
+                                 {"score": "pcart", "max_parents": 1, "jobs": 2}])
+def test_scoring_asked_to_stop_returns_no_cache(how):
+    """``stop`` ends every kind of scoring (exhaustive, explored on one or two processes,
+    local structure) with ScoringStopped; asked once, after the first variables, it ends
+    there and not at the end. Never asked, the cache is the same as without ``stop``."""
+    import twbn
+
+    data = twbn.example_path("zoo")
+    kind = {"score": "bic", "max_parents": 2, **how}
+    asked = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) > 1
+
+    with pytest.raises(twbn.ScoringStopped, match="scoring stopped on request"):
+        twbn.score(data, stop=stop, **kind)
+    assert len(asked) == 2  # it stopped when first told to
+    plain = twbn.score(data, **kind)
+    assert twbn.score(data, stop=lambda: False, **kind).parent_sets == plain.parent_sets

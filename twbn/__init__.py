@@ -38,7 +38,7 @@ from twbn.formulations.problem import InfeasibleError
 from twbn.learning import learn, score
 from twbn.scoring.cache import CacheError, ScoreCache
 from twbn.scoring.data import DataError, Dataset, read_csv
-from twbn.scoring.errors import TwbnError
+from twbn.scoring.errors import ScoringStopped, TwbnError
 from twbn.scoring.jkl import JklError, OutputError, read_jkl, write_jkl
 from twbn.scoring.parent_sets import ScoringTooLarge
 from twbn.solution import Solution
@@ -68,6 +68,7 @@ __all__ = [
     "JklError",
     "OutputError",
     "ScoringTooLarge",
+    "ScoringStopped",
     "InfeasibleError",
     "MethodUnavailable",
     "OptionError",

@@ -65,6 +65,7 @@ def score(
     log: "Callable[[str], None] | None" = None,
     return_stats: bool = False,
     seed: int | None = None,
+    stop: "Callable[[], bool] | None" = None,
 ) -> "ScoreCache | tuple[ScoreCache, dict]":
     """The pruned local scores of the candidate parent sets of every variable.
 
@@ -120,6 +121,9 @@ def score(
         Also return the scoring's statistics (what was scored, kept and pruned, seconds).
     seed : int, optional
         Accepted for symmetry with :func:`learn`; scoring is deterministic.
+    stop : callable, optional
+        Asked while scoring runs (a ``threading.Event``'s ``is_set``, say); once it returns
+        True scoring ends with :class:`ScoringStopped` and no cache (a program's Ctrl-C).
 
     Returns
     -------
@@ -137,6 +141,8 @@ def score(
     ScoringTooLarge
         Exhaustive scoring would need (or reached) more than ``memory_limit``;
         ``approximate=True`` explores large sets instead.
+    ScoringStopped
+        ``stop()`` returned True.
 
     Examples
     --------
@@ -175,7 +181,7 @@ def score(
             score=score, max_parents=max_parents,
             max_splits=DEFAULT_MAX_SPLITS if max_splits is None else max_splits,
             max_bins=DEFAULT_MAX_BINS if max_bins is None else max_bins,
-            time_limit=time_limit, jobs=jobs, progress=progress)
+            time_limit=time_limit, jobs=jobs, progress=progress, stop=stop)
         return (cache, stats) if return_stats else cache
     dataset = as_dataset(data, max_states=max_states)
     from twbn.scoring.parent_sets import build_cache, default_memory_limit, exhaustive_estimate
@@ -200,7 +206,7 @@ def score(
         cache, stats = explore_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning != "none",
                                      candidates=DEFAULT_CANDIDATES if candidates is None else candidates,
                                      time_per_variable=DEFAULT_TIME_PER_VARIABLE if time_per_variable is None
-                                     else time_per_variable, jobs=jobs, progress=progress)
+                                     else time_per_variable, jobs=jobs, progress=progress, stop=stop)
         return (cache, stats) if return_stats else cache
     if time_limit is None:
         if estimate is None:
@@ -209,7 +215,7 @@ def score(
             say(f"note: exhaustive scoring may take long: {estimate.describe()} (--approximate explores "
                 "large sets faster; --time-limit stops with a partial cache)")
     cache, stats = build_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning,
-                               time_limit=time_limit, progress=progress, memory_limit=limit)
+                               time_limit=time_limit, progress=progress, memory_limit=limit, stop=stop)
     return (cache, stats) if return_stats else cache
 
 
