@@ -64,7 +64,11 @@ def test_ancestry_rows_refuse_a_cycle_through_the_outside():
     parents = [(), (0,), (1,), (2,)]
     sub, local, ancestry, fixed = piece_problem(problem, parents, [0], [1, 3])
     assert local == [0, 1, 3] and ancestry == [(1, 2)]  # b1 ⇝ b2, in local indices
-    assert fixed == {(1, 2): 1, (2, 1): 0}  # the boundary is a clique, b1 eliminated first
+    # |L| = 3 <= k + 1: no network on L is wider than k, so the piece carries no bound
+    assert sub.treewidth is None and fixed == {}
+    # at k = 1 it does: the boundary is a clique, b1 eliminated first
+    tight, _, _, fixed1 = piece_problem(Problem(problem.cache, 1), parents, [0], [1, 3])
+    assert tight.treewidth == 1 and fixed1 == {(1, 2): 1, (2, 1): 0}
     start = make_solution(sub, [(), (0,), ()], bound=None, status="feasible", method="start", order_hint=[0, 1, 2])
     held = solve_cuts(sub, time_limit=20, warm_start=start, fixed_y=fixed, ancestry=ancestry, options=SUB_OPTIONS)
     assert held.status == "optimal" and held.parents[0] == ()
@@ -276,3 +280,63 @@ def test_two_jobs_start_from_the_better_of_two_kmax_runs(wdbc):
     assert warm["score"] == max(warm["own_score"], warm["side_scores"][0])
     assert sol.score >= warm["score"] and sol.stats["jobs"] == 2
     assert verify_result(wdbc, sol.to_json(problem), 3) == []
+
+
+def _star_problem(k: int):
+    """Four variables; 0 may take {1, 2, 3} as parents (score -1, else -20), 1 may take
+    {2} (-1, else -5); every family alone otherwise. 0 <- {1, 2, 3} with 1 <- 2 moralises
+    to K4: width 3."""
+    families = [{(): -20.0, (1, 2, 3): -1.0}, {(): -5.0, (2,): -1.0}, {(): -2.0}, {(): -2.0}]
+    return Problem(ScoreCache.from_mapping("abcd", families), k)
+
+
+def test_a_moral_piece_is_glued_in_only_if_the_network_stays_within_k():
+    """By hand: from the empty network (width 0), a moral piece's families 0 <- {1, 2, 3}
+    and 1 <- {2} moralise to K4, width 3. At k = 2 they are refused and nothing changes; at
+    k = 3 they are glued in, H and σ are a triangulation of the new network of width 3,
+    and every piece cut before is stale (H may change anywhere)."""
+    for k, fits in ((2, False), (3, True)):
+        problem = _star_problem(k)
+        empty = make_solution(problem, [()] * 4, bound=None, status="feasible", method="start")
+        state = _State(problem, empty)
+        assert state.narrow_width() == 0
+        sub = make_solution(Problem(problem.cache, None), [(1, 2, 3), (2,), (), ()], bound=None,
+                            status="feasible", method="piece")
+        assert state.accept([0, 1], [2, 3], [0, 1, 2, 3], sub, moral=True) is fits
+        if not fits:
+            assert state.parents == [()] * 4 and state.glued == [] and state.score == -29.0
+            continue
+        assert state.parents == [(1, 2, 3), (2,), (), ()] and state.score == pytest.approx(-6.0)
+        assert state.width == 3 and fill_in(moral_graph(state.parents), state.order) == state.tri
+        assert all(b in state.tri[a] for a in range(4) for b in range(4) if a != b)  # K4
+        assert state.glued[-1] == (list(range(4)), [])
+
+
+def test_moral_pieces_come_only_while_the_network_is_narrower_than_k():
+    """k-MAX's start fills H to a k-tree (width k); the network's own min-fill width
+    decides. A network of width k gets tree pieces only."""
+    problem = _star_problem(3)
+    full = make_solution(problem, [(1, 2, 3), (2,), (), ()], bound=None, status="feasible", method="start")
+    from twbn.solvers.cuts.improve import _Search
+
+    search = _Search(problem, full, ImproveOptions(start_size=2), 0, None)
+    assert search.state.narrow_width() == 3
+    assert not any(search.cut().moral for _ in range(20))
+    empty = make_solution(problem, [()] * 4, bound=None, status="feasible", method="start")
+    search = _Search(problem, empty, ImproveOptions(start_size=2), 0, None)
+    assert any(search.cut().moral for _ in range(20))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_improve_with_moral_pieces_is_never_worse_valid_and_below_the_optimum(seed):
+    """From a start of width 1 at k = 5 (narrow: moral pieces come), against the DP."""
+    cache = random_cache(10, seed, max_size=2, density=0.5)  # two parents at most: narrow networks
+    problem = Problem(cache, 5)
+    start = solve(Problem(cache, 1), "kg", seed=seed, options={"max_iterations": 1})
+    start = make_solution(problem, start.parents, bound=None, status="feasible", method="kg",
+                          order_hint=start.elimination_order)
+    sol = improve(problem, start, ImproveOptions(max_pieces=10, start_size=4), time_limit=None, seed=seed)
+    assert sol.stats["moral_pieces"] >= 1
+    assert sol.score >= start.score - 1e-9 and verify_result(cache, sol.to_json(problem), 5) == []
+    # the unbounded optimum (the DP in ms; k = 5's takes 35 s) bounds every network
+    assert sol.score <= solve(Problem(cache, None), "dp").score + 1e-6

@@ -40,6 +40,17 @@ children, co-parents), F's families any cached set inside F ∪ B, B's held, and
 ancestry pairs alone keep the network acyclic. This is the primal heuristic that unbounded
 ``cuts`` lacked at n = 100, where its root LP does not finish in minutes.
 
+Moral pieces. Tree pieces keep the network inside H, and k-MAX's start fills H up to a
+k-tree however narrow the network: at audiology (n = 70) with k = 20 they ended 46 below
+unbounded ``cuts`` at width 13. While the network is narrower than k (H's width, or a
+min-fill triangulation of its moral graph), some pieces are cut as without a bound — F
+connected in the moral graph, B its moral neighbours, no treewidth model — and glued in
+only if the whole new network has a triangulation of width ≤ k (σ's fill-in of its moral
+graph, else a min-fill one), which then becomes H and σ. The ancestry rows keep it acyclic
+as above. A moral piece's share follows its record: (1 + glued) / (2 + glued + too wide).
+A piece with |L| ≤ k + 1 (tree or moral) carries no treewidth model at all: no network on
+L is wider than k, and L's complete graph is a valid H_L with B a clique.
+
 Piece size adapts to what solves: a sub-problem solved to optimality in under a quarter
 of its time limit grows the next piece by one variable, one cut short shrinks it by two.
 
@@ -201,12 +212,14 @@ def _ancestry(parents: Sequence[ParentSet], free: set[int], boundary: Sequence[i
     return pairs
 
 
-def piece_problem(problem: Problem, parents: Sequence[ParentSet], free: Sequence[int], boundary: Sequence[int]) -> tuple[Problem, list[int], list[tuple[int, int]], dict[tuple[int, int], int]]:
+def piece_problem(problem: Problem, parents: Sequence[ParentSet], free: Sequence[int], boundary: Sequence[int],
+                  loose: bool = False) -> tuple[Problem, list[int], list[tuple[int, int]], dict[tuple[int, int], int]]:
     """The sub-problem over L = free ∪ boundary, in local indices 0 … |L|−1: its Problem
     (free variables: their candidate sets inside L; boundary variables: their family
     restricted to L, scored as in the cache when it lies in L and 0 otherwise — a
     constant), L in local order, the ancestry pairs and the fixed y making the boundary a
-    clique. Raises ValueError if a free variable's current family is not inside L."""
+    clique. ``loose`` (a moral piece), or |L| ≤ k + 1: no treewidth bound inside L.
+    Raises ValueError if a free variable's current family is not inside L."""
     local = sorted(set(free) | set(boundary))
     index = {v: i for i, v in enumerate(local)}
     cand = problem.candidates
@@ -226,8 +239,12 @@ def piece_problem(problem: Problem, parents: Sequence[ParentSet], free: Sequence
                                     None if cand.arities is None else [cand.arities[v] for v in local], dict(cand.meta))
     ancestry = [(index[a], index[b]) for a, b in _ancestry(parents, fset, boundary)]
     b_local = [index[b] for b in boundary]
-    fixed = {} if problem.treewidth is None else {(a, b): int(i < j) for i, a in enumerate(b_local)
-                                                  for j, b in enumerate(b_local) if a != b}
+    if loose or problem.treewidth is None or len(local) <= problem.treewidth + 1:
+        # a loose piece: no network on |L| <= k + 1 variables is wider than k, and H_L may
+        # be L's complete graph (B a clique in it), so the sub-problem has no treewidth
+        # model (8b-8h) to carry: the ancestry rows alone keep it acyclic
+        return Problem(cache, None), local, ancestry, {}
+    fixed = {(a, b): int(i < j) for i, a in enumerate(b_local) for j, b in enumerate(b_local) if a != b}
     return Problem(cache, problem.treewidth), local, ancestry, fixed
 
 
@@ -241,13 +258,15 @@ class _State:
         self.parents = [tuple(sorted(p)) for p in start.parents]
         self.order = list(start.elimination_order)
         self.tri = None if self.k is None else fill_in(moral_graph(self.parents), self.order)
+        self.width = None if self.k is None else elimination_width(self.tri, self.order)
+        self._narrow: int | None = None  # the current network's min-fill width (None: not known)
         cand = problem.candidates
         self.family_score = [cand.score_of(v, ps) for v, ps in enumerate(self.parents)]
         self.score = math.fsum(self.family_score)
         self.glued: list[tuple[list[int], list[int]]] = []  # (F, B) of each piece glued in, in turn
 
     def accept(self, free: list[int], boundary: list[int], local: list[int], sub: SolverResult,
-               check_acyclic: bool = False) -> bool:
+               check_acyclic: bool = False, moral: bool = False) -> bool:
         """Glue the sub-solution in (module docstring); False, changing nothing, if its
         local triangulation with the boundary as a clique is wider than k (it never should
         be: the sub-model holds that clique) or, with ``check_acyclic`` (pieces glued in
@@ -263,6 +282,8 @@ class _State:
             self._set(new_parents)
             self.glued.append((free, boundary))
             return True
+        if moral:
+            return self._accept_moral(free, boundary, new_parents)
         local_parents = [() for _ in local]
         index = {v: i for i, v in enumerate(local)}
         for i, v in enumerate(local):
@@ -286,8 +307,27 @@ class _State:
             v = local[i]
             self.tri.setdefault(v, set()).update(local[j] for j in nb)
         self.order = [local[i] for i in peo if local[i] in fset] + [v for v in self.order if v not in fset]
+        self.width = elimination_width(self.tri, self.order)
         self._set(new_parents)
         self.glued.append((free, boundary))
+        return True
+
+    def _accept_moral(self, free: list[int], boundary: list[int], new_parents: dict[int, ParentSet]) -> bool:
+        """A moral piece's families, if the whole new network has a triangulation of width
+        ≤ k: σ's fill-in of its moral graph, else a min-fill one. H and σ become it, so
+        every piece cut before is stale."""
+        parents = [new_parents.get(v, ps) for v, ps in enumerate(self.parents)]
+        g = moral_graph(parents)
+        order = self.order
+        if elimination_width(g, order) > self.k:
+            order = random_greedy_order(g, random.Random(0), fill=self.problem.n <= REDRAW_FILL_MAX_N)
+            if elimination_width(g, order) > self.k:
+                return False
+        self.tri, self.order = fill_in(g, order), list(order)
+        self.width = elimination_width(self.tri, self.order)
+        self._set(new_parents)
+        self.glued.append((free, boundary))
+        self.glued.append((list(range(self.problem.n)), []))
         return True
 
     def redraw(self, rng: random.Random) -> bool:
@@ -307,10 +347,21 @@ class _State:
         if best is None:
             return False
         self.tri, self.order = best
+        self.width = elimination_width(self.tri, self.order)
         self.glued.append((list(range(self.problem.n)), []))  # every piece cut before is stale
         return True
 
+    def narrow_width(self) -> int:
+        """The width of H, or of a min-fill triangulation of the network's moral graph if
+        narrower (k-MAX's start fills H up to a k-tree: width k, however narrow the network)."""
+        if self._narrow is None:
+            g = moral_graph(self.parents)
+            order = random_greedy_order(g, random.Random(0), fill=self.problem.n <= REDRAW_FILL_MAX_N)
+            self._narrow = elimination_width(g, order)
+        return min(self.width, self._narrow)
+
     def _set(self, new_parents: dict[int, ParentSet]) -> None:
+        self._narrow = None
         cand = self.problem.candidates
         for v, ps in new_parents.items():
             self.parents[v] = ps
@@ -323,11 +374,13 @@ class _Piece:
     sub-problem with its start (the current families), its fixed y and ancestry pairs, and
     how many pieces had been glued in when it was cut (for ``jobs`` >= 2)."""
 
-    __slots__ = ("free", "boundary", "local", "problem", "start", "fixed", "ancestry", "glued_before")
+    __slots__ = ("free", "boundary", "local", "problem", "start", "fixed", "ancestry", "glued_before", "moral")
 
-    def __init__(self, state: "_State", free: list[int], boundary: list[int], peo: list[int] | None) -> None:
-        self.free, self.boundary = free, boundary
-        self.problem, self.local, self.ancestry, self.fixed = piece_problem(state.problem, state.parents, free, boundary)
+    def __init__(self, state: "_State", free: list[int], boundary: list[int], peo: list[int] | None,
+                 moral: bool = False) -> None:
+        self.free, self.boundary, self.moral = free, boundary, moral
+        self.problem, self.local, self.ancestry, self.fixed = piece_problem(state.problem, state.parents, free, boundary,
+                                                                            loose=moral)
         index = {v: i for i, v in enumerate(self.local)}
         fset = set(free)
         order = None if peo is None else [index[v] for v in peo if v in fset] + [index[b] for b in boundary]
@@ -374,7 +427,8 @@ class _Search:
         self.size = max(1, min(options.start_size, problem.n))
         self.proved = False
         self.since_gain = 0
-        self.counts = {"pieces": 0, "improvements": 0, "rejected": 0, "timed_out": 0, "sub_seconds": 0.0}
+        self.counts = {"pieces": 0, "improvements": 0, "rejected": 0, "timed_out": 0, "sub_seconds": 0.0,
+                       "moral_pieces": 0, "moral_gains": 0, "too_wide": 0}
         self.trajectory = [{"time": round(time.monotonic() - self.t0, 4), "incumbent": self.state.score,
                             "bound": None}]
         if control is not None:
@@ -384,43 +438,61 @@ class _Search:
         """The next piece; with pieces out for solving (``busy``), one that shares no
         variable with theirs where a few tries find one (a clash is caught when it returns)."""
         state, n = self.state, self.problem.n
+        # the whole problem is solved bounded: a moral piece of it only finds the unbounded optimum
+        moral = state.tri is not None and self.size < n and self._moral_turn()
         for _ in range(8 if busy else 1):
-            if state.tri is None:
+            if state.tri is None or moral:
                 # unbounded: a piece connected in the moral graph; its neighbours there (its
                 # parents, children and co-parents) are the boundary
                 free = neighbourhood(state.parents, min(self.size, n), self.rng)
                 fset = set(free)
-                moral = moral_graph(state.parents)
-                boundary = sorted({u for v in free for u in moral[v]} - fset)
+                mg = moral_graph(state.parents)
+                boundary = sorted({u for v in free for u in mg[v]} - fset)
                 peo = None
             else:
                 peo = random_peo(state.tri, self.rng)
                 free, boundary = choose_piece(state.tri, peo, self.size, self.rng)
             if not any(_clash(free, boundary, p.free, p.boundary) for p in busy):
                 break
-        return _Piece(state, free, boundary, peo)
+        return _Piece(state, free, boundary, peo, moral)
+
+    def _moral_turn(self) -> bool:
+        """Whether the next piece of a bounded problem is a moral piece: only while the
+        network is narrower than k, at random, more often the more of them were glued in
+        and the fewer came back too wide."""
+        state = self.state
+        if state.k is None or state.narrow_width() >= state.k:
+            return False
+        ok, wide = self.counts["moral_gains"], self.counts["too_wide"]
+        return self.rng.random() < (1 + ok) / (2 + ok + wide)
 
     def take(self, piece: _Piece, found: SolverResult, took: float, limit: float) -> None:
         """Glue in a solved piece if it gains (after checking it against what was glued in
         since it was cut), adapt the piece size, count."""
         counts, state = self.counts, self.state
         counts["pieces"] += 1
+        counts["moral_pieces"] += piece.moral
         counts["sub_seconds"] += took
         gain = -math.inf if found.parents is None else found.score - piece.start.score
         if gain > 1e-9 * max(1.0, abs(state.score)):
             later = state.glued[piece.glued_before:]
             if any(_clash(piece.free, piece.boundary, f, b) for f, b in later):
                 counts["stale"] = counts.get("stale", 0) + 1
-            elif state.accept(piece.free, piece.boundary, piece.local, found, check_acyclic=bool(later)):
+            elif state.accept(piece.free, piece.boundary, piece.local, found, check_acyclic=bool(later),
+                              moral=piece.moral):
                 counts["improvements"] += 1
                 self.since_gain = -1
                 self.trajectory.append({"time": round(time.monotonic() - self.t0, 4), "incumbent": state.score,
                                         "bound": None})
                 if self.control is not None:
                     self.control.report(incumbent=state.score)
+                counts["moral_gains"] += piece.moral
+            elif piece.moral:
+                counts["too_wide"] += 1  # (or a cycle through pieces glued in since)
+                gain = math.nan  # an unbounded optimum wider than k proves nothing
             else:
                 counts["rejected"] += 1
-        if found.status == "optimal" and len(piece.free) == self.problem.n:
+        if found.status == "optimal" and len(piece.free) == self.problem.n and not math.isnan(gain):
             self.proved = True  # the piece was the whole problem: the network is optimal (gain or not)
         elif found.status == "optimal":
             if took < limit / 4:
