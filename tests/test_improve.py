@@ -340,3 +340,19 @@ def test_improve_with_moral_pieces_is_never_worse_valid_and_below_the_optimum(se
     assert sol.score >= start.score - 1e-9 and verify_result(cache, sol.to_json(problem), 5) == []
     # the unbounded optimum (the DP in ms; k = 5's takes 35 s) bounds every network
     assert sol.score <= solve(Problem(cache, None), "dp").score + 1e-6
+
+
+def test_a_moral_piece_with_the_order_kept_makes_stale_only_pieces_near_what_changed():
+    """a -> b -> c -> d -> e -> f at k = 2; a moral piece gives f the parents {d, e}
+    (moral edges d-f, e-f: width 2 along the same σ). H changes at d, e, f only, so a
+    piece cut before at {a} (boundary {b}) is still good and one at {e} is stale."""
+    families = [{(): -1.0}] + [{(): -2.0, (v - 1,): -1.0} for v in range(1, 5)] + [{(): -3.0, (4,): -2.0,
+                                                                                       (3, 4): -0.5}]
+    problem = Problem(ScoreCache.from_mapping("abcdef", families), 2)
+    path = [(), (0,), (1,), (2,), (3,), (4,)]
+    state = _State(problem, make_solution(problem, path, bound=None, status="feasible", method="start",
+                                          order_hint=[0, 1, 2, 3, 4, 5]))
+    assert state._accept_moral([5], [3, 4], {5: (3, 4)})
+    changed = state.glued[-1][0]
+    assert state.parents[5] == (3, 4) and state.width == 2 and set(changed) <= {3, 4, 5}
+    assert not _clash([0], [1], changed, []) and _clash([4], [3, 5], changed, [])

@@ -47,7 +47,8 @@ min-fill triangulation of its moral graph), some pieces are cut as without a bou
 connected in the moral graph, B its moral neighbours, no treewidth model — and glued in
 only if the whole new network has a triangulation of width ≤ k (σ's fill-in of its moral
 graph, else a min-fill one), which then becomes H and σ. The ancestry rows keep it acyclic
-as above. A moral piece's share follows its record: (1 + glued) / (2 + glued + too wide).
+as above. With σ kept, a piece cut before it (``jobs`` ≥ 2) whose F ∪ B meets no vertex
+where H changed still has its edges at F, its clique B and σ, so it stays valid. A moral piece's share follows its record: (1 + glued) / (2 + glued + too wide).
 A piece with |L| ≤ k + 1 (tree or moral) carries no treewidth model at all: no network on
 L is wider than k, and L's complete graph is a valid H_L with B a clique.
 
@@ -314,20 +315,24 @@ class _State:
 
     def _accept_moral(self, free: list[int], boundary: list[int], new_parents: dict[int, ParentSet]) -> bool:
         """A moral piece's families, if the whole new network has a triangulation of width
-        ≤ k: σ's fill-in of its moral graph, else a min-fill one. H and σ become it, so
-        every piece cut before is stale."""
+        ≤ k: σ's fill-in of its moral graph, else a min-fill one. H and σ become it. With
+        σ kept, a piece cut before is stale only if H changed at a vertex of its F ∪ B (its
+        edges at F, its clique B and σ are then as they were); with a new σ, every one is."""
         parents = [new_parents.get(v, ps) for v, ps in enumerate(self.parents)]
         g = moral_graph(parents)
-        order = self.order
+        order, kept = self.order, True
         if elimination_width(g, order) > self.k:
-            order = random_greedy_order(g, random.Random(0), fill=self.problem.n <= REDRAW_FILL_MAX_N)
+            order, kept = random_greedy_order(g, random.Random(0), fill=self.problem.n <= REDRAW_FILL_MAX_N), False
             if elimination_width(g, order) > self.k:
                 return False
-        self.tri, self.order = fill_in(g, order), list(order)
+        tri = fill_in(g, order)
+        changed = [v for v in tri if tri[v] != self.tri[v]] if kept else list(range(self.problem.n))
+        self.tri, self.order = tri, list(order)
         self.width = elimination_width(self.tri, self.order)
         self._set(new_parents)
         self.glued.append((free, boundary))
-        self.glued.append((list(range(self.problem.n)), []))
+        if changed:
+            self.glued.append((changed, []))
         return True
 
     def redraw(self, rng: random.Random) -> bool:
