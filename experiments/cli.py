@@ -432,6 +432,14 @@ def cmd_learn(args: argparse.Namespace) -> int:
     def write(sol) -> None:
         out = where[sol.treewidth]
         _write_or_rescue(sol.save, out, "result")
+        again = [i for i, w in enumerate(written) if w.treewidth == sol.treewidth]
+        if again:  # a larger bound's proof tightened this one's bound: its file is rewritten
+            written[again[0]] = sol
+            if not args.quiet:
+                larger = sol.stats["bound_from_larger_bound"]["treewidth"]
+                say(f"k = {sol.treewidth}: bound tightened to {sol.bound:.4f} by the proof at "
+                    f"{'no bound' if larger is None else f'k = {larger}'} (gap {100 * sol.gap:.2f}%); rewrote {out}")
+            return
         written.append(sol)
         if not args.quiet:
             say(_summary(sol))

@@ -124,3 +124,66 @@ def test_ctrl_c_in_twbn_learn_returns_the_best_network_so_far():
     assert sols[0].stats["interrupted"] is True and sols[0].check(cache) == []
     # the handler is put back: a later Ctrl-C does what it did before
     assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_larger_bound_s_proof_tightens_a_smaller_bound_s_and_is_reported_again():
+    """k = 2 by k-G (its bound: the cluster LP's, which on this cache stops above the
+    unbounded optimum) and the unbounded problem by the exact DP: every network of width
+    <= 2 is one without a bound, so the unbounded optimum bounds k = 2 too; sweep lends it
+    down and hands the tightened result to on_result again. Checked against the DP
+    optimum at k = 2, which the lent bound must not cut."""
+    from twbn.solvers.sweep import lend_bounds
+
+    cache = random_cache(8, 5, max_size=2, density=0.6)
+    problems = [Problem(cache, 2), Problem(cache, None)]
+    seen = []
+    out = sweep(problems, lambda p, s: solve(p, "kg" if p.treewidth else "dp", seed=0, time_limit=1.0),
+                takes_start=False, on_result=lambda p, s: seen.append((p.treewidth, s.bound)))
+    unbounded = solve(problems[1], "dp").score
+    own = seen[0][1]  # k-G's own bound, as first reported
+    assert out[1].status == "optimal" and out[1].bound == pytest.approx(unbounded)
+    assert unbounded < own - 1e-6  # the lent bound is tighter than k-G's own
+    assert out[0].bound == pytest.approx(max(unbounded, out[0].score))
+    assert out[0].stats["bound_from_larger_bound"] == {"treewidth": None, "bound": pytest.approx(unbounded),
+                                                       "own_bound": pytest.approx(own)}
+    assert out[0].bound >= solve(problems[0], "dp").score - 1e-6  # still a bound
+    assert verify_result(cache, out[0].to_json(problems[0]), 2) == []
+    assert [k for k, _ in seen] == [2, None, 2] and seen[-1][1] == out[0].bound
+    assert lend_bounds(problems, out) == []  # nothing more to lend
+
+
+def test_a_bound_is_lent_only_downwards_and_never_to_an_optimal_result():
+    from twbn.formulations.solution import make_solution
+    from twbn.solvers.sweep import lend_bounds
+
+    cache = random_cache(6, 1, max_size=2, density=0.6)
+    ps = [Problem(cache, k) for k in (1, 2, 3)]
+    empty = [make_solution(p, [()] * 6, bound=None, status="feasible", method="x") for p in ps]
+    top = sum(s.score for s in empty[:1])
+    loose, tight = top + 5.0, top + 1.0
+    empty[0].bound, empty[1].bound, empty[2].bound = tight, loose, loose  # k = 1 is the tightest
+    assert lend_bounds(ps, empty) == [] and [s.bound for s in empty] == [tight, loose, loose]
+    empty[0].bound, empty[2].bound = loose, tight  # now k = 3 is: it reaches k = 1 and 2
+    assert lend_bounds(ps, empty) == [0, 1] and [s.bound for s in empty] == [tight, tight, tight]
+    done = make_solution(ps[0], [()] * 6, bound=top, status="optimal", method="x")
+    assert lend_bounds(ps, [done, empty[1], empty[2]]) == [] and done.bound == top
+
+
+def test_cli_sweep_bounds_never_loosen_as_k_shrinks_and_a_lent_one_is_rewritten(tmp_path, capsys):
+    """After a sweep each file's bound is at most every larger bound's (a bound under k'
+    holds under k < k'). On this cache k-G's cluster LP at k = 3 usually ends below k = 2's;
+    then k = 2's file is rewritten with the lent bound, said on one line, and checks."""
+    jkl = tmp_path / "c.jkl"
+    write_jkl(random_cache(8, 5, max_size=2, density=0.6), jkl)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["learn", str(jkl), "--treewidth", "1,2,3", "--method", "kg", "--time-limit", "1", "--seed", "0",
+                 "-o", str(out)]) == 0
+    printed = capsys.readouterr().out
+    results = [json.loads((out / f"c.kg.k{k}.json").read_text()) for k in (1, 2, 3)]
+    bounds = [r["bound"] for r in results]
+    assert all(a <= b + 1e-9 for a, b in zip(bounds, bounds[1:])), bounds
+    lent = [r["treewidth_bound"] for r in results if "bound_from_larger_bound" in r["stats"]]
+    assert printed.count("bound tightened") == len(lent)
+    for k in lent:
+        assert f"k = {k}: bound tightened to" in printed and main(["check", str(jkl), str(out / f"c.kg.k{k}.json")]) == 0

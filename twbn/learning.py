@@ -390,7 +390,8 @@ def learn(
         ``twbn`` logger.
     on_result : callable, optional
         Called with each bound's Solution as it finishes, before the next bound starts
-        (to write it at once).
+        (to write it at once); and, after the last bound, again with each earlier one
+        whose bound a larger bound's proof tightened (a bound under k' holds under k < k').
     progress : callable, optional
         Called about twice a second while a method runs, with a dict of ``method``,
         ``elapsed`` (seconds), ``incumbent``, ``bound`` and ``iterations`` (None where
@@ -498,9 +499,14 @@ def learn(
                    control=control, log=log, started=started if problem is problems[0] else None)
 
     def finished(problem: Problem, sol) -> None:
-        out.append(Solution(sol.to_json(problem)))
+        done = Solution(sol.to_json(problem))
+        i = next(j for j, p in enumerate(problems) if p is problem)
+        if i < len(out):  # again: a larger bound's proof tightened its bound
+            out[i] = done
+        else:
+            out.append(done)
         if on_result is not None:
-            on_result(out[-1])
+            on_result(done)
 
     main = catch_signals and threading.current_thread() is threading.main_thread()
     try:
