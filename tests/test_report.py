@@ -83,3 +83,22 @@ def test_report_of_a_missing_or_empty_store_is_a_clear_error(tmp_path, capsys):
     Store(tmp_path / "e.sqlite").close()
     assert main(["report", str(tmp_path / "e.sqlite"), "-o", str(tmp_path / "r")]) == 1
     assert "holds no cells" in capsys.readouterr().err
+
+
+def test_the_study_report_counts_folds_against_the_config_not_the_cells_present(tmp_path):
+    """A grid still running (or stopped) shows how many of the config's folds are in each
+    row, and which failed; a committed CSV without the folds column takes them from the
+    bundled config (5)."""
+    from twbn.experiments.benchmarks.machado_study import _load_csv, tables
+
+    def cell(fold, status, score):
+        return {"data": "audiology", "ess": 1.0, "max_parents": 4, "method": "auto", "treewidth": 3, "fold": fold,
+                "status": status, "score": score, "ll_row": None if score is None else -17.0, "gap": 0.02,
+                "width": 3, "ran": "improve", "folds": 5, "config": "machado-study-audiology-ess1"}
+
+    text = "\n".join(tables([cell(0, "feasible", -2860.0), cell(1, "timeout", None)]))
+    assert "| 1 | 4 | auto | 3 | 1 of 5 (1 failed/timeout) (3 not run yet) |" in text
+    old = tmp_path / "cells.csv"
+    old.write_text("config,key,data,fold,treewidth,method,seed,status,score\n"
+                   "machado-study-audiology-ess1,k,audiology,0,3,auto,0,feasible,-2860.0\n")
+    assert [c["folds"] for c in _load_csv(old)] == [5]

@@ -14,7 +14,8 @@ of an earlier report (stores come and go, the CSV is committed), and writes
   entries, junction-tree time);
 - predicting the class from the other variables on the test fold, against Naive Bayes.
 
-A cell that failed or timed out is counted in its row ("3 of 5 folds") and never
+A cell that failed or timed out is counted in its row ("3 of 5 (2 failed/timeout)"), a
+fold not run yet too ("2 of 5 (3 not run yet)": the config's folds), and never
 averaged in; a row with no network says so. The held-out likelihood uses the smoothing
 of ``twbn evaluate`` (BDeu pseudo-counts), defined for states a training fold never saw.
 """
@@ -55,8 +56,8 @@ FAILED = ("failed", "timeout")
 CSV_FIELDS = ["config", "key", "data", "fold", "treewidth", "method", "seed", "status", "score", "bound", "gap",
               "width", "wall_time", "test_loglik", "test_rows", "error", "junction_tree_s", "max_clique", "ve_query_s",
               "table_entries", "class_accuracy", "class_log_loss", "nb_accuracy", "nb_log_loss", "ran",
-              "bound_source", "ess", "max_parents"]
-_INTS = {"fold", "treewidth", "seed", "width", "test_rows", "max_clique", "table_entries", "max_parents"}
+              "bound_source", "ess", "max_parents", "folds"]
+_INTS = {"fold", "treewidth", "seed", "width", "test_rows", "max_clique", "table_entries", "max_parents", "folds"}
 _TEXT = {"config", "key", "data", "method", "status", "error", "ran", "bound_source"}
 
 
@@ -86,10 +87,11 @@ def _load_csv(path: Path) -> list[dict]:
                 text = row.get(field, "")
                 c[field] = (text or None) if field in _TEXT else None if text in ("", None) else \
                     int(float(text)) if field in _INTS else float(text)
-            if c["ess"] is None or c["max_parents"] is None:
+            if c["ess"] is None or c["max_parents"] is None or c["folds"] is None:
                 raw = _bundled_config(c["config"] or "")
                 c["ess"] = float(raw.get("ess", 1.0)) if c["ess"] is None else c["ess"]
                 c["max_parents"] = int(raw.get("max_parents", 3)) if c["max_parents"] is None else c["max_parents"]
+                c["folds"] = int(raw.get("folds", 5)) if c["folds"] is None else c["folds"]
             cells.append(_with_derived(c))
     return cells
 
@@ -109,6 +111,7 @@ def _load_store(path: Path) -> list[dict]:
             c["config"] = raw.get("name")
             c["ess"] = float(raw.get("ess", 1.0))
             c["max_parents"] = int(raw.get("max_parents", 3))
+            c["folds"] = int(raw.get("folds", 5))
             c["ran"] = result.get("method")
             c["bound_source"] = (result.get("stats") or {}).get("bound_source")
             cells.append(_with_derived(c))
@@ -179,7 +182,9 @@ def tables(cells: list[dict]) -> list[str]:
             sc, sc_sd = _row(cs, "score")
             gap, _ = _row(cs, "gap")
             failed = len(cs) - len(ok)
-            folds = f"{len(ok)} of {len(cs)}" + (f" ({failed} failed/timeout)" if failed else "")
+            planned = max(max(c["folds"] or 0 for c in cs), len(cs))  # the config's folds
+            folds = f"{len(ok)} of {planned}" + (f" ({failed} failed/timeout)" if failed else "") + \
+                (f" ({planned - len(cs)} not run yet)" if len(cs) < planned else "")
             width = max((c["width"] for c in ok if c["width"] is not None), default=None)
             ran = ", ".join(sorted({c["ran"] for c in ok if c["ran"]}))
             lines.append(f"| {ess:g} | {mp} | {m} | {_k(k)} | {folds} | {_f(ll, '.4f')} ± {_f(ll_sd, '.4f')} | "
