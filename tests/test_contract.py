@@ -327,9 +327,8 @@ def test_no_bound_is_worse_than_the_sum_of_best_local_scores(wdbc):
         sol = solve(problem, method, time_limit=limit, seed=0)
         assert sol.bound is not None and sol.bound <= trivial + 1e-6, method
         assert verify_result(wdbc, sol.to_json(problem), 3) == []
-    # a heuristic's bound is the cluster LP's (solvers/relaxation.py): strictly better
-    sol = solve(problem, "kg", time_limit=1.0, seed=0)
-    assert sol.score <= sol.bound < trivial - 100 and sol.stats["lp_bound"]["rounds"] >= 1
+        if method == "kg":  # a heuristic's bound is the cluster LP's (solvers/relaxation.py): strictly better
+            assert sol.score <= sol.bound < trivial - 100 and sol.stats["lp_bound"]["rounds"] >= 1
     # milp and cp keep the same share for it when they end without a proof
     # (and a run that found no network still reports a bound)
     for method, options in (("milp", None), ("cp", {"workers": 1})):

@@ -110,7 +110,9 @@ def test_sub_problems_keep_the_outside_fixed(seed):
 
 
 # k = 3 takes 10-12 s a seed: one seed by default, two more behind the slow marker
-@pytest.mark.parametrize("k,seed", [(k, s) if k < 3 or s == 0 else pytest.param(k, s, marks=pytest.mark.slow)
+# k = 3 behind the slow marker: its DP check takes 15 s (k = 5 runs by default in the
+# moral-piece test, against the unbounded DP)
+@pytest.mark.parametrize("k,seed", [(k, s) if k < 3 else pytest.param(k, s, marks=pytest.mark.slow)
                                     for k in (1, 2, 3) for s in range(3)])
 def test_improve_never_worse_and_valid(seed, k):
     cache = random_cache(10, seed, max_size=3, density=0.4)
@@ -172,6 +174,7 @@ def test_unbounded_improve_through_the_registry(wdbc):
     assert verify_result(wdbc, sol.to_json(Problem(wdbc)), None) == []
 
 
+@pytest.mark.slow  # 13 s; the default run keeps auto's improve path (tests/test_contract.py)
 def test_cuts_above_forty_variables_starts_from_improve_and_ends_with_the_lp_bound():
     # n = 45 > LARGE_N: no start given, so improve runs on IMPROVE_START_SHARE of the budget
     # and the whole model gets the rest, less BOUND_SHARE for the cluster LP's bound
