@@ -321,14 +321,15 @@ class _State:
         parents = [new_parents.get(v, ps) for v, ps in enumerate(self.parents)]
         g = moral_graph(parents)
         order, kept = self.order, True
-        if elimination_width(g, order) > self.k:
+        width = elimination_width(g, order)  # also the width of its fill-in along the same order
+        if width > self.k:
             order, kept = random_greedy_order(g, random.Random(0), fill=self.problem.n <= REDRAW_FILL_MAX_N), False
-            if elimination_width(g, order) > self.k:
+            width = elimination_width(g, order)
+            if width > self.k:
                 return False
         tri = fill_in(g, order)
         changed = [v for v in tri if tri[v] != self.tri[v]] if kept else list(range(self.problem.n))
-        self.tri, self.order = tri, list(order)
-        self.width = elimination_width(self.tri, self.order)
+        self.tri, self.order, self.width = tri, list(order), width
         self._set(new_parents)
         self.glued.append((free, boundary))
         if changed:
