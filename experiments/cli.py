@@ -401,6 +401,13 @@ def cmd_learn(args: argparse.Namespace) -> int:
     for k in _bounds(args):
         check_request(args.method, k, solver=args.solver, time_limit=args.time_limit, warm_start=args.warm_start,
                       options=options or None)
+    if args.scheduler is not None:
+        from twbn.solvers.parallel import check_scheduler
+        from twbn.solvers.registry import get_method
+
+        if jobs < 2:
+            raise UserError("--scheduler needs --jobs 2 or more: the pieces sent to the cluster at once")
+        check_scheduler(args.scheduler, jobs, args.method, get_method(args.method).distributed, reach=True)
     stem = Path(args.cache).name.split(".")[0]
     outs = _outputs(args, stem)
     for out in outs:
@@ -448,7 +455,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
     try:
         twbn.learn(cache, args.treewidth, args.method, time_limit=args.time_limit, seed=args.seed, solver=args.solver,
                    warm_start=args.warm_start, forbid=forbid, require=require, options=options or None, jobs=jobs,
-                   log=None if args.quiet else say, on_result=write, progress=draw_line(sys.stderr) if on_tty else None,
+                   scheduler=args.scheduler, log=None if args.quiet else say, on_result=write, progress=draw_line(sys.stderr) if on_tty else None,
                    started=args.started)
     except KeyboardInterrupt:
         pass  # a method with nothing to keep: learn gave the bound an 'unknown' result, written above
@@ -814,6 +821,9 @@ def build_parser() -> argparse.ArgumentParser:
     le.add_argument("--option", action="append", metavar="NAME=VALUE",
                     help="a method option (repeatable); --help-options lists them")
     le.add_argument("--help-options", action="store_true", help="list the options of --method METHOD and exit")
+    le.add_argument("--scheduler", metavar="ADDRESS",
+                    help="a Dask scheduler, e.g. tcp://host:8786: improve's pieces (auto's above n = 40), --jobs at "
+                         "a time, go to its workers (which need twbn) instead of this machine's processes")
     le.add_argument("-o", "--output", metavar="RESULT.json", help="default: DATA name with .METHOD.json, here")
     le.add_argument("-q", "--quiet", action="store_true")
     sc = le.add_argument_group("scoring, when learning from data (as twbn score)")

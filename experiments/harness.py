@@ -47,7 +47,6 @@ from twbn.scoring.errors import ScoringStopped, TwbnError
 
 EXECUTORS = ("local", "dask")
 #: How long to keep trying to reach a Dask scheduler before giving up.
-DASK_CONNECT_TIMEOUT_S = 10
 
 #: Seed of the fold split: folds must not change with the cells' seeds.
 FOLD_SEED = 0
@@ -307,10 +306,12 @@ def _dask_client(scheduler: str | None, jobs: int):
                           dashboard_address=None, silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
             yield client
     else:
+        from twbn.solvers.parallel import SchedulerUnavailable, dask_client
+
         try:
-            client = Client(scheduler, timeout=f"{DASK_CONNECT_TIMEOUT_S}s")
-        except (OSError, TimeoutError) as e:
-            raise ExperimentError(f"cannot reach the dask scheduler at {scheduler}: {e}") from None
+            client = dask_client(scheduler)
+        except SchedulerUnavailable as e:
+            raise ExperimentError(str(e)) from None
         with client:
             yield client
 

@@ -202,11 +202,12 @@ def tighten_with_unbounded(sol: SolverResult, unbounded: SolverResult) -> None:
 
 
 def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, start: SolverResult | None,
-         jobs: int) -> SolverResult:
+         jobs: int, scheduler: str | None = None) -> SolverResult:
     """Choose, say why, delegate: the chosen method gets what is left of the budget. With
     ``jobs`` >= 2, a method that runs in several processes itself (``improve``: pieces
-    solved at once) gets the jobs; otherwise its start method also runs alone in a second
-    process, and the better network is the result (with the chosen method's bound)."""
+    solved at once) gets the jobs, and the Dask ``scheduler`` if it declares
+    ``distributed``; otherwise its start method also runs alone in a second process on
+    this machine, and the better network is the result (with the chosen method's bound)."""
     from twbn.solvers.registry import get_method, solve
     from twbn.solvers.warm_start import MethodUnavailable, infeasibility, warm_start_solution
 
@@ -241,6 +242,10 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
     # a method that runs in several processes itself (improve's pieces) gets the jobs;
     # otherwise the start method runs alone beside it
     method_jobs = jobs if get_method(method).parallel else 1
+    method_scheduler = scheduler if method_jobs >= 2 and get_method(method).distributed else None
+    if scheduler is not None:
+        LOG.info(f"auto: {method}'s pieces go to the dask scheduler at {scheduler}" if method_scheduler
+                 else f"auto: {method} runs on this machine; the dask scheduler is not used")
     if jobs >= 2 and method_jobs == 1 and choice.warm_start is not None and budget.seconds is not None \
             and budget.left() > 2 * PARALLEL_MARGIN and feasible:
         parallel = Alone(problem, choice.warm_start, budget, seed)
@@ -265,7 +270,8 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
             start.method, start.seed = method, seed
             sol = start
         else:
-            sol = solve(problem, method, seed=seed, warm_start=start, budget=budget, jobs=method_jobs)
+            sol = solve(problem, method, seed=seed, warm_start=start, budget=budget, jobs=method_jobs,
+                        scheduler=method_scheduler)
         if warm is not None:
             sol.stats["warm_start"] = warm
         sol.stats["auto"] = choice.reason
@@ -291,4 +297,5 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
 #: exact DP, which has none to keep, stops at once).
 METHOD = Method("auto", _run, summary="chooses a method by size and budget, says why, and runs it (the default; "
                                      f"without a limit, {AUTO_TIME_LIMIT:g} s when it picks an anytime method)",
-                warm_start=True, seeded=True, parallel=True, anytime=False, lp_bound=False, default_time_limit=None)
+                warm_start=True, seeded=True, parallel=True, distributed=True, anytime=False, lp_bound=False,
+                default_time_limit=None)

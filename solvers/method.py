@@ -84,6 +84,9 @@ class Method:
         Whether it takes the caller's ``seed=`` (an int, or None).
     parallel : bool
         Whether it takes ``jobs=``: the processes it may use (an int >= 1).
+    distributed : bool
+        Whether it also takes ``scheduler=``: a Dask scheduler's address its parallel work
+        may go to (None: this machine's processes). Only with ``parallel``.
     anytime : bool
         Whether it returns its best network when its budget ends or a stop is asked for.
     lp_bound : bool
@@ -119,6 +122,7 @@ class Method:
     warm_start: bool = False
     seeded: bool = False
     parallel: bool = False
+    distributed: bool = False
     anytime: bool = True
     lp_bound: bool = True
     lp_bound_from: int = 0
@@ -131,6 +135,8 @@ class Method:
             raise MethodFailed(f"method {self.name}: run must be callable")
         if self.options is not None and not dataclasses.is_dataclass(self.options):
             raise MethodFailed(f"method {self.name}: options must be a dataclass type")
+        if self.distributed and not self.parallel:
+            raise MethodFailed(f"method {self.name}: distributed needs parallel (the jobs it sends at once)")
 
     def needs_lp_bound(self, n: int) -> bool:
         """Whether the cluster LP's bound gets a share of the budget at ``n`` variables."""
@@ -160,7 +166,7 @@ def _parents_of(out, problem: Problem, name: str) -> list[tuple[int, ...]]:
 
 def call_method(method: Method, problem: Problem, options, budget: Budget, *, seed: int | None = None,
                 solver: str | None = None, start: SolverResult | None = None, jobs: int = 1,
-                trusted: bool = False) -> SolverResult:
+                scheduler: str | None = None, trusted: bool = False) -> SolverResult:
     """Run ``method`` with what it declares and return a certified SolverResult.
 
     A ``trusted`` method (twbn's own) returns a SolverResult it made with ``make_solution``,
@@ -177,6 +183,8 @@ def call_method(method: Method, problem: Problem, options, budget: Budget, *, se
         kwargs["start"] = start
     if method.parallel:
         kwargs["jobs"] = jobs
+    if method.distributed:
+        kwargs["scheduler"] = scheduler
     if trusted:
         return method.run(problem, options, budget, **kwargs)
     try:

@@ -25,6 +25,7 @@ from twbn.solvers.bounds import add_lp_bound, floor_bound, gap_sources
 from twbn.solvers.budget import Budget
 from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.method import Method, NoOptions, call_method
+from twbn.solvers.parallel import check_scheduler
 from twbn.solvers.method_options import OptionError, parse_options
 from twbn.solvers.budget import bound_share
 from twbn.solvers.warm_start import (
@@ -128,6 +129,7 @@ def solve(
     control: "RunControl | None" = None,
     budget: Budget | None = None,
     jobs: int = 1,
+    scheduler: str | None = None,
     _lp_bound: bool = True,
 ) -> SolverResult:
     """Run ``method`` on ``problem`` and return its certified SolverResult.
@@ -142,7 +144,9 @@ def solve(
     why, whatever the method. The result's ``time_limit`` is the limit given, its wall
     time the whole call, and its bound never worse than the sum of each variable's best
     candidate score. ``jobs``: the processes a method that declares ``parallel`` may use
-    (``auto`` runs its start method alone beside its chosen one). ``budget``: a stage of a caller's Budget instead of ``time_limit``
+    (``auto`` runs its start method alone beside its chosen one); ``scheduler``: a Dask
+    scheduler's address a method that declares ``distributed`` sends that work to
+    (solvers/parallel.py). ``budget``: a stage of a caller's Budget instead of ``time_limit``
     (a method's own start, a warm start): time is then divided, never converted back and
     forth, and the stages are recorded in the caller's result. A call that made its own
     budget records ``stats["budget"]``: the limit and each stage's allotment and spend.
@@ -154,6 +158,7 @@ def solve(
                   options=options)
     check_jobs(jobs)
     spec = get_method(method)
+    check_scheduler(scheduler, jobs, method, spec.distributed)
     time_limit = check_time_limit(time_limit)
     opts = None if spec.options is None else parse_options(method, spec.options, options)
     if warm_start is not None:
@@ -183,7 +188,7 @@ def solve(
     with cooperating(control) if spec.anytime else contextlib.nullcontext():
         with budget.stage(method, 1.0 - share) as stage:
             sol = call_method(spec, problem, opts, stage, seed=seed, solver=solver, start=warm_start, jobs=jobs,
-                              trusted=is_builtin(method))
+                              scheduler=scheduler, trusted=is_builtin(method))
         if share and sol.status in ("feasible", "unknown") and not budget.stop_requested():
             with budget.stage("cluster LP bound") as stage:
                 add_lp_bound(problem, sol, stage.left() if limit is not None else max(0.5, share * budget.elapsed()))
@@ -276,6 +281,7 @@ def run(
     log=None,
     control: "RunControl | None" = None,
     jobs: int = 1,
+    scheduler: str | None = None,
     started: float | None = None,
 ) -> SolverResult:
     """``solve`` with a warm start given as a SolverResult, a result-file path, ``tree`` or a
@@ -291,6 +297,7 @@ def run(
                   options=options)
     time_limit = check_time_limit(time_limit)
     check_jobs(jobs)
+    check_scheduler(scheduler, jobs, method, get_method(method).distributed)
     handler = None
     if log is not None:
         handler = _Forward(log)
@@ -304,7 +311,7 @@ def run(
         with cooperating(control) if spec.anytime else contextlib.nullcontext():  # as in solve()
             return _run_with_start(problem, method, solver=solver, time_limit=time_limit, seed=seed,
                                    warm_start=warm_start, options=options, control=control, entered=entered,
-                                   jobs=jobs)
+                                   jobs=jobs, scheduler=scheduler)
     finally:
         if handler is not None:
             logger.removeHandler(handler)
@@ -312,7 +319,7 @@ def run(
 
 
 def _run_with_start(problem, method, *, solver, time_limit, seed, warm_start, options, control,
-                    entered, jobs) -> SolverResult:
+                    entered, jobs, scheduler) -> SolverResult:
     """``run`` once checked: the warm start, then the method on what is left of one budget."""
     root = Budget(time_limit, control=control, started=entered)
     warm, used, label = None, 0.0, None
@@ -331,7 +338,7 @@ def _run_with_start(problem, method, *, solver, time_limit, seed, warm_start, op
         _finish(warm, entered, control, root)
         return warm
     sol = solve(problem, method, solver=solver, seed=seed, warm_start=warm, options=options, control=control,
-                budget=root, jobs=jobs)
+                budget=root, jobs=jobs, scheduler=scheduler)
     sol.time_limit = time_limit
     if warm is not None:
         sol.stats["warm_start"] = {"from": label, "score": warm.score, "seconds": round(used, 4)}

@@ -153,9 +153,9 @@ def test_sigkill_mid_grid_then_resume_gives_every_cell_once(tmp_path):
 
 
 def test_bad_configs_are_clear_errors(tmp_path, capsys, monkeypatch):
-    import twbn.experiments.harness
+    import twbn.solvers.parallel
 
-    monkeypatch.setattr(twbn.experiments.harness, "DASK_CONNECT_TIMEOUT_S", 1)
+    monkeypatch.setattr(twbn.solvers.parallel, "DASK_CONNECT_TIMEOUT_S", 1)
     bad = _config(tmp_path, "bad", methods=('name = "nope"',))
     with pytest.raises(ConfigError, match="unknown method 'nope'"):
         load_config(bad)

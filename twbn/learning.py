@@ -330,6 +330,7 @@ def learn(
     approximate: "bool | str" = "auto",
     options: dict | None = None,
     jobs: int = 1,
+    scheduler: str | None = None,
     best_so_far: "Solution | None" = None,
     log: "Callable[[str], None] | None" = None,
     on_result: "Callable[[Solution], None] | None" = None,
@@ -381,6 +382,11 @@ def learn(
         The default is 1, one core: what the field's benchmarks measure, and the only
         setting where the same seed gives the same network (pieces solved at once return
         in an order that depends on timing).
+    scheduler : str, optional
+        A Dask scheduler's address (``tcp://host:8786``): ``improve``'s pieces (and
+        ``auto``'s, where it runs ``improve``), ``jobs`` at a time, are solved by that
+        cluster's workers instead of this machine's processes. The workers need twbn
+        installed. Reached once before anything runs.
     best_so_far : Solution, optional
         A network found under a smaller bound (a sweep run one bound at a time, as
         ``twbn experiment`` does): the method starts from it where it takes a start, and
@@ -419,7 +425,9 @@ def learn(
         Bad data or a malformed cache.
     ValueError
         Unknown variables in ``forbid``/``require``, a negative treewidth, an unknown
-        method or an option the method does not take, a ``best_so_far`` wider than a bound.
+        method or an option the method does not take, a ``best_so_far`` wider than a bound,
+        a ``scheduler`` that cannot be used (``SchedulerUnavailable``: dask distributed
+        missing, not reached, a method that runs on one machine only, ``jobs`` < 2).
 
     Notes
     -----
@@ -457,7 +465,8 @@ def learn(
     from twbn.formulations.solution import SolverResult as Internal
     from twbn.scoring.jkl import read_jkl
     from twbn.solvers.control import RunControl, reporting
-    from twbn.solvers.registry import check_request, get_method, run
+    from twbn.solvers.parallel import check_scheduler
+    from twbn.solvers.registry import check_jobs, check_request, get_method, run
     from twbn.solvers.sweep import sorted_bounds, sweep
 
     several = isinstance(treewidth, (list, tuple))
@@ -468,6 +477,8 @@ def learn(
     _check_int("seed", seed, 0, optional=True)
     if best_so_far is not None and not isinstance(best_so_far, Solution):
         raise ValueError(f"best_so_far must be a twbn.Solution, got {type(best_so_far).__name__}")
+    check_jobs(jobs)
+    check_scheduler(scheduler, jobs, method, get_method(method).distributed, reach=True)
     if not isinstance(data, ScoreCache) and not (isinstance(data, (str, Path)) and str(data).endswith(".jkl")):
         _check_scoring(score, max_parents, ess, pruning, approximate)
     if started is not None and (isinstance(started, bool) or not isinstance(started, (int, float))):
@@ -496,7 +507,7 @@ def learn(
     def one(problem: Problem, start):
         return run(problem, method, solver=solver, time_limit=time_limit, seed=seed,
                    warm_start=start if start is not None else warm_start, options=options, jobs=jobs,
-                   control=control, log=log, started=started if problem is problems[0] else None)
+                   scheduler=scheduler, control=control, log=log, started=started if problem is problems[0] else None)
 
     def finished(problem: Problem, sol) -> None:
         done = Solution(sol.to_json(problem))

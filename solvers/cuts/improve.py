@@ -69,6 +69,13 @@ edge of H at F are as they were when P was cut (glueing P' changes only F's fami
 the edges at F'), so B is still a clique separating F and the union argument above holds.
 Only the ancestry pairs may be out of date (P' may have made a new path between two
 vertices of B), so such a piece is glued in only if the network stays acyclic (checked).
+
+On a Dask cluster (``scheduler``, issue 33.2), the pieces go to its workers instead of
+local processes, ``jobs`` at a time, by the same loop. A worker's clock is not this
+machine's, so each piece takes its time limit (what is left of the budget, at most
+``piece_time_limit``) when it is sent; a piece still out when the budget ends is cancelled
+and not waited for (a piece that had begun runs to its own limit on its worker, unseen).
+The extra k-MAX starts stay on this machine's cores and are not run beside a cluster.
 """
 
 from __future__ import annotations
@@ -544,6 +551,7 @@ def improve(
     seed: int | None = None,
     control: RunControl | None = None,
     jobs: int = 1,
+    scheduler: str | None = None,
 ) -> SolverResult:
     """Improve ``start`` by re-solving pieces of it exactly (module docstring) until
     ``time_limit`` seconds have passed or ``options.max_pieces`` pieces were tried.
@@ -571,6 +579,11 @@ def improve(
         Processes solving pieces at once. With ``jobs`` >= 2 this process cuts pieces
         that share no variable and glues each in as it returns (module docstring, "In
         parallel"); which pieces gain then depends on timing, so runs are not repeatable.
+    scheduler : str, optional
+        A Dask scheduler's address (``tcp://host:8786``): the pieces, ``jobs`` at a time,
+        are solved by its workers (which need twbn installed) instead of local processes.
+        A cluster that cannot be reached or whose workers fail leaves the pieces to this
+        process (``stats["workers_failed"]`` says why).
 
     Returns
     -------
@@ -604,13 +617,16 @@ def improve(
     search = _Search(problem, start, options, seed, control)
     deadline = None if time_limit is None else search.t0 + time_limit
     if jobs >= 2 and problem.n > options.start_size:
-        _in_parallel(search, deadline, jobs)
+        _in_parallel(search, deadline, jobs, scheduler)
     while not search.proved and not _over(search, deadline):
         piece = search.cut()
         found, took, limit = _solve_piece(piece.problem, piece.start, piece.fixed, piece.ancestry, deadline,
                                           options.piece_time_limit, search.rng.randrange(2**31), control)
         search.take(piece, found, took, limit)
-    return search.result(start, seed, time_limit, jobs)
+    sol = search.result(start, seed, time_limit, jobs)
+    if scheduler is not None:
+        sol.stats["scheduler"] = scheduler
+    return sol
 
 
 def _over(search: _Search, deadline: float | None) -> bool:
@@ -627,25 +643,63 @@ class _WorkersFailed(TwbnError):
     """A piece worker raised or died (its cause says how); caught in this module."""
 
 
-def _in_parallel(search: _Search, deadline: float | None, jobs: int) -> None:
-    """Pieces solved by ``jobs`` worker processes while this one cuts and glues; returns
-    when the loop is over, or early (the caller goes on in this process) if the workers
-    cannot run."""
-    import multiprocessing
-    import os
-    import pickle
-    from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, ProcessPoolExecutor, wait
+class _Workers:
+    """Where pieces are solved beside this process: ``jobs`` spawned local processes, or a
+    Dask cluster's workers (``scheduler``)."""
 
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_worker_start, initargs=(os.getpid(),))
+    def __init__(self, jobs: int, scheduler: str | None) -> None:
+        self.client = None
+        if scheduler is None:
+            import multiprocessing
+            import os
+            from concurrent.futures import ProcessPoolExecutor
+
+            self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                            initializer=_worker_start, initargs=(os.getpid(),))
+        else:
+            from twbn.solvers.parallel import dask_client
+
+            self.client = dask_client(scheduler)
+            self.pool = self.client.get_executor(pure=False)
+
+    def submit(self, piece: _Piece, deadline: float | None, piece_time_limit: float, seed: int):
+        if self.client is not None:  # another machine's clock: the limit is fixed when sent
+            if deadline is not None:
+                piece_time_limit = max(0.05, min(piece_time_limit, deadline - time.monotonic()))
+            deadline = None
+        return self.pool.submit(_solve_piece, piece.problem, piece.start, piece.fixed, piece.ancestry, deadline,
+                                piece_time_limit, seed)
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.pool.shutdown(wait=False)  # cancels the pieces still out
+            self.client.close()
+            return
+        workers = list((self.pool._processes or {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for p in workers:
+            p.terminate()
+
+
+def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: str | None = None) -> None:
+    """Pieces solved by ``jobs`` worker processes (or a Dask cluster's workers) while this
+    one cuts and glues; returns when the loop is over, or early (the caller goes on in
+    this process) if the workers cannot run."""
+    import pickle
+    from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, wait
+
+    from twbn.solvers.parallel import SchedulerUnavailable
+
     out: dict = {}
+    workers = None
     try:
+        workers = _Workers(jobs, scheduler)
         while not search.proved and not _over(search, deadline):
             max_pieces = search.options.max_pieces
             while len(out) < jobs and (max_pieces is None or search.counts["pieces"] + len(out) < max_pieces):
                 piece = search.cut([p for p in out.values()])
-                out[pool.submit(_solve_piece, piece.problem, piece.start, piece.fixed, piece.ancestry, deadline,
-                                search.options.piece_time_limit, search.rng.randrange(2**31))] = piece
+                out[workers.submit(piece, deadline, search.options.piece_time_limit,
+                                   search.rng.randrange(2**31))] = piece
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             done, _ = wait(list(out), timeout=0.25 if left is None else min(0.25, left), return_when=FIRST_COMPLETED)
             for future in done:
@@ -655,20 +709,19 @@ def _in_parallel(search: _Search, deadline: float | None, jobs: int) -> None:
                 except Exception as exc:  # noqa: BLE001 - raised in (or by the loss of) a worker
                     raise _WorkersFailed(exc) from exc
                 search.take(piece, found, took, limit)  # a failure here is this process's: raised
-    except (_WorkersFailed, OSError, pickle.PicklingError, BrokenExecutor) as failed:
-        # a worker that cannot start or died leaves the work to this process
+    except (_WorkersFailed, SchedulerUnavailable, OSError, pickle.PicklingError, BrokenExecutor) as failed:
+        # a worker that cannot start or died (or a cluster out of reach) leaves the work to
+        # this process
         exc = failed.__cause__ if isinstance(failed, _WorkersFailed) else failed
         search.counts["workers_failed"] = f"{type(exc).__name__}: {exc}"
         LOG.info(f"improve: the piece workers stopped ({type(exc).__name__}: {exc}); going on in one process")
     finally:
-        workers = list((pool._processes or {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for p in workers:
-            p.terminate()
+        if workers is not None:
+            workers.close()
 
 
 def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int | None,
-         start: SolverResult | None, jobs: int = 1) -> SolverResult:
+         start: SolverResult | None, jobs: int = 1, scheduler: str | None = None) -> SolverResult:
     """``improve`` as a method: from ``start``, or else from k-MAX's network on
     ``IMPROVE_START_SHARE`` of the budget, as ``--warm-start kmax`` would give."""
     from twbn.solvers.registry import solve
@@ -684,7 +737,8 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
         with budget.stage("k-MAX start", IMPROVE_START_SHARE) as stage:
             # with jobs to spare, more k-MAX runs (other seeds) beside this one: the best start
             side = [Alone(bounded, "kmax", stage, None if seed is None else seed + i)
-                    for i in range(1, jobs)] if jobs >= 2 and stage.left() > 2 * PARALLEL_MARGIN else []
+                    for i in range(1, jobs)] if jobs >= 2 and scheduler is None \
+                and stage.left() > 2 * PARALLEL_MARGIN else []
             try:
                 start = solve(bounded, "kmax", budget=stage, seed=seed, _lp_bound=False)
             finally:
@@ -701,7 +755,7 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
                                   order_hint=start.elimination_order)
         used, label = time.monotonic() - t0, ("kmax", start.score)
     sol = improve(problem, start, options, time_limit=0.05 if budget.stop_requested() else budget.limit(),
-                  seed=seed, control=budget.control, jobs=jobs)
+                  seed=seed, control=budget.control, jobs=jobs, scheduler=scheduler)
     if label is not None:
         sol.stats["warm_start"] = {"from": label[0], "score": label[1], "seconds": round(used, 4)}
         if side:  # what each k-MAX run beside this one reached (None: nothing in time)
@@ -715,4 +769,4 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
 METHOD = Method("improve", _run, options=ImproveOptions,
                 summary="exact-neighbourhood improvement: pieces of a start network re-solved by the cluster-cut "
                         "ILP, the rest held (k-MAX start unless one is given)",
-                warm_start=True, seeded=True, parallel=True)
+                warm_start=True, seeded=True, parallel=True, distributed=True)
