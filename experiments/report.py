@@ -206,11 +206,13 @@ def _plots(cells: list[dict], methods: list[str], out: Path) -> list[str]:
         plt.close(fig)
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     drew = False
+    gaps: list[float] = []
     for c in cells:
         traj = json.loads(c["trajectory"]) if c.get("trajectory") else []
         pts = [(p["time"], 100 * max(GAP_FLOOR, (p["bound"] - p["incumbent"]) / abs(p["incumbent"])))
                for p in traj if _finite_bound(p.get("bound")) and p.get("incumbent") not in (None, 0)]
         if pts:
+            gaps += [g for _, g in pts]
             ax.step([t for t, _ in pts], [g for _, g in pts], where="post", marker="o", markersize=3,
                     label=f"{c['data']} k={_k(c['treewidth'])} {c['method']} f{c['fold']} s{c['seed']}")
             drew = True
@@ -219,6 +221,8 @@ def _plots(cells: list[dict], methods: list[str], out: Path) -> list[str]:
 
         ax.set_xlabel("seconds")
         ax.set_ylabel("gap (%), log scale")
+        if min(gaps) == max(gaps):  # one value (every gap closed): a decade either side, not a 0-high axis
+            ax.set_ylim(gaps[0] / 10, gaps[0] * 10)
         ax.set_yscale("log")
         ax.yaxis.set_major_locator(LogLocator(numticks=7))
         ax.axhline(100 * GAP_FLOOR, color="grey", lw=0.6, ls=":")
