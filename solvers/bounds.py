@@ -30,11 +30,19 @@ def add_lp_bound(problem: Problem, sol: SolverResult, seconds: float) -> None:
 
     bound, stats = cluster_lp_bound(problem, time_limit=max(0.05, seconds))
     sol.wall_time = round(sol.wall_time + stats["seconds"], 4)
+    take_lp_bound(sol, bound, stats)
+
+
+def take_lp_bound(sol: SolverResult, bound: float, stats: dict) -> None:
+    """Give ``sol`` the cluster LP's ``bound`` (``cluster_lp_bound``'s answer, here or in a
+    process beside the method) where it is better than the bound it has."""
     sol.stats["lp_bound"] = stats
     if bound < stats["trivial"] and (sol.bound is None or bound < sol.bound):  # else floor_bound's
         sol.bound = bound if sol.score is None else max(bound, sol.score)
-        sol.stats["bound_source"] = (f"cluster LP relaxation: a Lagrangian of {stats['rows']} cluster rows "
-                                     f"(trivial bound {stats['trivial']:.6g})")
+        rows = "its cluster rows" if stats.get("rows") is None else f"{stats['rows']} cluster rows"
+        sol.stats["bound_source"] = (f"cluster LP relaxation: a Lagrangian of {rows} "
+                                     f"(trivial bound {stats['trivial']:.6g})"
+                                     + ("; its last round's, the LP had not ended" if stats.get("partial") else ""))
         sol.trajectory.append({"time": sol.wall_time, "incumbent": sol.score, "bound": sol.bound})
 
 

@@ -3,7 +3,9 @@ cluster that ``improve``'s pieces may go to.
 
 ``auto`` runs its start method alone for the whole budget beside the method it chose
 (never worse than that method alone, issue 33.4); ``improve`` runs extra k-MAX starts
-beside its own when it has jobs to spare (the best start wins). The child dies with its
+beside its own when it has jobs to spare (the best start wins); a method whose bound is
+the cluster LP's, given two jobs or more, has that LP computed beside it for the whole
+budget by one of them (``BoundAlone``) instead of after it on a share. The child dies with its
 parent, ignores Ctrl-C (the parent hears it and ends the child) and is ended, not waited
 for, when its answer is no longer wanted.
 
@@ -21,12 +23,15 @@ from twbn.scoring.errors import TwbnError
 from twbn.formulations.solution import SolverResult
 from twbn.solvers.budget import Budget
 
-__all__ = ["Alone", "PARALLEL_MARGIN", "DASK_CONNECT_TIMEOUT_S", "SchedulerUnavailable", "check_scheduler",
+__all__ = ["Alone", "BoundAlone", "PARALLEL_MARGIN", "DASK_CONNECT_TIMEOUT_S", "SchedulerUnavailable", "check_scheduler",
            "dask_client"]
 
 #: Seconds a method run alone keeps back from the budget for its process's start (a
 #: spawned interpreter importing twbn: 1.5-2 s here) and for sending its network back.
 PARALLEL_MARGIN = 2.5
+#: Seconds a bound computed beside the method keeps back for its last round's overrun
+#: and sending its answer back (the LP at munin5000, 1,041 variables: 0.6 s over its limit).
+BESIDE_RETURN_S = 1.0
 #: Seconds to wait for a Dask scheduler before saying it cannot be reached.
 DASK_CONNECT_TIMEOUT_S = 10
 
@@ -68,7 +73,7 @@ def check_scheduler(scheduler, jobs: int, method: str, distributed: bool, *, rea
         dask_client(scheduler).close()
 
 
-def _alone(problem: Problem, method: str, seconds: float, seed: int | None) -> SolverResult:
+def _alone(problem: Problem, method: str, seed: int | None, seconds: float) -> SolverResult:
     """``method`` alone on ``problem`` for ``seconds``, in the child process."""
     import signal
 
@@ -80,21 +85,41 @@ def _alone(problem: Problem, method: str, seconds: float, seed: int | None) -> S
     return solve(problem, method, time_limit=seconds, seed=seed, _lp_bound=False)
 
 
-class Alone:
-    """``method`` on ``problem`` in a spawned process for what is left of ``budget`` less
-    ``PARALLEL_MARGIN``."""
+def _lp_alone(problem: Problem, until: float, so_far, answer) -> None:
+    """The cluster LP's bound on ``problem`` until the ``time.monotonic()`` instant
+    ``until`` (one clock for every process of the machine), in the child process: each
+    better bound into the shared value ``so_far`` as it is proved, the last (bound, stats)
+    sent through the pipe end ``answer``."""
+    import signal
+    import time
 
-    def __init__(self, problem: Problem, method: str, budget: Budget, seed: int | None) -> None:
+    from twbn.solvers.control import die_with_parent
+    from twbn.solvers.relaxation import cluster_lp_bound
+
+    die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent hears Ctrl-C and ends this process
+
+    def proved(bound: float) -> None:
+        so_far.value = bound
+
+    answer.send(cluster_lp_bound(problem, time_limit=max(0.05, until - time.monotonic()), on_bound=proved))
+    answer.close()
+
+
+class _Beside:
+    """``fn(*args, seconds)`` in a spawned process, ``seconds`` being what is left of
+    ``budget`` less ``PARALLEL_MARGIN``."""
+
+    def __init__(self, budget: Budget, fn, *args) -> None:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        self.method = method
         self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
         self.seconds = budget.left() - PARALLEL_MARGIN
-        self.future = self.pool.submit(_alone, problem, method, self.seconds, seed)
+        self.future = self.pool.submit(fn, *args, self.seconds)
 
-    def result(self, budget: Budget) -> SolverResult | None:
-        """Its network, waited for until the budget ends (None if it has none, or a stop
+    def result(self, budget: Budget):
+        """Its answer, waited for until the budget ends (None if it has none, or a stop
         was asked for: it is then ended, not waited for)."""
         from concurrent.futures import TimeoutError as FutureTimeout
 
@@ -113,3 +138,79 @@ class Alone:
         self.pool.shutdown(wait=False, cancel_futures=True)
         for p in children:
             p.terminate()
+
+
+class Alone(_Beside):
+    """``method`` on ``problem`` in a spawned process for what is left of ``budget`` less
+    ``PARALLEL_MARGIN``; ``result`` gives its SolverResult."""
+
+    def __init__(self, problem: Problem, method: str, budget: Budget, seed: int | None) -> None:
+        self.method = method
+        super().__init__(budget, _alone, problem, method, seed)
+
+
+class BoundAlone:
+    """The cluster LP's bound on ``problem`` in a spawned process for what is left of
+    ``budget`` less ``BESIDE_RETURN_S``, beside the method (a job of its own, issue 33.2).
+    ``result`` gives ``cluster_lp_bound``'s (bound, stats), or, if its answer is late, the
+    last bound it had proved (``stats["partial"]``): a bound is proved round by round, so
+    a late or failed LP costs its last rounds, not the bound."""
+
+    def __init__(self, problem: Problem, budget: Budget) -> None:
+        import math
+        import multiprocessing
+        import threading
+        import time
+
+        from twbn.solvers.bounds import trivial_bound
+
+        ctx = multiprocessing.get_context("spawn")
+        self.trivial = trivial_bound(problem)
+        self.so_far = ctx.Value("d", math.inf, lock=False)  # one double: written whole
+        self.answer, send = ctx.Pipe(duplex=False)
+        until = time.monotonic() + budget.left() - BESIDE_RETURN_S
+        self.process = ctx.Process(target=_lp_alone, args=(problem, until, self.so_far, send), daemon=True)
+        # start() writes the problem down a pipe that the child reads as it starts (0.5 s
+        # at plants and munin5000, 1.3 s at jester): in a thread, so the method begins now.
+        # The thread lives as long as the child: Linux's parent-death signal
+        # (die_with_parent) follows the thread that started a process, not the process.
+        self._send = send
+        self._started, self._ended = threading.Event(), threading.Event()
+        self._starting = threading.Thread(target=self._start, daemon=True)
+        self._starting.start()
+
+    def _start(self) -> None:
+        try:
+            self.process.start()
+            self._send.close()  # the child's end: EOF here once the child has ended
+        finally:
+            self._started.set()
+        self._ended.wait()
+
+    def result(self, budget: Budget) -> tuple[float, dict] | None:
+        """(bound, stats), waited for until the budget ends; None without a bound. After a
+        stop request it does not wait: the last bound proved, at once."""
+        import math
+
+        try:
+            if not budget.stop_requested():
+                try:
+                    self._started.wait(max(0.05, budget.left()))
+                    if self.answer.poll(max(0.05, budget.left())):
+                        return self.answer.recv()
+                except (EOFError, OSError):  # the child died without answering
+                    pass
+            bound = self.so_far.value
+            if not math.isfinite(bound):
+                return None
+            return bound, {"trivial": self.trivial, "rows": None, "partial": True}
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """End the child, whatever it is doing."""
+        self._started.wait()
+        if self.process.is_alive():
+            self.process.terminate()
+        self._ended.set()
+        self.answer.close()

@@ -21,11 +21,11 @@ import time
 
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult
-from twbn.solvers.bounds import add_lp_bound, floor_bound, gap_sources
+from twbn.solvers.bounds import add_lp_bound, floor_bound, gap_sources, take_lp_bound
 from twbn.solvers.budget import Budget
 from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.method import Method, NoOptions, call_method
-from twbn.solvers.parallel import check_scheduler
+from twbn.solvers.parallel import PARALLEL_MARGIN, BoundAlone, check_scheduler
 from twbn.solvers.method_options import OptionError, parse_options
 from twbn.solvers.budget import bound_share
 from twbn.solvers.warm_start import (
@@ -182,16 +182,37 @@ def solve(
     if control is not None:
         control.begin(method)
     share = bound_share(problem.n) if _lp_bound and spec.needs_lp_bound(problem.n) else 0.0
+    beside = None
+    if share and jobs >= 2 and limit is not None and budget.left() > 2 * PARALLEL_MARGIN \
+            and not budget.stop_requested():
+        # a job of its own: the LP's bound for the whole budget in a second process, rather
+        # than jobs idle while the LP has the last share (issue 33.2); the method keeps the
+        # rest (all of them when its work goes to a Dask cluster)
+        beside, share = BoundAlone(problem, budget), 0.0
+        jobs = jobs if scheduler is not None else jobs - 1
     # an anytime method keeps its network on a signal however deep it is (between the
     # pieces of improve, in its k-MAX start, in the LP bound after it): a signal only sets
     # the stop flag, which its loops and engines' hooks read
     with cooperating(control) if spec.anytime else contextlib.nullcontext():
-        with budget.stage(method, 1.0 - share) as stage:
-            sol = call_method(spec, problem, opts, stage, seed=seed, solver=solver, start=warm_start, jobs=jobs,
-                              scheduler=scheduler, trusted=is_builtin(method))
+        try:
+            with budget.stage(method, 1.0 - share) as stage:
+                sol = call_method(spec, problem, opts, stage, seed=seed, solver=solver, start=warm_start, jobs=jobs,
+                                  scheduler=scheduler, trusted=is_builtin(method))
+        except BaseException:
+            if beside is not None:
+                beside.close()
+            raise
         if share and sol.status in ("feasible", "unknown") and not budget.stop_requested():
             with budget.stage("cluster LP bound") as stage:
                 add_lp_bound(problem, sol, stage.left() if limit is not None else max(0.5, share * budget.elapsed()))
+        # (after a stop too: the bound proved so far costs nothing to keep)
+        if beside is not None and sol.status not in ("feasible", "unknown"):
+            beside.close()  # optimal or infeasible: no bound is wanted
+        elif beside is not None:
+            got = beside.result(budget)
+            if got is not None:
+                take_lp_bound(sol, *got)
+                sol.stats["lp_bound"]["beside"] = True  # in a second process, the whole budget
     sol.time_limit = time_limit
     if sol.seed is None:
         sol.seed = seed

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Callable
 
 import numpy as np
 
@@ -210,7 +211,8 @@ def _pairs(table: FamilyTable) -> list[list[int]]:
     return [[a, b] for a, b in sorted(arcs) if a < b and (b, a) in arcs]
 
 
-def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool = True) -> tuple[float, dict]:
+def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool = True,
+                     on_bound: "Callable[[float], None] | None" = None) -> tuple[float, dict]:
     """An upper bound on every network of ``problem`` from the cluster LP (module
     docstring), within about ``time_limit`` seconds.
 
@@ -220,6 +222,11 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         Its candidate sets (bounded or not) define the LP.
     time_limit : float
         Seconds for the LP solves and separation; the last LP solved gives the bound.
+    width : bool, default True
+        Separate the width rows (W) of a bounded problem.
+    on_bound : callable, optional
+        Called with each better bound as it is proved (round by round): a caller that
+        cannot wait for the end (the LP in a process beside the method) keeps the last.
 
     Returns
     -------
@@ -368,7 +375,11 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         # HiGHS's row duals of a minimisation: ≤ 0 on a binding ≤ row; λ = −dual
         lam = np.maximum(-np.asarray(sol.row_dual)[n:], 0.0)
         reduced = _reduced(table, row_families, lam, row_coefficients)
-        best = min(best, _value(table, np.array(rhs), lam, reduced))
+        value = _value(table, np.array(rhs), lam, reduced)
+        if value < best:
+            best = value
+            if on_bound is not None:
+                on_bound(best)
         if time.monotonic() - t0 >= time_limit:
             break
         # pricing: families outside the LP that beat every LP family of their variable

@@ -277,11 +277,12 @@ def test_pieces_go_on_after_a_redraw(monkeypatch):
 @pytest.mark.slow  # 30 s: the k-MAX start's share must leave room for a spawned process
 def test_two_jobs_start_from_the_better_of_two_kmax_runs(wdbc):
     problem = Problem(wdbc, 3)
-    sol = solve(problem, "improve", time_limit=30.0, seed=1, jobs=2)
+    # 3 jobs: one for the LP's bound beside the method, two for improve
+    sol = solve(problem, "improve", time_limit=30.0, seed=1, jobs=3)
     warm = sol.stats["warm_start"]
     assert len(warm["side_scores"]) == 1 and warm["side_scores"][0] is not None
     assert warm["score"] == max(warm["own_score"], warm["side_scores"][0])
-    assert sol.score >= warm["score"] and sol.stats["jobs"] == 2
+    assert sol.score >= warm["score"] and sol.stats["jobs"] == 2 and sol.stats["lp_bound"]["beside"]
     assert verify_result(wdbc, sol.to_json(problem), 3) == []
 
 

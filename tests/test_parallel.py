@@ -51,3 +51,56 @@ def test_jobs_are_checked_and_the_command_line_takes_them_with_a_cache(tmp_path,
     result = json.loads(out.read_text())
     assert result["stats"]["parallel"]["method"] == "kg"
     assert main(["check", str(jkl), str(out)]) == 0
+
+
+def _mutual_cache(n: int, seed: int):
+    """A cache where many variables prefer each other as parents (2-cycles the LP's
+    cluster rows must cut), so the LP's bound is well below the trivial one."""
+    from tests.helpers import random_cache
+
+    return random_cache(n, seed, max_size=2, density=0.6)
+
+
+def test_with_two_jobs_the_lp_bound_runs_beside_the_method_and_holds():
+    """Issue 33.2: a second job computes the cluster LP's bound for the whole budget in
+    its own process; the method keeps the other job. The bound is checked against the
+    DP's optimum (n = 12)."""
+    from twbn.solvers.bounds import trivial_bound
+    from twbn.solvers.registry import solve
+
+    cache = _mutual_cache(12, 3)
+    problem = Problem(cache, 2)
+    optimum = solve(problem, "dp").score
+    sol = solve(problem, "kg", time_limit=5.5, seed=0, jobs=2)  # beside from 2 × PARALLEL_MARGIN left
+    lp = sol.stats["lp_bound"]
+    assert lp["beside"] is True and lp["rounds"] >= 1
+    assert sol.bound >= optimum - 1e-6 >= sol.score - 1e-6  # a proof, and the network under it
+    assert sol.bound < trivial_bound(problem) - 1e-6  # the LP did work
+    assert verify_result(cache, sol.to_json(problem), 2) == []
+    one = solve(problem, "kg", time_limit=1.0, seed=0)  # one job: the LP after, on a share
+    assert "beside" not in one.stats["lp_bound"]
+
+
+def test_a_bound_beside_that_dies_still_gives_the_last_bound_it_proved():
+    """The LP beside the method sends each better bound as it proves it: killed after its
+    first round, the bound of that round is kept: below the trivial one, and not below
+    the same LP's after 2 s (its first round, then more)."""
+    import os
+    import signal as sig
+
+    from twbn.solvers.budget import Budget
+    from twbn.solvers.parallel import BoundAlone
+    from twbn.solvers.relaxation import cluster_lp_bound
+
+    problem = Problem(_mutual_cache(25, 5), 3)
+    beside = BoundAlone(problem, Budget(60.0))
+    deadline = time.monotonic() + 30
+    while beside.so_far.value == float("inf") and time.monotonic() < deadline:
+        time.sleep(0.005)
+    os.kill(beside.process.pid, sig.SIGKILL)
+    beside.process.join(5)
+    bound, stats = beside.result(Budget(5.0))
+    whole, _ = cluster_lp_bound(problem, time_limit=2.0)  # the same first round, then more
+    assert bound >= whole - 1e-6 and bound < stats["trivial"] - 1e-6
+    if stats.get("partial"):  # the usual case: killed before it answered
+        assert stats["rows"] is None and bound == beside.so_far.value
