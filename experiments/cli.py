@@ -742,9 +742,11 @@ def _add_scoring_options(s: argparse.ArgumentParser, *, learn: bool) -> None:
     s.add_argument("--time-per-variable", type=_positive_float, default=None, metavar="S",
                    help="with --approximate: seconds of exploration per variable (default 0.5)")
     s.add_argument("--jobs", type=_nonneg_int, default=None,
-                   help="processes: improve's pieces solved at once (auto above n = 40), or auto's start method "
-                        "alone beside the method it chose (default 1: one core, as the field's benchmarks measure, "
-                        "and repeatable); approximate or local-structure scoring (default 2)"
+                   help="processes: one computes the LP bound beside a method whose bound it is (improve, auto "
+                        "above n = 40, kg, kmax, …) for the whole budget, the rest solve improve's pieces at once; "
+                        "or auto's start method alone beside the method it chose (default 1: one core, as the "
+                        "field's benchmarks measure, and repeatable); approximate or local-structure scoring "
+                        "(default 2)"
                    if learn else "with --approximate or a local-structure score: processes (default 2)")
     s.add_argument("--memory-limit", type=_positive_float, default=None, metavar="MB",
                    help="exhaustive scoring: refuse (score) or explore approximately (learn) when its estimate "

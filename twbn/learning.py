@@ -375,10 +375,13 @@ def learn(
         The method's options by name (``twbn methods --options`` lists them), as
         ``--option NAME=VALUE``; ``auto`` takes none.
     jobs : int, default 1
-        Processes the method may use. ``improve`` (what ``auto`` runs above n = 40) solves
-        that many pieces at once; ``auto`` with a method that runs in one process (``cuts``
-        from k-G or k-MAX) runs its start method alone in a second process and keeps the
-        better network, so it is never worse than that method alone at the same budget.
+        Processes the method may use. A method whose bound is the cluster LP's (``improve``,
+        what ``auto`` runs above n = 40, ``kg``, ``kmax``, …) has that LP computed beside it
+        for the whole budget by one of them, instead of after it on 30 % of the budget;
+        ``improve`` solves pieces at once on the others (from 3 jobs); ``auto`` with a
+        method that runs in one process (``cuts`` from k-G or k-MAX) runs its start method
+        alone in a second process and keeps the better network, so it is never worse than
+        that method alone at the same budget.
         The default is 1, one core: what the field's benchmarks measure, and the only
         setting where the same seed gives the same network (pieces solved at once return
         in an order that depends on timing).
