@@ -63,6 +63,7 @@ def test_a_cluster_out_of_reach_leaves_the_pieces_to_this_process(monkeypatch):
     assert sol.stats["pieces"] == 4 and verify_result(cache, sol.to_json(problem), 2) == []
 
 
+@pytest.mark.slow  # a 4 s run; the default run keeps the direct test above
 def test_learn_sends_improve_pieces_to_the_cluster(cluster):
     cache = random_cache(20, 2, max_size=3, density=0.3)
     before = _solved_on(cluster)
