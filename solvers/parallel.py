@@ -73,7 +73,7 @@ def check_scheduler(scheduler, jobs: int, method: str, distributed: bool, *, rea
         dask_client(scheduler).close()
 
 
-def _alone(problem: Problem, method: str, seed: int | None, seconds: float) -> SolverResult:
+def _alone(problem: Problem, method: str, seconds: float, seed: int | None) -> SolverResult:
     """``method`` alone on ``problem`` for ``seconds``, in the child process."""
     import signal
 
@@ -106,20 +106,21 @@ def _lp_alone(problem: Problem, until: float, so_far, answer) -> None:
     answer.close()
 
 
-class _Beside:
-    """``fn(*args, seconds)`` in a spawned process, ``seconds`` being what is left of
-    ``budget`` less ``PARALLEL_MARGIN``."""
+class Alone:
+    """``method`` on ``problem`` in a spawned process for what is left of ``budget`` less
+    ``PARALLEL_MARGIN``; ``result`` gives its SolverResult."""
 
-    def __init__(self, budget: Budget, fn, *args) -> None:
+    def __init__(self, problem: Problem, method: str, budget: Budget, seed: int | None) -> None:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
+        self.method = method
         self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
         self.seconds = budget.left() - PARALLEL_MARGIN
-        self.future = self.pool.submit(fn, *args, self.seconds)
+        self.future = self.pool.submit(_alone, problem, method, self.seconds, seed)
 
-    def result(self, budget: Budget):
-        """Its answer, waited for until the budget ends (None if it has none, or a stop
+    def result(self, budget: Budget) -> SolverResult | None:
+        """Its network, waited for until the budget ends (None if it has none, or a stop
         was asked for: it is then ended, not waited for)."""
         from concurrent.futures import TimeoutError as FutureTimeout
 
@@ -138,15 +139,6 @@ class _Beside:
         self.pool.shutdown(wait=False, cancel_futures=True)
         for p in children:
             p.terminate()
-
-
-class Alone(_Beside):
-    """``method`` on ``problem`` in a spawned process for what is left of ``budget`` less
-    ``PARALLEL_MARGIN``; ``result`` gives its SolverResult."""
-
-    def __init__(self, problem: Problem, method: str, budget: Budget, seed: int | None) -> None:
-        self.method = method
-        super().__init__(budget, _alone, problem, method, seed)
 
 
 class BoundAlone:
