@@ -102,3 +102,21 @@ def test_the_study_report_counts_folds_against_the_config_not_the_cells_present(
     old.write_text("config,key,data,fold,treewidth,method,seed,status,score\n"
                    "machado-study-audiology-ess1,k,audiology,0,3,auto,0,feasible,-2860.0\n")
     assert [c["folds"] for c in _load_csv(old)] == [5]
+
+
+def test_the_study_report_says_over_how_many_folds_a_junction_tree_time_is():
+    """A tree above the limit is not built: its fold has no time, so the mean of the others
+    (12 and 20 ms → 16.0) says it covers 2 of 3 folds; a row with every tree built says
+    nothing more, and one with none built shows a dash."""
+    from twbn.experiments.benchmarks.machado_study import inference_lines
+
+    def cell(k, fold, seconds, entries):
+        return {"data": "audiology", "ess": 1.0, "method": "auto", "treewidth": k, "fold": fold,
+                "max_clique": 4, "table_entries": entries, "junction_tree_s": seconds,
+                "class_accuracy": 0.7, "class_log_loss": 1.1, "nb_accuracy": 0.76, "nb_log_loss": 2.7}
+
+    lines = inference_lines([cell(3, 0, 0.012, 100), cell(3, 1, None, 9_000_000), cell(3, 2, 0.020, 300),
+                             cell(4, 0, 0.010, 100), cell(5, 0, None, 9_000_000)])
+    rows = {line.split(" | ")[3]: line.split(" | ")[6] for line in lines if line.startswith("| audiology")}
+    assert rows == {"3": "16.0 (2 of 3)", "4": "10.0", "5": "—"}
+    assert "not built" in "\n".join(lines)
