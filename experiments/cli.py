@@ -655,7 +655,8 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     with control.catching(), control.cooperating():
         counts = run_experiment(config, store, resume=args.resume, jobs=args.jobs,
                                 executor=args.executor, scheduler=args.scheduler,
-                                log=(lambda _m: None) if args.quiet else print, stop=control.stop_event)
+                                log=(lambda _m: None) if args.quiet else print, stop=control.stop_event,
+                                only=args.cells)
     if control.stop_requested():
         stopped = counts.pop("stopped", 0)
         kept = sum(counts.values())
@@ -743,7 +744,9 @@ def _add_scoring_options(s: argparse.ArgumentParser, *, learn: bool) -> None:
                    help="with --approximate: seconds of exploration per variable (default 0.5)")
     s.add_argument("--jobs", type=_nonneg_int, default=None,
                    help="processes: one computes the LP bound beside a method whose bound it is (improve, auto "
-                        "above n = 40, kg, kmax, …) for the whole budget, the rest solve improve's pieces at once; "
+                        "above n = 40, kg, kmax, …) for its share of all the jobs' time (beside improve, then it "
+                        "solves pieces too; beside the others the whole budget), the rest solve improve's pieces "
+                        "at once; "
                         "or auto's start method alone beside the method it chose (default 1: one core, as the "
                         "field's benchmarks measure, and repeatable); approximate or local-structure scoring "
                         "(default 2)"
@@ -876,6 +879,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="local: a process per cell on this machine (default); dask: cells on a Dask cluster")
     ex.add_argument("--scheduler", metavar="ADDRESS",
                     help="Dask scheduler, e.g. tcp://host:8786 (default: a local cluster of --jobs workers)")
+    ex.add_argument("--cells", metavar="PATTERN", action="append",
+                    help="run only the cells whose key matches, shell-style, e.g. 'wdbc|fold=4|*' (repeatable; "
+                         "keys are DATA|fold=F|k=K|METHOD|seed=S)")
     ex.add_argument("-q", "--quiet", action="store_true")
     ex.set_defaults(func=cmd_experiment)
 

@@ -16,12 +16,15 @@ of ``jobs`` single-threaded workers when none is given), where a worker runs the
 isolated cell process. Either way only this process writes the store, as results come
 back, so a killed run loses at most the cells in flight. With a remote cluster the
 workers must see the store's work folder (caches) and the data files at the same paths,
-i.e. a shared file system, and have twbn installed.
+i.e. a shared file system, and have twbn installed. With a remote cluster and
+``cell_jobs`` ≥ 2, cells of methods that solve pieces send them to the same cluster, and
+only as many cells run at once as leave their pieces free threads.
 """
 
 from __future__ import annotations
 
 import csv
+import fnmatch
 import json
 import os
 import shutil
@@ -44,6 +47,7 @@ from twbn.experiments.config import Cell, Config, expand
 from twbn.experiments.store import Store
 from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
 from twbn.scoring.errors import ScoringStopped, TwbnError
+from twbn.solvers.registry import get_method
 
 EXECUTORS = ("local", "dask")
 #: How long to keep trying to reach a Dask scheduler before giving up.
@@ -123,8 +127,10 @@ def _reusable(cache_path: Path, stats_path: Path, key: dict) -> bool:
             and stats.get("cache_sha256") == file_sha256(cache_path))
 
 
-def prepare_caches(config: Config, work: Path, log, stop=None) -> dict[tuple[str, int], dict]:
-    """Score every (data, fold)'s training rows once; reuse a cache already written only
+def prepare_caches(config: Config, work: Path, log, stop=None,
+                   needed: set[tuple[str, int]] | None = None) -> dict[tuple[str, int], dict]:
+    """Score every (data, fold)'s training rows once (only those in ``needed``, when given:
+    the folds of the cells left to run); reuse a cache already written only
     when its key (data content, fold split, scoring settings) matches and its file is
     unchanged. The key is in the file name too, so caches of other settings stay apart.
     Once ``stop()`` is true, scoring ends with :class:`ScoringStopped`; the folds scored
@@ -139,6 +145,8 @@ def prepare_caches(config: Config, work: Path, log, stop=None) -> dict[tuple[str
         ds = read_mixed_csv(path) if config.score in LOCAL_STRUCTURE_SCORES else read_csv(path)
         data_sha = file_sha256(path)
         for f in range(config.folds):
+            if needed is not None and (name, f) not in needed:
+                continue
             key = cache_key(config, data_sha, f)
             cache_path = work / f"{name}.fold{f}.{config.score}.{_key_digest(key)[:16]}.jkl"
             stats_path = cache_path.with_name(cache_path.name + ".stats.json")
@@ -178,13 +186,17 @@ def _stop_process_group(proc: subprocess.Popen, grace: float) -> None:
 
 
 def run_cell(cell: Cell, config: Config, prepared: dict, work: Path, start: dict | None = None,
-             stop=None) -> dict | None:
+             stop=None, scheduler: str | None = None) -> dict | None:
     """Run one cell in a child process; returns the row to store, or None when ``stop``
     (a ``threading.Event``-like object with ``is_set``) was set while it ran: the cell was
     stopped, its folder removed, and nothing of it is to be stored (``--resume`` reruns it).
     ``start``: in a sweep, the best result of the smaller bounds of the cell's chain, which
-    the cell starts from (where its method takes a start) and never scores below."""
+    the cell starts from (where its method takes a start) and never scores below.
+    ``scheduler``: a Dask scheduler the cell's method sends its pieces to, if it is a
+    method that does (``distributed``); the others solve on the cell's machine."""
     m = config.methods[cell.method]
+    if scheduler is not None and not get_method(m["method"]).distributed:
+        scheduler = None
     missing = [p for p in (prepared[cell.data, cell.fold]["cache"], prepared[cell.data, cell.fold]["data"])
                if not Path(p).exists()]
     if missing:  # a remote worker without the shared file system
@@ -194,7 +206,7 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path, start: dict
             "solver": m["solver"], "warm_start": m["warm_start"], "options": m.get("options") or {}, "time_limit": config.time_limit, "seed": cell.seed,
             "ess": config.ess, "memory_limit_mb": config.memory_limit_mb,
             "inference": config.inference, "class_variable": config.classes.get(cell.data), "start": start,
-            "jobs": config.cell_jobs}
+            "jobs": config.cell_jobs, "scheduler": scheduler}
     with tempfile.TemporaryDirectory(prefix="twbn-cell-", dir=work) as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
@@ -325,8 +337,11 @@ def work_folder(store_path: str | Path) -> Path:
 
 def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jobs: int = 1,
                    executor: str = "local", scheduler: str | None = None, log=print,
-                   stop: threading.Event | None = None) -> dict:
+                   stop: threading.Event | None = None, only: list[str] | None = None) -> dict:
     """Run the missing cells of the grid; returns counts by status of this invocation.
+
+    ``only``: shell-style patterns over the cells' keys (``wdbc|fold=4|*``); just the cells
+    matching one of them run. A pattern that matches no cell of the grid is refused.
 
     Once ``stop`` is set (the command line sets it on SIGINT and SIGTERM), no new cell
     starts and running ones are stopped; every finished cell is in the store and the
@@ -337,6 +352,11 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
         raise ExperimentError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
     if scheduler is not None and executor != "dask":
         raise ExperimentError("--scheduler goes with --executor dask")
+    grid = expand(config)
+    for pattern in only or ():  # before the store is made: a refusal leaves no file
+        if not any(fnmatch.fnmatchcase(c.key, pattern) for c in grid):
+            raise ExperimentError(f"--cells {pattern!r} matches no cell of {config.name}; its keys look like "
+                                  f"{grid[0].key!r}")
     if executor == "dask":  # before the store is made: a refusal leaves no file
         try:
             import distributed  # noqa: F401
@@ -372,13 +392,15 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
                                                   for d in work.glob("twbn-cell-*")])
         # reach the cluster before scoring anything or starting a run
         client = stack.enter_context(_dask_client(scheduler, jobs)) if executor == "dask" else None
-        cells = [c for c in expand(config) if c.key not in done]
+        cells = [c for c in grid if c.key not in done
+                 and (only is None or any(fnmatch.fnmatchcase(c.key, p) for p in only))]
         work.mkdir(exist_ok=True)
         # cell folders left by a run that was killed (we hold the store's lock: none is live)
         for stale in work.glob("twbn-cell-*"):
             shutil.rmtree(stale, ignore_errors=True)
         try:
-            prepared = prepare_caches(config, work, log, stop=stop.is_set)
+            prepared = prepare_caches(config, work, log, stop=stop.is_set,
+                                      needed={(c.data, c.fold) for c in cells})
         except ScoringStopped:  # a signal while scoring: at once, not when the fold is done
             return {"stopped": len(cells)}
         for (name, fold), p in prepared.items():
@@ -388,6 +410,21 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
         if config.cell_jobs > 1:
             where += f", {config.cell_jobs} processes each"
         log(f"{len(cells)} cells to run ({len(done)} already in {store_path}), {where}")
+        pieces_to = None  # a remote cluster's address, when the cells send their pieces to it
+        if client is not None and scheduler is not None and config.cell_jobs > 1:
+            threads = sum(client.nthreads().values())
+            # a cell holds a worker thread (its process computes the bound beside) and sends
+            # cell_jobs pieces at a time: so many cells at once leave its pieces free threads,
+            # which they would otherwise queue behind waiting cells for
+            per_cell = config.cell_jobs + 1
+            if threads >= per_cell:
+                pieces_to, cells_at_once = scheduler, threads // per_cell
+                plural = "s" * (cells_at_once > 1)
+                log(f"pieces of distributed methods on the cluster: {cells_at_once} cell{plural} at a time on its "
+                    f"{threads} threads (each cell 1 + {config.cell_jobs} for its pieces)")
+            else:
+                log(f"note: the cluster has {threads} threads, fewer than a cell and its {config.cell_jobs} "
+                    "pieces need: the cells solve their pieces on their workers' machines")
         cores = os.cpu_count() or 1
         if client is None and jobs * config.cell_jobs > cores:
             log(f"note: {jobs} cells × {config.cell_jobs} processes is more than this machine's {cores} cores: "
@@ -419,11 +456,11 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
             else:
                 # pure=False: two cells never share a result, even with equal arguments
                 submit = lambda i: client.submit(  # noqa: E731
-                    run_cell, cells[i], config, prepared, work, start_of(cells[i]), pure=False,
+                    run_cell, cells[i], config, prepared, work, start_of(cells[i]), None, pieces_to, pure=False,
                     key=f"twbn-cell-{i}-{os.getpid()}-{time.time_ns()}")
                 # on a local cluster a running cell's process dies with its worker when the
                 # cluster closes (on a remote one it finishes unseen)
-                capacity, cancel = math.inf, client.cancel
+                capacity, cancel = (math.inf if pieces_to is None else cells_at_once), client.cancel
             yield_rows = ((i, _row_of(fut)) for i, fut in _schedule(len(cells), predecessors(cells, config.sweep),
                                                                     submit, capacity, stop, cancel))
             counts = _record_rows(yield_rows, cells, store, run_id, networks, log)

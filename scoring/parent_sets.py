@@ -414,6 +414,7 @@ def build_cache(
     dominated = 0
     if 1 in rules:
         for x in range(n):
+            stopped()  # a variable's pass can take seconds (audiology: 70 in 70-100 s)
             kept, dom = _drop_dominated(scores[x])
             dominated += dom
             scores[x] = kept

@@ -119,3 +119,44 @@ def test_a_method_is_distributed_only_if_it_is_parallel():
     with pytest.raises(twbn.MethodFailed, match="distributed needs parallel"):
         twbn.Method("dist-only", empty, distributed=True)
     twbn.Method("dist-ok", empty, parallel=True, distributed=True)  # declared both: accepted
+
+
+@pytest.mark.slow  # 3 worker processes and two 4 s cells
+def test_harness_cells_send_their_pieces_to_the_cluster_and_leave_threads_for_them(tmp_path, capsys):
+    """A grid on a remote scheduler with cell_jobs = 2: improve's cells send their pieces to
+    the cluster (the scheduler counts them), k-G's cell (not distributed) solves where it
+    runs, and with 3 threads only 1 cell runs at a time (1 thread for it, 2 for its pieces)."""
+    from tests.test_harness import _config, _rows
+
+    methods = ('name = "improve"\noptions = { start_size = 3 }', 'name = "kg"')
+    cfg = _config(tmp_path, methods=methods, seeds="[0]", folds=1, max_parents=2, treewidths="[2]", time_limit=4)
+    store = tmp_path / "d.sqlite"
+    # dashboard ":0": any free port (the module's cluster holds the default one)
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                  silence_logs=logging.ERROR) as three:
+        assert main(["experiment", str(cfg), "--store", str(store), "--executor", "dask", "--scheduler",
+                     three.scheduler_address, "--cell-jobs", "2"]) == 0
+        sent = _solved_on(three)
+    assert "1 cell at a time on its 3 threads" in capsys.readouterr().out
+    rows = {key.split("|")[3]: (status, json.loads(result)) for key, status, _s, _ll, _n, result in _rows(store)}
+    assert set(rows) == {"improve", "kg"} and all(s in ("feasible", "optimal") for s, _ in rows.values())
+    improved = rows["improve"][1]["stats"]
+    assert improved["scheduler"] == three.scheduler_address and "workers_failed" not in improved
+    assert improved["pieces"] >= 1 and sent >= improved["pieces"]
+    assert "scheduler" not in rows["kg"][1]["stats"]
+
+
+@pytest.mark.slow  # a 2-worker cluster: too few threads for a cell and its pieces
+def test_harness_cells_keep_their_pieces_when_the_cluster_is_too_small(cluster, tmp_path, capsys):
+    from tests.test_harness import _config, _rows
+
+    cfg = _config(tmp_path, methods=('name = "improve"\noptions = { start_size = 3 }',), seeds="[0]", folds=1,
+                  max_parents=2, treewidths="[2]", time_limit=3)
+    store = tmp_path / "e.sqlite"
+    before = _solved_on(cluster)
+    assert main(["experiment", str(cfg), "--store", str(store), "--executor", "dask", "--scheduler",
+                 cluster.scheduler_address, "--cell-jobs", "2"]) == 0
+    assert "fewer than a cell and its 2 pieces need" in capsys.readouterr().out
+    (_key, status, *_rest, result), = _rows(store)
+    assert status in ("feasible", "optimal") and "scheduler" not in json.loads(result)["stats"]
+    assert _solved_on(cluster) == before

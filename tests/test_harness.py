@@ -560,3 +560,21 @@ def test_each_cell_uses_the_processes_it_is_given(tmp_path, capsys):
     for bad in ("0", "true", '"2"'):
         with pytest.raises(ConfigError, match="cell_jobs"):
             load_config(_config(tmp_path, name="b", cell_jobs=bad))
+
+
+def test_cells_runs_only_the_matching_cells_and_scores_only_their_folds(tmp_path, capsys):
+    cfg = _config(tmp_path)  # kg, 2 folds, 2 seeds: 4 cells
+    store = tmp_path / "c.sqlite"
+    assert main(["experiment", str(cfg), "--store", str(store), "--cells", "chain|fold=9|*"]) == 1
+    err = capsys.readouterr().err
+    assert "--cells 'chain|fold=9|*' matches no cell of g" in err and "chain|fold=0|k=1|kg|seed=0" in err
+    assert not store.exists()
+    assert main(["experiment", str(cfg), "--store", str(store), "--cells", "chain|fold=1|*", "-q"]) == 0
+    assert sorted(r[0] for r in _rows(store)) == ["chain|fold=1|k=1|kg|seed=0", "chain|fold=1|k=1|kg|seed=1"]
+    assert [p.name.split(".")[1] for p in (tmp_path / "c.sqlite.work").glob("*.jkl")] == ["fold1"]
+    # two patterns; then the rest of the grid on --resume
+    assert main(["experiment", str(cfg), "--store", str(store), "--resume", "-q", "--cells", "*seed=0",
+                 "--cells", "*fold=1*"]) == 0
+    assert len(_rows(store)) == 3
+    assert main(["experiment", str(cfg), "--store", str(store), "--resume", "-q"]) == 0
+    assert len(_rows(store)) == 4
