@@ -136,6 +136,10 @@ class Budget:
         self.started = time.monotonic() if started is None else started
         self.origin = self.started  # the root's start, which stage times count from
         self.deadline = None if seconds is None else self.started + seconds
+        #: ``(when, jobs)``: ``jobs`` more processes the method may use from
+        #: ``time.monotonic()`` ``when`` on (a job the LP's bound had beside it comes back,
+        #: issue 33.2); children inherit it.
+        self.joining: tuple[float, int] | None = None
 
     def left(self) -> float:
         """Seconds left (0 once expired; ``inf`` without a limit)."""
@@ -172,11 +176,11 @@ class Budget:
         left = self.left()
         if math.isinf(left):
             child = Budget(None, control=self.control)
-            child.log, child.origin = self.log, self.origin
+            child.log, child.origin, child.joining = self.log, self.origin, self.joining
             return child
         child = Budget.__new__(Budget)
         child.control = self.control
-        child.log, child.origin = self.log, self.origin
+        child.log, child.origin, child.joining = self.log, self.origin, self.joining
         child.seconds = share * left
         child.started = time.monotonic()
         child.deadline = min(self.deadline, child.started + child.seconds)

@@ -83,7 +83,10 @@ class Method:
     seeded : bool
         Whether it takes the caller's ``seed=`` (an int, or None).
     parallel : bool
-        Whether it takes ``jobs=``: the processes it may use (an int >= 1).
+        Whether it takes ``jobs=``: the processes it may use (an int >= 1). Its budget's
+        ``joining`` may then say ``(when, extra)``: ``extra`` more processes it may use
+        from ``time.monotonic()`` ``when`` on (the job the cluster LP's bound had beside
+        it coming back); a method that ignores it leaves that job idle.
     distributed : bool
         Whether it also takes ``scheduler=``: a Dask scheduler's address its parallel work
         may go to (None: this machine's processes). Only with ``parallel``.

@@ -143,12 +143,13 @@ class Alone:
 
 class BoundAlone:
     """The cluster LP's bound on ``problem`` in a spawned process for what is left of
-    ``budget`` less ``BESIDE_RETURN_S``, beside the method (a job of its own, issue 33.2).
+    ``budget`` less ``BESIDE_RETURN_S`` (or ``seconds``, if fewer), beside the method (a job
+    of its own, issue 33.2).
     ``result`` gives ``cluster_lp_bound``'s (bound, stats), or, if its answer is late, the
     last bound it had proved (``stats["partial"]``): a bound is proved round by round, so
     a late or failed LP costs its last rounds, not the bound."""
 
-    def __init__(self, problem: Problem, budget: Budget) -> None:
+    def __init__(self, problem: Problem, budget: Budget, seconds: float | None = None) -> None:
         import math
         import multiprocessing
         import threading
@@ -160,7 +161,7 @@ class BoundAlone:
         self.trivial = trivial_bound(problem)
         self.so_far = ctx.Value("d", math.inf, lock=False)  # one double: written whole
         self.answer, send = ctx.Pipe(duplex=False)
-        until = time.monotonic() + budget.left() - BESIDE_RETURN_S
+        until = time.monotonic() + min(budget.left() - BESIDE_RETURN_S, math.inf if seconds is None else seconds)
         self.process = ctx.Process(target=_lp_alone, args=(problem, until, self.so_far, send), daemon=True)
         # start() writes the problem down a pipe that the child reads as it starts (0.5 s
         # at plants and munin5000, 1.3 s at jester): in a thread, so the method begins now.

@@ -25,7 +25,7 @@ from twbn.solvers.bounds import add_lp_bound, floor_bound, gap_sources, take_lp_
 from twbn.solvers.budget import Budget
 from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.method import Method, NoOptions, call_method
-from twbn.solvers.parallel import PARALLEL_MARGIN, BoundAlone, check_scheduler
+from twbn.solvers.parallel import BESIDE_RETURN_S, PARALLEL_MARGIN, BoundAlone, check_scheduler
 from twbn.solvers.method_options import OptionError, parse_options
 from twbn.solvers.budget import bound_share
 from twbn.solvers.warm_start import (
@@ -67,6 +67,9 @@ def _load_builtin() -> dict[str, Method]:
 #: Every registered method by name: twbn's own, then plugins as they are registered.
 METHODS: dict[str, Method] = _load_builtin()
 _BUILTIN_NAMES = frozenset(METHODS)
+#: A job the LP's bound gives back with fewer seconds than this left is not given back: a
+#: piece worker takes about a second to start.
+JOIN_MIN_S = 3.0
 
 
 def is_builtin(name: str) -> bool:
@@ -182,20 +185,28 @@ def solve(
     if control is not None:
         control.begin(method)
     share = bound_share(problem.n) if _lp_bound and spec.needs_lp_bound(problem.n) else 0.0
-    beside = None
+    beside, joining = None, None
     if share and jobs >= 2 and limit is not None and budget.left() > 2 * PARALLEL_MARGIN \
             and not budget.stop_requested():
-        # a job of its own: the LP's bound for the whole budget in a second process, rather
-        # than jobs idle while the LP has the last share (issue 33.2); the method keeps the
-        # rest (all of them when its work goes to a Dask cluster)
-        beside, share = BoundAlone(problem, budget), 0.0
-        jobs = jobs if scheduler is not None else jobs - 1
+        # a job of its own: the LP's bound in a second process, rather than jobs idle while
+        # the LP has the last share (issue 33.2). Beside a method that takes jobs it gets its
+        # share of all the jobs' time, as a one-job run given jobs times the budget would:
+        # share × jobs × the budget on one core (the whole budget from 4 jobs on at a 30 %
+        # share); then its job returns to the method (``budget.joining``). Beside any other
+        # method it has the whole budget, since its job would come back to nobody.
+        lp_seconds = share * jobs * budget.left() if spec.parallel and scheduler is None else math.inf
+        beside, share = BoundAlone(problem, budget, seconds=lp_seconds), 0.0
+        if scheduler is None:  # with a Dask cluster the method keeps all the jobs
+            jobs -= 1
+            if lp_seconds < budget.left() - BESIDE_RETURN_S - JOIN_MIN_S:
+                joining = (time.monotonic() + lp_seconds, 1)
     # an anytime method keeps its network on a signal however deep it is (between the
     # pieces of improve, in its k-MAX start, in the LP bound after it): a signal only sets
     # the stop flag, which its loops and engines' hooks read
     with cooperating(control) if spec.anytime else contextlib.nullcontext():
         try:
             with budget.stage(method, 1.0 - share) as stage:
+                stage.joining = joining or stage.joining
                 sol = call_method(spec, problem, opts, stage, seed=seed, solver=solver, start=warm_start, jobs=jobs,
                                   scheduler=scheduler, trusted=is_builtin(method))
         except BaseException:
@@ -212,7 +223,7 @@ def solve(
             got = beside.result(budget)
             if got is not None:
                 take_lp_bound(sol, *got)
-                sol.stats["lp_bound"]["beside"] = True  # in a second process, the whole budget
+                sol.stats["lp_bound"]["beside"] = True  # in a second process, on its own job
     sol.time_limit = time_limit
     if sol.seed is None:
         sol.seed = seed

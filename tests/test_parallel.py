@@ -104,3 +104,47 @@ def test_a_bound_beside_that_dies_still_gives_the_last_bound_it_proved():
     assert bound >= whole - 1e-6 and bound < stats["trivial"] - 1e-6
     if stats.get("partial"):  # the usual case: killed before it answered
         assert stats["rows"] is None and bound == beside.so_far.value
+
+
+def test_the_lp_beside_improve_has_its_share_of_both_jobs_then_gives_its_job_back():
+    """Issue 33.2: beside a method that takes jobs, the LP's process gets its share of all
+    the jobs' time (0.1 × 2 jobs × 8 s = 1.6 s at n = 20), as one job at 16 s would give
+    it; then its job joins improve's pieces. Without a method to take it back (kg) the LP
+    keeps the whole budget."""
+    from tests.helpers import random_cache
+    from twbn.solvers.budget import bound_share
+    from twbn.solvers.registry import solve
+
+    cache = random_cache(20, 4, max_size=3, density=0.3)
+    problem = Problem(cache, 2)
+    assert bound_share(20) == 0.1
+    sol = solve(problem, "improve", time_limit=8.0, seed=0, jobs=2, options={"start_size": 5})
+    lp, joined = sol.stats["lp_bound"], sol.stats["joined"]
+    assert lp["beside"] is True and lp["seconds"] <= 1.6 + 0.5
+    assert joined["jobs"] == 2 and joined["seconds"] < 4.0  # from improve's start, after k-MAX's 20 %
+    assert sol.stats["pieces"] >= 1 and sol.score <= sol.bound + 1e-6
+    assert verify_result(cache, sol.to_json(problem), 2) == []
+    alone = solve(problem, "kg", time_limit=6.0, seed=0, jobs=2)
+    assert alone.stats["lp_bound"]["beside"] is True and "joined" not in alone.stats
+    assert alone.stats["lp_bound"].get("complete") or alone.stats["lp_bound"]["seconds"] > 6.0 - 1.0 - 1.5
+
+
+def test_improve_takes_the_jobs_that_join_partway():
+    """improve's own loop: one job, then a second from 1 s on (pieces on two worker
+    processes); and two jobs, then a third. Never worse than its start, and valid."""
+    from tests.helpers import random_cache
+    from twbn.formulations.solution import make_solution
+    from twbn.solvers.cuts.improve import improve
+    from twbn.solvers.method_options import ImproveOptions
+
+    cache = random_cache(20, 5, max_size=3, density=0.3)
+    problem = Problem(cache, 2)
+    start = make_solution(problem, [()] * 20, bound=None, status="feasible", method="start")
+    for jobs in (1, 2):
+        sol = improve(problem, start, ImproveOptions(start_size=5), time_limit=4.0, seed=0, jobs=jobs,
+                      joining=(time.monotonic() + 1.0, 1))
+        assert sol.stats["joined"]["jobs"] == jobs + 1 and 1.0 <= sol.stats["joined"]["seconds"] < 3.0
+        assert sol.score >= start.score and verify_result(cache, sol.to_json(problem), 2) == []
+    late = improve(problem, start, ImproveOptions(start_size=5, max_pieces=3), time_limit=None, seed=0,
+                   joining=(time.monotonic() + 3600, 1))
+    assert "joined" not in late.stats and late.stats["pieces"] == 3

@@ -377,8 +377,11 @@ def learn(
     jobs : int, default 1
         Processes the method may use. A method whose bound is the cluster LP's (``improve``,
         what ``auto`` runs above n = 40, ``kg``, ``kmax``, …) has that LP computed beside it
-        for the whole budget by one of them, instead of after it on 30 % of the budget;
-        ``improve`` solves pieces at once on the others (from 3 jobs); ``auto`` with a
+        by one of them, instead of after it on 30 % of the budget: beside ``improve`` for
+        its share of all the jobs' time (30 % × 2 × the budget with 2 jobs, as one job
+        at twice the budget would give it), after which that job solves pieces too;
+        beside the others for the whole budget. ``improve`` solves pieces at once on the
+        others (from 3 jobs, or 2 once the LP's job joins); ``auto`` with a
         method that runs in one process (``cuts`` from k-G or k-MAX) runs its start method
         alone in a second process and keeps the better network, so it is never worse than
         that method alone at the same budget.

@@ -70,6 +70,10 @@ the edges at F'), so B is still a clique separating F and the union argument abo
 Only the ancestry pairs may be out of date (P' may have made a new path between two
 vertices of B), so such a piece is glued in only if the network stays acyclic (checked).
 
+Jobs may join partway (``joining``): the job that computed the cluster LP's bound beside
+this method (registry.solve) comes back when the LP has had its share, and the loop goes
+on with one more worker process (from one job: two workers, this process cutting).
+
 On a Dask cluster (``scheduler``, issue 33.2), the pieces go to its workers instead of
 local processes, ``jobs`` at a time, by the same loop. A worker's clock is not this
 machine's, so each piece takes its time limit (what is left of the budget, at most
@@ -552,6 +556,7 @@ def improve(
     control: RunControl | None = None,
     jobs: int = 1,
     scheduler: str | None = None,
+    joining: tuple[float, int] | None = None,
 ) -> SolverResult:
     """Improve ``start`` by re-solving pieces of it exactly (module docstring) until
     ``time_limit`` seconds have passed or ``options.max_pieces`` pieces were tried.
@@ -584,6 +589,10 @@ def improve(
         are solved by its workers (which need twbn installed) instead of local processes.
         A cluster that cannot be reached or whose workers fail leaves the pieces to this
         process (``stats["workers_failed"]`` says why).
+    joining : (float, int), optional
+        ``(when, extra)``: from ``time.monotonic()`` ``when`` on, ``extra`` more processes
+        solve pieces (the job the LP's bound had beside it comes back, registry.solve);
+        ignored with a ``scheduler``. ``stats["joined"]`` says when they joined.
 
     Returns
     -------
@@ -616,14 +625,24 @@ def improve(
     options = options or ImproveOptions()
     search = _Search(problem, start, options, seed, control)
     deadline = None if time_limit is None else search.t0 + time_limit
+    if scheduler is not None or (joining is not None and deadline is not None and joining[0] >= deadline - 0.2):
+        joining = None
+    joined = None
     if jobs >= 2 and problem.n > options.start_size:
-        _in_parallel(search, deadline, jobs, scheduler)
+        joined = _in_parallel(search, deadline, jobs, scheduler, joining)
+        joining = None  # joined there, or the workers failed: this process goes on alone
     while not search.proved and not _over(search, deadline):
+        if joining is not None and time.monotonic() >= joining[0] and problem.n > options.start_size:
+            joined = _in_parallel(search, deadline, jobs + joining[1], None, (joining[0], 0))
+            joining = None
+            continue
         piece = search.cut()
         found, took, limit = _solve_piece(piece.problem, piece.start, piece.fixed, piece.ancestry, deadline,
                                           options.piece_time_limit, search.rng.randrange(2**31), control)
         search.take(piece, found, took, limit)
     sol = search.result(start, seed, time_limit, jobs)
+    if joined is not None:
+        sol.stats["joined"] = joined
     if scheduler is not None:
         sol.stats["scheduler"] = scheduler
     return sol
@@ -681,22 +700,31 @@ class _Workers:
             p.terminate()
 
 
-def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: str | None = None) -> None:
+def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: str | None = None,
+                 joining: tuple[float, int] | None = None) -> dict | None:
     """Pieces solved by ``jobs`` worker processes (or a Dask cluster's workers) while this
-    one cuts and glues; returns when the loop is over, or early (the caller goes on in
-    this process) if the workers cannot run."""
+    one cuts and glues, ``joining[1]`` more from ``joining[0]`` on; returns when the loop
+    is over, or early (the caller goes on in this process) if the workers cannot run.
+    Returns when the jobs joined and how many there were then (None: they did not)."""
     import pickle
     from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, wait
 
     from twbn.solvers.parallel import SchedulerUnavailable
 
     out: dict = {}
-    workers = None
+    workers, joined = None, None
+    extra = 0 if joining is None else joining[1]
     try:
-        workers = _Workers(jobs, scheduler)
+        # a local pool starts its processes as pieces need them: the joining ones only then
+        workers = _Workers(jobs + extra, scheduler)
         while not search.proved and not _over(search, deadline):
             max_pieces = search.options.max_pieces
-            while len(out) < jobs and (max_pieces is None or search.counts["pieces"] + len(out) < max_pieces):
+            now_jobs = jobs
+            if joining is not None and time.monotonic() >= joining[0]:
+                now_jobs += extra
+                if joined is None:
+                    joined = {"seconds": round(time.monotonic() - search.t0, 2), "jobs": now_jobs}
+            while len(out) < now_jobs and (max_pieces is None or search.counts["pieces"] + len(out) < max_pieces):
                 piece = search.cut([p for p in out.values()])
                 out[workers.submit(piece, deadline, search.options.piece_time_limit,
                                    search.rng.randrange(2**31))] = piece
@@ -718,6 +746,7 @@ def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: 
     finally:
         if workers is not None:
             workers.close()
+    return joined
 
 
 def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int | None,
@@ -755,7 +784,7 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
                                   order_hint=start.elimination_order)
         used, label = time.monotonic() - t0, ("kmax", start.score)
     sol = improve(problem, start, options, time_limit=0.05 if budget.stop_requested() else budget.limit(),
-                  seed=seed, control=budget.control, jobs=jobs, scheduler=scheduler)
+                  seed=seed, control=budget.control, jobs=jobs, scheduler=scheduler, joining=budget.joining)
     if label is not None:
         sol.stats["warm_start"] = {"from": label[0], "score": label[1], "seconds": round(used, 4)}
         if side:  # what each k-MAX run beside this one reached (None: nothing in time)
