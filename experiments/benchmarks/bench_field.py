@@ -334,9 +334,11 @@ def scaling(args) -> None:
         f"# A second core against a second budget: auto on 1 job at {b:g} s and {2 * b:g} s, and on 2 jobs at {b:g} s",
         "", f"Machine: {machine()}. Seed 1. The two one-job runs side by side (one process per core), then the "
         "two-job run alone (both cores). Above n = 40 `auto` runs `improve` from k-MAX; with 2 jobs the cluster "
-        "LP's bound runs beside it for the whole budget in a process of its own, and `improve` has the other job "
-        "and the LP's 30 % share (solvers/parallel.py, `BoundAlone`; before 8f145dc the pieces were solved two at "
-        "a time and the LP had the last 30 %). Every network was checked by the verifier. Gap: to each "
+        "LP's bound runs beside it in a process of its own for its share of both jobs' time (30 % × 2 × the "
+        "budget), then that job joins `improve`'s pieces; `improve` has the other job and the LP's 30 % share "
+        "(solvers/parallel.py, `BoundAlone`; from 8f145dc to f0fb9e0 the LP beside had the whole budget; before "
+        "8f145dc the pieces were solved two at a time and the LP had the last 30 %). Every network was checked "
+        "by the verifier. Gap: to each "
         "run's own proved bound. Longest call: the budget's runs, then the doubled one. BLIP best: the better "
         "of BLIP's k-G and k-MAX, 60 s, one core.", "",
         f"**2 jobs at {b:g} s reach at least 1 job at {2 * b:g} s in {ahead} of {len(rows)} cells, and at least 1 "
