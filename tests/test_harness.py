@@ -563,7 +563,7 @@ def test_each_cell_uses_the_processes_it_is_given(tmp_path, capsys):
 
 
 def test_cells_runs_only_the_matching_cells_and_scores_only_their_folds(tmp_path, capsys):
-    cfg = _config(tmp_path)  # kg, 2 folds, 2 seeds: 4 cells
+    cfg = _config(tmp_path, time_limit=1)  # kg, 2 folds, 2 seeds: 4 cells
     store = tmp_path / "c.sqlite"
     assert main(["experiment", str(cfg), "--store", str(store), "--cells", "chain|fold=9|*"]) == 1
     err = capsys.readouterr().err

@@ -106,6 +106,7 @@ def test_a_bound_beside_that_dies_still_gives_the_last_bound_it_proved():
         assert stats["rows"] is None and bound == beside.so_far.value
 
 
+@pytest.mark.slow  # 14 s of two-job runs; improve's own joining stays in the default run below
 def test_the_lp_beside_improve_has_its_share_of_both_jobs_then_gives_its_job_back():
     """Issue 33.2: beside a method that takes jobs, the LP's process gets its share of all
     the jobs' time (0.1 × 2 jobs × 8 s = 1.6 s at n = 20), as one job at 16 s would give
