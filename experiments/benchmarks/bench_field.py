@@ -103,13 +103,17 @@ def _engine_bound(sol) -> float | None:
     return rb if rb is not None and trivial is not None and rb < trivial else None
 
 
+def _spawn_one(path: Path, k, method: str, budget: float, jobs: int) -> subprocess.Popen:
+    """One ``--one`` run in its own process; its JSON record is the last line it prints."""
+    return subprocess.Popen([sys.executable, "-m", __spec__.name, "--one", str(path), str(k).lower(), method,
+                             str(budget), str(jobs)], stdout=subprocess.PIPE, text=True)
+
+
 def _pair(path: Path, k: int, methods: tuple[str, ...], budget: float | tuple[float, ...], jobs: int = 1) -> dict:
     """Runs side by side (two: one process per core; one with 2 jobs: both cores), each
     ``budget`` seconds (or one budget per method)."""
     budgets = budget if isinstance(budget, tuple) else (budget,) * len(methods)
-    procs = {m: subprocess.Popen([sys.executable, "-m", __spec__.name, "--one", str(path), str(k).lower(),
-                                  m.split("@")[0], str(b), str(jobs)], stdout=subprocess.PIPE, text=True)
-             for m, b in zip(methods, budgets)}
+    procs = {m: _spawn_one(path, k, m.split("@")[0], b, jobs) for m, b in zip(methods, budgets)}
     return {m: json.loads(p.communicate()[0].strip().splitlines()[-1]) for m, p in procs.items()}
 
 
@@ -367,9 +371,7 @@ def _two_at_a_time(runs: list[tuple]) -> dict:
     while todo or running:
         while todo and len(running) < 2:
             key, path, k, method, budget = todo.pop(0)
-            running[key] = subprocess.Popen([sys.executable, "-m", __spec__.name, "--one", str(path),
-                                             str(k).lower(), method, str(budget), "1"], stdout=subprocess.PIPE,
-                                            text=True)
+            running[key] = _spawn_one(path, k, method, budget, 1)
         finished = next((key for key, p in running.items() if p.poll() is not None), None)
         if finished is None:
             time.sleep(0.2)

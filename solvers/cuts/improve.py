@@ -633,7 +633,8 @@ def improve(
         joining = None  # joined there, or the workers failed: this process goes on alone
     while not search.proved and not _over(search, deadline):
         if joining is not None and time.monotonic() >= joining[0] and problem.n > options.start_size:
-            joined = _in_parallel(search, deadline, jobs + joining[1], None, (joining[0], 0))
+            joined = {"seconds": round(time.monotonic() - search.t0, 2), "jobs": jobs + joining[1]}
+            _in_parallel(search, deadline, jobs + joining[1])
             joining = None
             continue
         piece = search.cut()
