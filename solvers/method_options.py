@@ -105,13 +105,19 @@ class KmaxOptions:
 class ImproveOptions:
     """Exact-neighbourhood improvement (solvers/cuts/improve.py)."""
 
-    piece_time_limit: float = 2.0  #: seconds one piece's sub-problem may take
+    piece_time_limit: float = 2.0  #: seconds one piece's sub-problem may take (at first; see the next)
+    #: the most it grows to: doubled each time the search is stuck (None: 8 × piece_time_limit;
+    #: equal to it: never doubled)
+    max_piece_time_limit: float | None = None
     start_size: int = 10  #: free variables in the first piece (then adapted)
     max_pieces: int | None = None  #: stop after this many pieces (with the time limit, whichever first)
 
     def __post_init__(self):
         if not self.piece_time_limit > 0:
             raise OptionError(f"option piece_time_limit must be positive, got {self.piece_time_limit!r}")
+        if self.max_piece_time_limit is not None and not self.max_piece_time_limit >= self.piece_time_limit:
+            raise OptionError(f"option max_piece_time_limit must be at least piece_time_limit "
+                              f"({self.piece_time_limit!r}), got {self.max_piece_time_limit!r}")
         _positive_int("start_size", self.start_size, allow_none=False)
         _positive_int("max_pieces", self.max_pieces)
 

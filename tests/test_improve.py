@@ -141,6 +141,31 @@ def test_improve_reaches_the_dp_optimum_from_a_poor_start(seed):
     assert whole.stats["pieces"] == 1
 
 
+def _stuck(n: int = 20) -> tuple[Problem, object]:
+    """A problem whose empty network is optimal (every parent costs 1), and that network:
+    no piece can gain, so the search is stuck every ``STUCK_PIECES`` pieces."""
+    families = [{(): -1.0, **({(v - 1,): -2.0} if v else {})} for v in range(n)]
+    problem = Problem(ScoreCache.from_mapping([f"x{v}" for v in range(n)], families), 2)
+    return problem, make_solution(problem, [()] * n, bound=None, status="feasible", method="start")
+
+
+def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap():
+    problem, empty = _stuck()
+    # 11 pieces without a gain: not stuck yet; the 12th (STUCK_PIECES): 2 s -> 4 s
+    eleven = improve(problem, empty, ImproveOptions(max_pieces=11, start_size=4), time_limit=None, seed=0)
+    assert "piece_time_limit" not in eleven.stats and eleven.score == -20.0
+    twelve = improve(problem, empty, ImproveOptions(max_pieces=12, start_size=4), time_limit=None, seed=0)
+    assert twelve.stats["piece_time_limit"] == 4.0 and twelve.score == -20.0
+    capped = improve(problem, empty, ImproveOptions(max_pieces=12, start_size=4, max_piece_time_limit=3.0),
+                     time_limit=None, seed=0)
+    assert capped.stats["piece_time_limit"] == 3.0
+    fixed = improve(problem, empty, ImproveOptions(max_pieces=12, start_size=4, max_piece_time_limit=2.0),
+                    time_limit=None, seed=0)
+    assert "piece_time_limit" not in fixed.stats
+    with pytest.raises(ValueError, match="max_piece_time_limit must be at least piece_time_limit"):
+        solve(problem, "improve", options={"piece_time_limit": 2.0, "max_piece_time_limit": 1.0})
+
+
 @pytest.mark.slow  # 16 s; the default run keeps the piece-level tests and the 2-process one
 def test_improve_through_the_registry_and_run(wdbc):
     problem = Problem(wdbc, 3)

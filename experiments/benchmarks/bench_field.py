@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -85,7 +86,7 @@ def run_one(cache_path: str, k: int, method: str, budget: float, jobs: int = 1) 
             "trivial": lp.get("trivial"), "bound_source": sol.stats.get("bound_source"),
             "iterations": sol.stats.get("iterations"), "pieces": sol.stats.get("pieces"),
             "improvements": sol.stats.get("improvements"), "stale": sol.stats.get("stale"), "jobs": jobs,
-            "redrawn": sol.stats.get("redrawn"),
+            "redrawn": sol.stats.get("redrawn"), "piece_time_limit": sol.stats.get("piece_time_limit"),
             "wall": sol.wall_time, "call_s": round(wall, 2),
             "load_s": round(load, 1), "valid": None if errors is None else not errors, "width": sol.width,
             "reason": sol.stats.get("reason"), "engine_bound": _engine_bound(sol),
@@ -103,10 +104,11 @@ def _engine_bound(sol) -> float | None:
     return rb if rb is not None and trivial is not None and rb < trivial else None
 
 
-def _spawn_one(path: Path, k, method: str, budget: float, jobs: int) -> subprocess.Popen:
-    """One ``--one`` run in its own process; its JSON record is the last line it prints."""
-    return subprocess.Popen([sys.executable, "-m", __spec__.name, "--one", str(path), str(k).lower(), method,
-                             str(budget), str(jobs)], stdout=subprocess.PIPE, text=True)
+def _spawn_one(path: Path, k, method: str, budget: float, jobs: int, python: str | None = None) -> subprocess.Popen:
+    """One ``--one`` run in its own process (``python``: another checkout's interpreter);
+    its JSON record is the last line it prints."""
+    return subprocess.Popen([python or sys.executable, "-m", __spec__.name, "--one", str(path), str(k).lower(),
+                             method, str(budget), str(jobs)], stdout=subprocess.PIPE, text=True)
 
 
 def _pair(path: Path, k: int, methods: tuple[str, ...], budget: float | tuple[float, ...], jobs: int = 1) -> dict:
@@ -142,6 +144,9 @@ def main() -> None:
     ap.add_argument("--budgets", nargs="+", type=float, metavar="S",
                     help="auto on one job at each of these budgets (two runs at a time), e.g. 60 300 1800; "
                          "field-budgets.md")
+    ap.add_argument("--versus", metavar="PYTHON",
+                    help="with --budgets: every run also by this interpreter (an earlier checkout's venv), in "
+                         "the same queue; field-budgets-versus.md")
     ap.add_argument("--from-json", metavar="FILE", help="with --scaling: the table from a run's JSON records")
     ap.add_argument("--before-json", metavar="FILE",
                     help="with --scaling: 2-job runs of earlier code (JSON lines of cache, k, before_2jobs: a --one "
@@ -154,6 +159,8 @@ def main() -> None:
         return
     if args.anchors is None:
         ap.error("--anchors DIR is required")
+    if args.versus is not None and not (args.budgets and os.access(args.versus, os.X_OK)):
+        ap.error("--versus takes an interpreter that runs (an earlier checkout's .venv/bin/python), with --budgets")
     if args.others:
         others(args)
         return
@@ -363,15 +370,15 @@ def _scaling_row(r: dict) -> str:
 
 
 def _two_at_a_time(runs: list[tuple]) -> dict:
-    """``--one`` runs (key, path, k, method, budget), longest first, always two at a time
-    (one process per core) until all are done; their records by key."""
+    """``--one`` runs (key, path, k, method, budget[, python]), longest first, always two
+    at a time (one process per core) until all are done; their records by key."""
     todo = sorted(runs, key=lambda r: -r[4])
     running: dict = {}
     out = {}
     while todo or running:
         while todo and len(running) < 2:
-            key, path, k, method, budget = todo.pop(0)
-            running[key] = _spawn_one(path, k, method, budget, 1)
+            key, path, k, method, budget, *python = todo.pop(0)
+            running[key] = _spawn_one(path, k, method, budget, 1, *python)
         finished = next((key for key, p in running.items() if p.poll() is not None), None)
         if finished is None:
             time.sleep(0.2)
@@ -386,30 +393,50 @@ def budgets(args) -> None:
     process per core; the longest first, so that both cores stay busy): does the network
     keep improving and the bound keep tightening?"""
     times = sorted(args.budgets)
-    head = ["| cache | k | BLIP best (60 s) | " + " | ".join(f"{t:g} s: score | gap" for t in times)
-            + " | pieces (improved, redrawn) |", "|---|---|---|" + "---|---|" * len(times) + "---|"]
+    versus = args.versus
+    if versus is None:
+        head = ["| cache | k | BLIP best (60 s) | " + " | ".join(f"{t:g} s: score | gap" for t in times)
+                + " | pieces (improved, redrawn) |", "|---|---|---|" + "---|---|" * len(times) + "---|"]
+    else:
+        head = ["| cache | k | BLIP best (60 s) | " + " | ".join(
+            f"{t:g} s: before | gap | this code | gap | Δ score" for t in times)
+            + " | pieces (improved, redrawn, last piece limit): before / this code |",
+            "|---|---|---|" + "---|---|---|---|---|" * len(times) + "---|"]
     rows, records = [], []
     paths = {name: Path(args.anchors) / "caches" / f"{name}.jkl.gz" for name in args.caches}
-    done = _two_at_a_time([((name, k, t), paths[name], k, "auto", t)
-                           for name in args.caches for k in args.ks for t in times])
+    runs = [((name, k, t), paths[name], k, "auto", t) for name in args.caches for k in args.ks for t in times]
+    if versus is not None:  # the same cells by the earlier checkout, two at a time beside these
+        runs += [((name, k, t, "before"), paths[name], k, "auto", t, versus)
+                 for name in args.caches for k in args.ks for t in times]
+    done = _two_at_a_time(runs)
+    pieces = lambda g: (f"{g['pieces']} ({g['improvements']}, {g.get('redrawn') or 0}"  # noqa: E731
+                        + (f", {g.get('piece_time_limit') or 2:g} s" if versus else "") + ")")
     for name in args.caches:
         for k in args.ks:
             got = {f"auto@{t:g}": done[name, k, t] for t in times}
-            runs = [got[f"auto@{t:g}"] for t in times]
             blip = max(BLIP[name, k]["kg"][0], BLIP[name, k]["kmax"][0])
-            rows.append(f"| {name} | {k} | {blip:,.1f} | " + " | ".join(f"{g['score']:,.1f} | {_gap(g)}" for g in runs)
-                        + " | "
-                        + " / ".join(f"{g['pieces']} ({g['improvements']}, {g.get('redrawn') or 0})" for g in runs)
-                        + " |")
+            if versus is None:
+                cols = [f"{g['score']:,.1f} | {_gap(g)}" for g in got.values()]
+                counts = " / ".join(pieces(g) for g in got.values())
+            else:
+                got.update({f"before@{t:g}": done[name, k, t, "before"] for t in times})
+                pairs = [(got[f"before@{t:g}"], got[f"auto@{t:g}"]) for t in times]
+                cols = [f"{b['score']:,.1f} | {_gap(b)} | {a['score']:,.1f} | {_gap(a)} | {a['score'] - b['score']:+,.1f}"
+                        for b, a in pairs]
+                counts = " · ".join(f"{pieces(b)} / {pieces(a)}" for b, a in pairs)
+            rows.append(f"| {name} | {k} | {blip:,.1f} | " + " | ".join(cols) + f" | {counts} |")
             records.append({"cache": name, "k": k, **got})
             print(rows[-1], flush=True)
     text = "\n".join([
-        "# Any budget: auto on one job at " + ", ".join(f"{t:g}" for t in times) + " s", "",
+        "# Any budget: auto on one job at " + ", ".join(f"{t:g}" for t in times) + " s"
+        + ("" if versus is None else ", beside earlier code"), "",
         f"Machine: {machine()}. Seed 1, one job, two runs at a time (one process per core, the longest "
         "first). Above n = 40 `auto` "
         "runs `improve` from k-MAX (20 % of the method's part), keeping 30 % of the budget for the cluster LP's "
-        "bound at n ≥ 60. Gap: to the run's own proved bound.", "", *head, *rows, ""])
-    _write("field-budgets", args.caches, args.ks, text, records)
+        "bound at n ≥ 60. Gap: to the run's own proved bound."
+        + ("" if versus is None else f" Before: the same runs by `{versus}` (an earlier checkout), in the same "
+                                     "queue."), "", *head, *rows, ""])
+    _write("field-budgets" if versus is None else "field-budgets-versus", args.caches, args.ks, text, records)
 
 
 def width_rows(args) -> None:

@@ -61,6 +61,13 @@ elimination orders of the current network's moral graph, the one of width ≤ k 
 fewest edges that differs from H (any width-≤ k triangulation of the moral graph is a
 valid H, with the order as its perfect elimination order).
 
+Larger pieces once the small ones give out (issue 33.3). Each time the search is stuck
+(``STUCK_PIECES`` pieces without a gain, with or without a bound), a piece's time limit
+doubles, up to ``max_piece_time_limit`` (8 × ``piece_time_limit`` by default), and the
+adapted size grows with it. Where every small piece is locally optimal (at plants, k = 2,
+where every redraw of H is H itself) only a larger one can gain; where small pieces keep
+gaining, the limit never moves (munin). Measured in docs/auto.md.
+
 In parallel (``jobs`` ≥ 2), worker processes solve pieces while this process cuts the
 next ones and glues in each as it returns. A piece P = (F, B) cut before pieces P' =
 (F', B') were glued in is still glued in if no F' meets L = F ∪ B and F meets no L'
@@ -442,6 +449,8 @@ class _Search:
         self.rng = random.Random(seed)
         self.state = _State(problem, start)
         self.size = max(1, min(options.start_size, problem.n))
+        self.piece_limit = options.piece_time_limit  # doubled while stuck, up to the next
+        self.max_piece_limit = options.max_piece_time_limit or 8 * options.piece_time_limit
         self.proved = False
         self.since_gain = 0
         self.counts = {"pieces": 0, "improvements": 0, "rejected": 0, "timed_out": 0, "sub_seconds": 0.0,
@@ -519,9 +528,12 @@ class _Search:
             counts["timed_out"] += 1
             self.size = max(MIN_SIZE, self.size - 2)
         self.since_gain += 1
-        if self.since_gain >= STUCK_PIECES and state.tri is not None and not self.proved:
+        if self.since_gain >= STUCK_PIECES and not self.proved:
             self.since_gain = 0
-            if state.redraw(self.rng):
+            if self.piece_limit < self.max_piece_limit:  # larger pieces (module docstring)
+                self.piece_limit = min(self.max_piece_limit, 2 * self.piece_limit)
+                counts["piece_time_limit"] = self.piece_limit
+            if state.tri is not None and state.redraw(self.rng):
                 counts["redrawn"] = counts.get("redrawn", 0) + 1
         if self.control is not None:
             self.control.report(iterations=counts["pieces"])
@@ -569,7 +581,8 @@ def improve(
     start : SolverResult
         A certified network of ``problem`` with its elimination order.
     options : ImproveOptions, optional
-        ``piece_time_limit`` (seconds one sub-problem may take), ``start_size`` (free
+        ``piece_time_limit`` (seconds one sub-problem may take at first; doubled each
+        time the search is stuck, up to ``max_piece_time_limit``), ``start_size`` (free
         variables in the first piece, adapted afterwards), ``max_pieces`` (stop after this
         many sub-problems); the defaults when None.
     time_limit : float or None
@@ -600,7 +613,8 @@ def improve(
         Never worse than ``start``. Status ``feasible`` (the registry adds the bound), or
         ``optimal`` when a piece held every variable and was solved to optimality.
         ``stats`` counts pieces, improvements, rejected glue-ups (``stale``: pieces solved
-        in parallel that a piece glued in meanwhile overlapped) and the last piece size.
+        in parallel that a piece glued in meanwhile overlapped), the last piece size and,
+        once it grew, the last piece time limit (``piece_time_limit``).
 
     Raises
     ------
@@ -639,7 +653,7 @@ def improve(
             continue
         piece = search.cut()
         found, took, limit = _solve_piece(piece.problem, piece.start, piece.fixed, piece.ancestry, deadline,
-                                          options.piece_time_limit, search.rng.randrange(2**31), control)
+                                          search.piece_limit, search.rng.randrange(2**31), control)
         search.take(piece, found, took, limit)
     sol = search.result(start, seed, time_limit, jobs)
     if joined is not None:
@@ -727,7 +741,7 @@ def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: 
                     joined = {"seconds": round(time.monotonic() - search.t0, 2), "jobs": now_jobs}
             while len(out) < now_jobs and (max_pieces is None or search.counts["pieces"] + len(out) < max_pieces):
                 piece = search.cut([p for p in out.values()])
-                out[workers.submit(piece, deadline, search.options.piece_time_limit,
+                out[workers.submit(piece, deadline, search.piece_limit,
                                    search.rng.randrange(2**31))] = piece
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             done, _ = wait(list(out), timeout=0.25 if left is None else min(0.25, left), return_when=FIRST_COMPLETED)
