@@ -404,10 +404,13 @@ def budgets(args) -> None:
             "|---|---|---|" + "---|---|---|---|---|" * len(times) + "---|"]
     rows, records = [], []
     paths = {name: Path(args.anchors) / "caches" / f"{name}.jkl.gz" for name in args.caches}
-    runs = [((name, k, t), paths[name], k, "auto", t) for name in args.caches for k in args.ks for t in times]
-    if versus is not None:  # the same cells by the earlier checkout, two at a time beside these
-        runs += [((name, k, t, "before"), paths[name], k, "auto", t, versus)
-                 for name in args.caches for k in args.ks for t in times]
+    runs = []
+    for name in args.caches:
+        for k in args.ks:
+            for t in times:
+                runs.append(((name, k, t), paths[name], k, "auto", t))
+                if versus is not None:  # the same cell by the earlier checkout, side by side with it
+                    runs.append(((name, k, t, "before"), paths[name], k, "auto", t, versus))
     done = _two_at_a_time(runs)
     pieces = lambda g: (f"{g['pieces']} ({g['improvements']}, {g.get('redrawn') or 0}"  # noqa: E731
                         + (f", {g.get('piece_time_limit') or 2:g} s" if versus else "") + ")")
