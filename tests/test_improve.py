@@ -14,7 +14,7 @@ from twbn.formulations.solution import make_solution
 from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.cuts.branch_and_cut import solve_cuts
-from twbn.solvers.cuts.improve import SUB_OPTIONS, _State, _clash, choose_piece, improve, piece_problem, random_peo
+from twbn.solvers.cuts.improve import SUB_OPTIONS, _Search, _State, _clash, choose_piece, improve, piece_problem, random_peo
 from twbn.solvers.registry import run, solve
 from tests.conftest import BUNDLED
 from tests.helpers import random_cache
@@ -162,6 +162,13 @@ def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap():
     fixed = improve(problem, empty, ImproveOptions(max_pieces=12, start_size=4, max_piece_time_limit=2.0),
                     time_limit=None, seed=0)
     assert "piece_time_limit" not in fixed.stats
+    # a piece that ran 2 s past its limit makes later pieces end 2 s before the deadline
+    search = _Search(problem, empty, ImproveOptions(start_size=4), 0, None)
+    piece = search.cut()
+    search.take(piece, piece.start, 3.0, 1.0)
+    assert search.piece_deadline(100.0) == 98.0 and search.piece_deadline(None) is None
+    search.take(search.cut(), piece.start, 0.5, 1.0)  # one that ended early changes nothing
+    assert search.piece_deadline(100.0) == 98.0
     with pytest.raises(ValueError, match="max_piece_time_limit must be at least piece_time_limit"):
         solve(problem, "improve", options={"piece_time_limit": 2.0, "max_piece_time_limit": 1.0})
 

@@ -87,6 +87,7 @@ def run_one(cache_path: str, k: int, method: str, budget: float, jobs: int = 1) 
             "iterations": sol.stats.get("iterations"), "pieces": sol.stats.get("pieces"),
             "improvements": sol.stats.get("improvements"), "stale": sol.stats.get("stale"), "jobs": jobs,
             "redrawn": sol.stats.get("redrawn"), "piece_time_limit": sol.stats.get("piece_time_limit"),
+            "overrun": sol.stats.get("overrun"),
             "wall": sol.wall_time, "call_s": round(wall, 2),
             "load_s": round(load, 1), "valid": None if errors is None else not errors, "width": sol.width,
             "reason": sol.stats.get("reason"), "engine_bound": _engine_bound(sol),

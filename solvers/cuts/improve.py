@@ -451,6 +451,7 @@ class _Search:
         self.size = max(1, min(options.start_size, problem.n))
         self.piece_limit = options.piece_time_limit  # doubled while stuck, up to the next
         self.max_piece_limit = options.max_piece_time_limit or 8 * options.piece_time_limit
+        self.overrun = 0.0  # the most a piece ran past its limit: later pieces end that much early
         self.proved = False
         self.since_gain = 0
         self.counts = {"pieces": 0, "improvements": 0, "rejected": 0, "timed_out": 0, "sub_seconds": 0.0,
@@ -498,6 +499,7 @@ class _Search:
         since it was cut), adapt the piece size, count."""
         counts, state = self.counts, self.state
         counts["pieces"] += 1
+        self.overrun = max(self.overrun, took - limit)
         counts["moral_pieces"] += piece.moral
         counts["sub_seconds"] += took
         gain = -math.inf if found.parents is None else found.score - piece.start.score
@@ -538,10 +540,16 @@ class _Search:
         if self.control is not None:
             self.control.report(iterations=counts["pieces"])
 
+    def piece_deadline(self, deadline: float | None) -> float | None:
+        """When the next piece must end: the search's deadline less the most a piece has
+        overrun its limit (SCIP stops between LP solves; a large piece's take seconds)."""
+        return None if deadline is None else deadline - self.overrun
+
     def result(self, start: SolverResult, seed: int | None, time_limit: float | None, jobs: int) -> SolverResult:
         counts, state = self.counts, self.state
         counts["sub_seconds"] = round(counts["sub_seconds"], 2)
         counts["last_piece_size"] = self.size
+        counts["overrun"] = round(self.overrun, 2)
         counts["start_score"] = start.score
         counts["jobs"] = jobs
         return make_solution(self.problem, state.parents, bound=state.score if self.proved else None,
@@ -652,8 +660,8 @@ def improve(
             joining = None
             continue
         piece = search.cut()
-        found, took, limit = _solve_piece(piece.problem, piece.start, piece.fixed, piece.ancestry, deadline,
-                                          search.piece_limit, search.rng.randrange(2**31), control)
+        found, took, limit = _solve_piece(piece.problem, piece.start, piece.fixed, piece.ancestry,
+                                          search.piece_deadline(deadline), search.piece_limit, search.rng.randrange(2**31), control)
         search.take(piece, found, took, limit)
     sol = search.result(start, seed, time_limit, jobs)
     if joined is not None:
@@ -741,7 +749,7 @@ def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: 
                     joined = {"seconds": round(time.monotonic() - search.t0, 2), "jobs": now_jobs}
             while len(out) < now_jobs and (max_pieces is None or search.counts["pieces"] + len(out) < max_pieces):
                 piece = search.cut([p for p in out.values()])
-                out[workers.submit(piece, deadline, search.piece_limit,
+                out[workers.submit(piece, search.piece_deadline(deadline), search.piece_limit,
                                    search.rng.randrange(2**31))] = piece
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             done, _ = wait(list(out), timeout=0.25 if left is None else min(0.25, left), return_when=FIRST_COMPLETED)
