@@ -413,8 +413,10 @@ def budgets(args) -> None:
                 if versus is not None:  # the same cell by the earlier checkout, side by side with it
                     runs.append(((name, k, t, "before"), paths[name], k, "auto", t, versus))
     done = _two_at_a_time(runs)
+    from twbn.solvers.method_options import ImproveOptions
+
     pieces = lambda g: (f"{g['pieces']} ({g['improvements']}, {g.get('redrawn') or 0}"  # noqa: E731
-                        + (f", {g.get('piece_time_limit') or 2:g} s" if versus else "") + ")")
+                        + (f", {g.get('piece_time_limit') or ImproveOptions().piece_time_limit:g} s" if versus else "") + ")")
     for name in args.caches:
         for k in args.ks:
             got = {f"auto@{t:g}": done[name, k, t] for t in times}

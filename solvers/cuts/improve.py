@@ -129,6 +129,8 @@ STUCK_PIECES = 12
 #: Random greedy orders of the moral graph tried per redraw; min-fill up to this n, then
 #: min-degree (min-fill's Python loop takes seconds at n = 1,041).
 REDRAW_TRIES = 6
+#: How far a stuck search's doubling takes a piece's time limit by default (2 s -> 16 s).
+PIECE_LIMIT_GROWTH = 8
 REDRAW_FILL_MAX_N = 200
 
 LOG = logging.getLogger("twbn")
@@ -450,7 +452,7 @@ class _Search:
         self.state = _State(problem, start)
         self.size = max(1, min(options.start_size, problem.n))
         self.piece_limit = options.piece_time_limit  # doubled while stuck, up to the next
-        self.max_piece_limit = options.max_piece_time_limit or 8 * options.piece_time_limit
+        self.max_piece_limit = options.max_piece_time_limit or PIECE_LIMIT_GROWTH * options.piece_time_limit
         self.overrun = 0.0  # the most a piece ran past its limit: later pieces end that much early
         self.proved = False
         self.since_gain = 0
@@ -532,9 +534,8 @@ class _Search:
         self.since_gain += 1
         if self.since_gain >= STUCK_PIECES and not self.proved:
             self.since_gain = 0
-            if self.piece_limit < self.max_piece_limit:  # larger pieces (module docstring)
-                self.piece_limit = min(self.max_piece_limit, 2 * self.piece_limit)
-                counts["piece_time_limit"] = self.piece_limit
+            # larger pieces (module docstring)
+            self.piece_limit = min(self.max_piece_limit, 2 * self.piece_limit)
             if state.tri is not None and state.redraw(self.rng):
                 counts["redrawn"] = counts.get("redrawn", 0) + 1
         if self.control is not None:
@@ -550,6 +551,8 @@ class _Search:
         counts["sub_seconds"] = round(counts["sub_seconds"], 2)
         counts["last_piece_size"] = self.size
         counts["overrun"] = round(self.overrun, 2)
+        if self.piece_limit > self.options.piece_time_limit:
+            counts["piece_time_limit"] = self.piece_limit
         counts["start_score"] = start.score
         counts["jobs"] = jobs
         return make_solution(self.problem, state.parents, bound=state.score if self.proved else None,
@@ -661,7 +664,8 @@ def improve(
             continue
         piece = search.cut()
         found, took, limit = _solve_piece(piece.problem, piece.start, piece.fixed, piece.ancestry,
-                                          search.piece_deadline(deadline), search.piece_limit, search.rng.randrange(2**31), control)
+                                          search.piece_deadline(deadline), search.piece_limit,
+                                          search.rng.randrange(2**31), control)
         search.take(piece, found, took, limit)
     sol = search.result(start, seed, time_limit, jobs)
     if joined is not None:
