@@ -105,10 +105,8 @@ class KmaxOptions:
 class ImproveOptions:
     """Exact-neighbourhood improvement (solvers/cuts/improve.py)."""
 
-    piece_time_limit: float = 2.0  #: seconds one piece's sub-problem may take (at first; see the next)
-    #: the most it grows to: doubled each time the search is stuck (None: 8 × piece_time_limit;
-    #: equal to it: never doubled)
-    max_piece_time_limit: float | None = None
+    piece_time_limit: float = 2.0  #: seconds one piece's sub-problem may take at first
+    max_piece_time_limit: float | None = None  #: doubled while stuck up to this (None: 8 × the first)
     start_size: int = 10  #: free variables in the first piece (then adapted)
     max_pieces: int | None = None  #: stop after this many pieces (with the time limit, whichever first)
 
