@@ -88,6 +88,7 @@ def run_one(cache_path: str, k: int, method: str, budget: float, jobs: int = 1) 
             "improvements": sol.stats.get("improvements"), "stale": sol.stats.get("stale"), "jobs": jobs,
             "redrawn": sol.stats.get("redrawn"), "piece_time_limit": sol.stats.get("piece_time_limit"),
             "overrun": sol.stats.get("overrun"),
+            "trajectory": [[p["time"], p.get("incumbent"), p.get("bound")] for p in sol.trajectory],
             "wall": sol.wall_time, "call_s": round(wall, 2),
             "load_s": round(load, 1), "valid": None if errors is None else not errors, "width": sol.width,
             "reason": sol.stats.get("reason"), "engine_bound": _engine_bound(sol),
@@ -148,6 +149,9 @@ def main() -> None:
     ap.add_argument("--versus", metavar="PYTHON",
                     help="with --budgets: every run also by this interpreter (an earlier checkout's venv), in "
                          "the same queue; field-budgets-versus.md")
+    ap.add_argument("--records", metavar="FILE",
+                    help="with --budgets: keep each finished run in this JSON-lines file as it ends, and skip "
+                         "the runs already in it (a long queue over several sittings)")
     ap.add_argument("--from-json", metavar="FILE", help="with --scaling: the table from a run's JSON records")
     ap.add_argument("--before-json", metavar="FILE",
                     help="with --scaling: 2-job runs of earlier code (JSON lines of cache, k, before_2jobs: a --one "
@@ -370,12 +374,23 @@ def _scaling_row(r: dict) -> str:
             f"{'yes' if all(g['valid'] for k, g in r.items() if k.startswith('auto')) else 'NO'} |")
 
 
-def _two_at_a_time(runs: list[tuple]) -> dict:
+def _two_at_a_time(runs: list[tuple], records: Path | None = None) -> dict:
     """``--one`` runs (key, path, k, method, budget[, python]), longest first, always two
-    at a time (one process per core) until all are done; their records by key."""
-    todo = sorted(runs, key=lambda r: -r[4])
-    running: dict = {}
+    at a time (one process per core) until all are done; their records by key.
+
+    ``records``: a JSON-lines file that keeps every finished run (key and record) as it
+    ends, so that a queue of hours can stop and go on later: runs already in it are not
+    run again."""
     out = {}
+    if records is not None and records.is_file():
+        for line in records.read_text().splitlines():
+            if line.strip():
+                got = json.loads(line)
+                out[tuple(got["key"])] = got["record"]
+    todo = sorted((r for r in runs if r[0] not in out), key=lambda r: -r[4])
+    if records is not None:
+        print(f"{len(runs) - len(todo)} of {len(runs)} runs already in {records}", flush=True)
+    running: dict = {}
     while todo or running:
         while todo and len(running) < 2:
             key, path, k, method, budget, *python = todo.pop(0)
@@ -385,6 +400,9 @@ def _two_at_a_time(runs: list[tuple]) -> dict:
             time.sleep(0.2)
             continue
         out[finished] = json.loads(running.pop(finished).communicate()[0].strip().splitlines()[-1])
+        if records is not None:
+            with records.open("a") as f:
+                f.write(json.dumps({"key": list(finished), "record": out[finished]}) + "\n")
         print(f"done {finished}", flush=True)
     return out
 
@@ -412,7 +430,7 @@ def budgets(args) -> None:
                 runs.append(((name, k, t), paths[name], k, "auto", t))
                 if versus is not None:  # the same cell by the earlier checkout, side by side with it
                     runs.append(((name, k, t, "before"), paths[name], k, "auto", t, versus))
-    done = _two_at_a_time(runs)
+    done = _two_at_a_time(runs, None if args.records is None else Path(args.records))
     from twbn.solvers.method_options import ImproveOptions
 
     pieces = lambda g: (f"{g['pieces']} ({g['improvements']}, {g.get('redrawn') or 0}"  # noqa: E731
