@@ -152,6 +152,9 @@ def main() -> None:
     ap.add_argument("--records", metavar="FILE",
                     help="with --budgets: keep each finished run in this JSON-lines file as it ends, and skip "
                          "the runs already in it (a long queue over several sittings)")
+    ap.add_argument("--with-json", metavar="FILE",
+                    help="with --budgets: an earlier run's field-budgets JSON, its budgets shown beside this run's "
+                         "(field-budgets-T1-T2-….md)")
     ap.add_argument("--from-json", metavar="FILE", help="with --scaling: the table from a run's JSON records")
     ap.add_argument("--before-json", metavar="FILE",
                     help="with --scaling: 2-job runs of earlier code (JSON lines of cache, k, before_2jobs: a --one "
@@ -413,6 +416,14 @@ def budgets(args) -> None:
     keep improving and the bound keep tightening?"""
     times = sorted(args.budgets)
     versus = args.versus
+    earlier = {}
+    if args.with_json:
+        if versus is not None:
+            raise SystemExit("bench_field: --with-json and --versus do not go together")
+        for r in json.loads(Path(args.with_json).read_text()):
+            earlier[r["cache"], r["k"]] = {key: got for key, got in r.items() if key.startswith("auto@")}
+    ran = times
+    times = sorted(set(times) | {float(key[5:]) for got in earlier.values() for key in got})
     if versus is None:
         head = ["| cache | k | BLIP best (60 s) | " + " | ".join(f"{t:g} s: score | gap" for t in times)
                 + " | pieces (improved, redrawn) |", "|---|---|---|" + "---|---|" * len(times) + "---|"]
@@ -426,7 +437,7 @@ def budgets(args) -> None:
     runs = []
     for name in args.caches:
         for k in args.ks:
-            for t in times:
+            for t in ran:
                 runs.append(((name, k, t), paths[name], k, "auto", t))
                 if versus is not None:  # the same cell by the earlier checkout, side by side with it
                     runs.append(((name, k, t, "before"), paths[name], k, "auto", t, versus))
@@ -437,7 +448,7 @@ def budgets(args) -> None:
                         + (f", {g.get('piece_time_limit') or ImproveOptions().piece_time_limit:g} s" if versus else "") + ")")
     for name in args.caches:
         for k in args.ks:
-            got = {f"auto@{t:g}": done[name, k, t] for t in times}
+            got = {f"auto@{t:g}": done[name, k, t] if t in ran else earlier[name, k][f"auto@{t:g}"] for t in times}
             blip = max(BLIP[name, k]["kg"][0], BLIP[name, k]["kmax"][0])
             if versus is None:
                 cols = [f"{g['score']:,.1f} | {_gap(g)}" for g in got.values()]
@@ -451,6 +462,19 @@ def budgets(args) -> None:
             rows.append(f"| {name} | {k} | {blip:,.1f} | " + " | ".join(cols) + f" | {counts} |")
             records.append({"cache": name, "k": k, **got})
             print(rows[-1], flush=True)
+    longest = max(ran)
+    if earlier:  # the longest run's incumbent over its own time, and its wall time
+        marks = [t for t in (60, 300, 600, 1200) if t < longest]
+        rows += ["", f"Within the {longest:g} s runs: the incumbent at each time (from the run's trajectory), "
+                 "and the call's wall time (the limit covers it; cache loading excluded).", "",
+                 "| cache | k | " + " | ".join(f"at {t:g} s" for t in marks) + f" | at {longest:g} s | call (s) | "
+                 "largest piece overrun (s) |", "|---|---|" + "---|" * (len(marks) + 3)]
+        for r in records:
+            g = r[f"auto@{longest:g}"]
+            at = [max((p[1] for p in g.get("trajectory", []) if p[0] <= t and p[1] is not None), default=None)
+                  for t in marks]
+            rows.append(f"| {r['cache']} | {r['k']} | " + " | ".join("—" if a is None else f"{a:,.1f}" for a in at)
+                        + f" | {g['score']:,.1f} | {g['call_s']:.2f} | {g.get('overrun')} |")
     text = "\n".join([
         "# Any budget: auto on one job at " + ", ".join(f"{t:g}" for t in times) + " s"
         + ("" if versus is None else ", beside earlier code"), "",
@@ -459,8 +483,12 @@ def budgets(args) -> None:
         "runs `improve` from k-MAX (20 % of the method's part), keeping 30 % of the budget for the cluster LP's "
         "bound at n ≥ 60. Gap: to the run's own proved bound."
         + ("" if versus is None else f" Before: the same runs by `{versus}` (an earlier checkout), in the same "
-                                     "queue."), "", *head, *rows, ""])
-    _write("field-budgets" if versus is None else "field-budgets-versus", args.caches, args.ks, text, records)
+                                     "queue.")
+        + ("" if not earlier else f" The {', '.join(f'{t:g}' for t in times if t not in ran)} s columns: the "
+                                  f"records of an earlier run ({args.with_json}), not re-run."), "", *head, *rows, ""])
+    stem = "field-budgets-versus" if versus is not None else \
+        "field-budgets-" + "-".join(f"{t:g}" for t in times) if earlier else "field-budgets"
+    _write(stem, args.caches, args.ks, text, records)
 
 
 def width_rows(args) -> None:
