@@ -139,9 +139,9 @@ class FamilyTable:
         iff W meets v's class or meets at least r classes; rhs |C| − min(m, r) for m classes."""
         inc = classes >= 0
         m = int(classes.max()) + 1
-        onehot = np.zeros((self.n, m), dtype=np.int32)
+        onehot = np.zeros((self.n, m), dtype=np.float32)  # float: a BLAS product, exact for counts ≤ n
         onehot[np.flatnonzero(inc), classes[inc]] = 1
-        hits = (self.member.astype(np.int32) @ onehot) > 0  # (F, m): classes W meets
+        hits = (self.member.astype(np.float32) @ onehot) > 0.5  # (F, m): classes W meets
         of_c = np.flatnonzero(inc[self.child])
         own = np.zeros(self.size, dtype=bool)
         own[of_c] = hits[of_c, classes[self.child[of_c]]]

@@ -141,13 +141,13 @@ def local_kclusters(table: FamilyTable, x: np.ndarray, k: int, seeds: list[list[
     if supp.size == 0:
         return []
     n = table.n
-    member = table.member[supp].astype(np.int32)
+    member = table.member[supp].astype(np.float32)  # float: a BLAS product below, exact for counts ≤ n
     child = table.child[supp]
     w = x[supp]
     eye = np.eye(n, dtype=bool)
 
     def value(clusters: np.ndarray) -> np.ndarray:  # (m, n) bool → (m,) LHS − RHS
-        counts = clusters.astype(np.int32) @ member.T  # (m, S) parents inside each cluster
+        counts = clusters.astype(np.float32) @ member.T  # (m, S) parents inside each cluster
         hit = clusters[:, child] & (counts >= k)
         return hit.astype(float) @ w - (clusters.sum(axis=1) - k)
 
