@@ -116,6 +116,16 @@ def die_with_parent(parent: int | None = None) -> None:
         os._exit(1)
 
 
+def one_core():
+    """BLAS on one thread while it is entered (a context; called plainly, for the rest of
+    the process): a job is one core. numpy's float products call OpenBLAS, which would
+    otherwise run a thread per core (the cluster LP's column products at n = 1,041), so that
+    a one-job run, or each of N jobs, would take more than its core."""
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def cooperating(control: "RunControl | None", hook: Callable[[], None] | None = None):
     """``control.cooperating(hook)``, or a no-op context when there is no control."""
     return control.cooperating(hook) if control is not None else contextlib.nullcontext()

@@ -93,10 +93,11 @@ def _lp_alone(problem: Problem, until: float, so_far, answer) -> None:
     import signal
     import time
 
-    from twbn.solvers.control import die_with_parent
+    from twbn.solvers.control import die_with_parent, one_core
     from twbn.solvers.relaxation import cluster_lp_bound
 
     die_with_parent()
+    one_core()  # this process is one job
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent hears Ctrl-C and ends this process
 
     def proved(bound: float) -> None:

@@ -23,7 +23,7 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult
 from twbn.solvers.bounds import add_lp_bound, floor_bound, gap_sources, take_lp_bound
 from twbn.solvers.budget import Budget
-from twbn.solvers.control import RunControl, cooperating
+from twbn.solvers.control import RunControl, cooperating, one_core
 from twbn.solvers.method import Method, NoOptions, call_method
 from twbn.solvers.parallel import BESIDE_RETURN_S, PARALLEL_MARGIN, BoundAlone, check_scheduler
 from twbn.solvers.method_options import OptionError, parse_options
@@ -203,7 +203,7 @@ def solve(
     # an anytime method keeps its network on a signal however deep it is (between the
     # pieces of improve, in its k-MAX start, in the LP bound after it): a signal only sets
     # the stop flag, which its loops and engines' hooks read
-    with cooperating(control) if spec.anytime else contextlib.nullcontext():
+    with cooperating(control) if spec.anytime else contextlib.nullcontext(), one_core():
         try:
             with budget.stage(method, 1.0 - share) as stage:
                 stage.joining = joining or stage.joining

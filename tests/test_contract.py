@@ -554,3 +554,24 @@ def test_the_lp_bound_gives_the_trivial_bound_at_once_when_it_cannot_set_up_in_t
     assert time.monotonic() - t0 < 0.5 and "skipped" in stats
     assert bound == pytest.approx(sum(float(s[0]) for s in problem.candidates.scores))
     assert cluster_lp_bound(problem, time_limit=2.0)[0] < bound  # given the time, the LP tightens it
+
+
+def test_a_method_runs_with_blas_on_one_thread():
+    """A job is one core: numpy's float products (the cluster LP's, the separators') must
+    not start an OpenBLAS thread per core inside a one-job call, and the caller's setting
+    comes back after it."""
+    import twbn
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen = []
+
+    def probe(problem, options, budget):
+        seen.append({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+        return [()] * problem.n
+
+    twbn.register_method(twbn.Method("blas-probe-contract", probe, min_treewidth=None))
+    with threadpool_limits(limits=2, user_api="blas"):
+        solve(Problem(random_cache(5, seed=1, max_size=2), 2), "blas-probe-contract")
+        after = {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+    assert seen == [{1}]
+    assert after == {2}

@@ -434,9 +434,10 @@ def _worker_start(parent: int) -> None:
     """A piece worker: dies with its parent, leaves Ctrl-C to it (the parent keeps the network)."""
     import signal
 
-    from twbn.solvers.control import die_with_parent
+    from twbn.solvers.control import die_with_parent, one_core
 
     die_with_parent(parent)
+    one_core()  # this process is one job
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
