@@ -11,7 +11,7 @@ hand after installing twbn with pip::
 
 It runs each kernel's public caller once on a bundled data set: scoring (the counting
 kernels; PCART's DP), writing and reading a jkl cache (the stream reader), k-G, the
-unbounded DP and the bounded DP, with the argument types real runs use.
+cluster LP's separation, the unbounded DP and the bounded DP, with the argument types real runs use.
 """
 
 from __future__ import annotations
@@ -36,10 +36,13 @@ def precompile() -> float:
     >>> precompile() >= 0.0
     True
     """
+    import numpy as np
     import pandas as pd
 
     import twbn
+    from twbn.formulations.cluster_ilp import FamilyTable
     from twbn.formulations.problem import Problem
+    from twbn.solvers.cuts.cluster_separation import greedy_clusters
     from twbn.solvers.registry import solve
 
     t0 = time.monotonic()
@@ -52,6 +55,9 @@ def precompile() -> float:
         twbn.write_jkl(cache, path)
         cache = twbn.read_jkl(path)
     solve(Problem(cache, 2), "kg", time_limit=0.5, seed=0)
+    table = FamilyTable.from_cache(cache)  # the cluster LP's separation and rows
+    greedy_clusters(table, np.full(table.size, 0.5))
+    table.cluster_families(range(4))
     small_cache = twbn.score(small, max_parents=2)
     solve(Problem(small_cache, None), "dp")  # the unbounded DP
     solve(Problem(small_cache, 2), "dp")  # the bounded DP

@@ -65,6 +65,7 @@ from typing import Sequence
 
 import networkx as nx
 import numpy as np
+from numba import njit
 
 from twbn.formulations.graphs import Adjacency, fill_in, fits_in_graph, moral_graph, perfect_elimination_order
 from twbn.formulations.problem import InfeasibleError, Problem
@@ -118,15 +119,24 @@ class FamilyTable:
         """(F,) |W| per family; read by separation and rounding at every node."""
         return self.member.sum(axis=1)
 
+    @functools.cached_property
+    def parent_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each family's parents as (ptr, idx): family f's are ``idx[ptr[f]:ptr[f + 1]]``."""
+        rows, cols = np.nonzero(self.member)
+        ptr = np.zeros(self.size + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=self.size), out=ptr[1:])
+        return ptr, cols.astype(np.int64)
+
     def cluster_families(self, cluster: Sequence[int], k: int = 1) -> np.ndarray:
         """Indices of the families on the left of (3) for C — child in C, a parent in C —
-        or of (4) for k > 1: child in C, at least k parents in C."""
+        or of (4) for k > 1: child in C, at least k parents in C; by child, then family."""
         members = np.asarray(sorted(cluster), dtype=np.int64)
-        # by slices of C's children only: a pass over all families per row took seconds on
-        # jester's 772,774 families with a thousand rows
-        out = [self.start[v] + np.flatnonzero(self.member[self.start[v]:self.start[v + 1]][:, members].sum(axis=1) >= k)
-               for v in members]
-        return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+        in_c = np.zeros(self.n, dtype=np.bool_)
+        in_c[members] = True
+        # compiled, over C's children's families and their few parents: by numpy slices of
+        # the member matrix it took 1.8 ms a row, half of the LP's 30 s at munin (n = 1,041)
+        ptr, idx = self.parent_index
+        return _cluster_families(self.start, ptr, idx, members, in_c, k)
 
     def cluster_violation(self, x: np.ndarray, cluster: Sequence[int], k: int = 1) -> float:
         """LHS − RHS of (3) (k = 1) or of the k-cluster row (4) at the point x (positive:
@@ -405,3 +415,20 @@ def triangulation_arcs(parents: Sequence[ParentSet], elimination_order: Sequence
     pos = {v: p for p, v in enumerate(elimination_order)}
     tri = fill_in(moral_graph(parents), elimination_order)
     return {(i, j) for i in tri for j in tri[i] if pos[i] < pos[j]}
+
+
+@njit(cache=True, nogil=True)
+def _cluster_families(start, ptr, idx, members, in_c, k):
+    """FamilyTable.cluster_families: the families of C's members with at least k parents in C."""
+    out = np.empty(start[members[-1] + 1] - start[members[0]] if len(members) else 0, dtype=np.int64)
+    m = 0
+    for v in members:
+        for f in range(start[v], start[v + 1]):
+            inside = 0
+            for q in range(ptr[f], ptr[f + 1]):
+                if in_c[idx[q]]:
+                    inside += 1
+            if inside >= k:
+                out[m] = f
+                m += 1
+    return out[:m]

@@ -126,6 +126,60 @@ def test_exact_separation_finds_the_most_violated_cluster(n, seed):
 
 
 @settings(max_examples=60, deadline=None)
+@given(n=st.integers(2, 12), seed=st.integers(0, 10**6), k=st.integers(1, 3), data=st.data())
+def test_cluster_families_are_those_with_the_child_and_k_parents_in_the_cluster(n, seed, k, data):
+    table = FamilyTable.from_cache(random_cache(n, seed, max_size=3, density=0.7))
+    cluster = data.draw(st.lists(st.integers(0, n - 1), min_size=1, unique=True))
+    want = [f for f in range(table.size)
+            if table.child[f] in cluster and len(set(table.parents[f]) & set(cluster)) >= k]
+    assert table.cluster_families(cluster, k).tolist() == sorted(want, key=lambda f: (table.child[f], f))
+
+
+def _greedy_by_definition(table: FamilyTable, x: np.ndarray, max_cuts: int = 50) -> dict:
+    """greedy_clusters as its docstring states it, each gain summed again over the support
+    at every step (in the same fixed-point units, so that ties break alike): clusters to
+    violations."""
+    supp = np.flatnonzero((x > 1e-6) & (table.n_parents >= 1))
+    member, child, n = table.member[supp], table.child[supp], table.n
+    w, one = np.rint(x[supp] * 2.0 ** 32), 2.0 ** 32
+    found = {}
+    for s in np.unique(child):
+        in_c = np.zeros(n, dtype=bool)
+        in_c[s] = True
+        hit, value = member[:, s].copy(), 0.0
+        for _ in range(n - 1):
+            gain = np.bincount(child, weights=w * hit, minlength=n) + w[in_c[child] & ~hit] @ member[in_c[child] & ~hit]
+            gain -= one
+            gain[in_c] = -np.inf
+            u = int(np.argmax(gain))
+            value += gain[u]
+            if value < -one:
+                break
+            in_c[u] = True
+            hit |= member[:, u]
+            if value > round(MIN_VIOLATION * one):
+                found[frozenset(np.flatnonzero(in_c).tolist())] = table.cluster_violation(x, np.flatnonzero(in_c))
+                break
+    best = sorted(found.items(), key=lambda kv: -kv[1])[:max_cuts]
+    return {c: v for c, v in best if v > MIN_VIOLATION}
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(3, 14), seed=st.integers(0, 10**6), size=st.integers(1, 4))
+def test_greedy_separation_grows_the_clusters_its_definition_grows(n, seed, size):
+    """The compiled greedy (gains kept up to date as C grows) finds exactly the clusters
+    of the plain one that sums every gain again, each reported at its violation."""
+    table = FamilyTable.from_cache(random_cache(n, seed, max_size=size, density=0.7))
+    x = _random_point(table, random.Random(seed))
+    want = _greedy_by_definition(table, x)
+    got = greedy_clusters(table, x)
+    assert {frozenset(c) for c in got} == set(want)
+    viol = [table.cluster_violation(x, c) for c in got]
+    assert viol == sorted(viol, reverse=True) or np.allclose(viol, sorted(viol, reverse=True), atol=1e-9)
+    assert all(v > MIN_VIOLATION for v in viol)
+
+
+@settings(max_examples=60, deadline=None)
 @given(n=st.integers(2, 8), seed=st.integers(0, 10**6), k=st.sampled_from([None, 1, 2, 3]))
 def test_sink_rounding_gives_a_dag_and_an_order_within_the_bound(n, seed, k):
     table = FamilyTable.from_cache(random_cache(n, seed, max_size=3, density=0.5))

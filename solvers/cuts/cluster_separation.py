@@ -6,8 +6,8 @@ and of the k-cluster rows (4), Σ_{v∈C} Σ_{|W∩C|≥k} x(W→v) ≤ |C| − 
 and of the matroid rows (5) with parallel classes.
 
 Four routines, used in this order by solvers/cuts/branch_and_cut.py:
-- ``greedy_clusters``: a growth heuristic for (3), O(n² · S · n) numpy work per call for S
-  families in the support of x;
+- ``greedy_clusters``: a growth heuristic for (3), compiled: per seed, each support
+  family enters and leaves the gains once, and each step scans the n vertices;
 - ``local_kclusters``: local search for (4) from the clusters the greedy found. On
   mushroom's root point it found the most violated 2-cluster row (0.74) in 7 ms, where the
   exact sub-IP took 1.3 s;
@@ -33,6 +33,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from numba import njit
 
 from twbn.formulations.cluster_ilp import FamilyTable
 
@@ -46,49 +47,117 @@ def _support(table: FamilyTable, x: np.ndarray, k: int = 1) -> np.ndarray:
     return np.flatnonzero((x > _SUPPORT) & (table.n_parents >= k))
 
 
+#: Fixed-point scale of the greedy's sums: exact integer arithmetic, so that adding a
+#: family's weight and taking it away later leaves a gain exactly as it was (ties among
+#: vertices then break as a from-scratch sum would break them); 2^-32 is far below
+#: MIN_VIOLATION, and sums stay below 2^63 up to 2^31 families.
+_FIXED = float(2 ** 32)
+#: Seeds per compiled call between two looks at the deadline.
+_SEEDS_PER_CALL = 64
+
+
 def greedy_clusters(table: FamilyTable, x: np.ndarray, *, max_cuts: int = 50,
                     deadline: float | None = None) -> list[list[int]]:
     """Violated clusters grown greedily from each child in the support of x: add the
     vertex whose arrival raises the left-hand side minus |C| − 1 the most; stop at a
     violation, or when the slack drops below −1 (then the cluster is far from violated).
     Returns distinct clusters, most violated first; may miss violated clusters. Past
-    ``deadline`` (time.monotonic()) no further child is tried."""
+    ``deadline`` (time.monotonic()) no further child is tried.
+
+    The gains are kept up to date as C grows (each family enters and leaves the sums once
+    per seed, through its at most a few parents) by a compiled kernel, instead of summed
+    again over the support at every step: at munin (n = 1,041) the LP's separation took
+    up to 8.6 s a round that way."""
     supp = _support(table, x)
     if supp.size == 0:
         return []
     n = table.n
-    member = table.member[supp]
-    child = table.child[supp]
-    w = x[supp]
+    rows, cols = np.nonzero(table.member[supp])  # the parents of each support family, by family
+    child = table.child[supp].astype(np.int64)
+    w = x[supp].astype(np.float64)
+    wf = np.rint(w * _FIXED).astype(np.int64)
+    par_ptr = np.zeros(len(supp) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=len(supp)), out=par_ptr[1:])
+    par_idx = cols.astype(np.int64)
+    by_parent = np.argsort(cols, kind="stable").astype(np.int64)  # families by parent
+    bp_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(cols, minlength=n), out=bp_ptr[1:])
+    bp_idx = rows[by_parent].astype(np.int64)
+    bc_idx = np.argsort(child, kind="stable").astype(np.int64)  # families by child
+    bc_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(child, minlength=n), out=bc_ptr[1:])
+    seeds = np.unique(child)
     found: dict[frozenset, float] = {}
-    for s in np.unique(child):
+    for at in range(0, len(seeds), _SEEDS_PER_CALL):
         if deadline is not None and time.monotonic() > deadline:
             break
-        in_c = np.zeros(n, dtype=bool)
-        in_c[s] = True
-        hit = member[:, s].copy()
-        value = 0.0  # LHS − (|C| − 1)
-        for _ in range(n - 1):
-            # gain of adding u: families of u with a parent in C, plus families of members
-            # of C not yet counted that have u as a parent; minus 1 for the larger RHS
-            gain = np.bincount(child, weights=w * hit, minlength=n)
-            open_ = in_c[child] & ~hit
-            if open_.any():
-                gain += w[open_] @ member[open_]
-            gain -= 1.0
-            gain[in_c] = -np.inf
-            u = int(np.argmax(gain))
-            value += gain[u]
-            if value < -1.0:
-                break
-            in_c[u] = True
-            hit |= member[:, u]
-            if value > MIN_VIOLATION:
-                key = frozenset(np.flatnonzero(in_c).tolist())
-                found[key] = table.cluster_violation(x, sorted(key))
-                break
+        clusters, viol = _grow(n, child, w, wf, par_ptr, par_idx, bp_ptr, bp_idx, bc_ptr, bc_idx,
+                               seeds[at:at + _SEEDS_PER_CALL], int(round(MIN_VIOLATION * _FIXED)))
+        for c, v in zip(clusters, viol.tolist()):
+            if c.any():
+                found[frozenset(np.flatnonzero(c).tolist())] = v
     best = sorted(found.items(), key=lambda kv: -kv[1])[:max_cuts]
     return [sorted(c) for c, viol in best if viol > MIN_VIOLATION]
+
+
+@njit(cache=True, nogil=True)
+def _grow(n, child, w, wf, par_ptr, par_idx, bp_ptr, bp_idx, bc_ptr, bc_idx, seeds, min_violation):
+    """For each seed, the greedy growth of greedy_clusters: (len(seeds), n) masks of the
+    violated clusters found (all False where none) and their violations at x."""
+    out = np.zeros((len(seeds), n), dtype=np.bool_)
+    viol = np.zeros(len(seeds))
+    in_c = np.zeros(n, dtype=np.bool_)
+    hit = np.zeros(len(child), dtype=np.bool_)  # the family has a parent in C
+    gain = np.zeros(n, dtype=np.int64)  # arriving v: families of v hit, plus open families v would hit
+    for i in range(len(seeds)):
+        in_c[:] = False
+        hit[:] = False
+        gain[:] = 0
+        _join(seeds[i], in_c, hit, gain, child, wf, par_ptr, par_idx, bp_ptr, bp_idx, bc_ptr, bc_idx)
+        value = 0  # LHS − (|C| − 1), fixed point
+        for _ in range(n - 1):
+            u, best = -1, 0
+            for v in range(n):
+                if not in_c[v] and (u < 0 or gain[v] > best):
+                    u, best = v, gain[v]
+            if u < 0:
+                break
+            value += best - np.int64(_FIXED)
+            if value < -np.int64(_FIXED):
+                break
+            _join(u, in_c, hit, gain, child, wf, par_ptr, par_idx, bp_ptr, bp_idx, bc_ptr, bc_idx)
+            if value > min_violation:
+                lhs, size = 0.0, 0
+                for f in range(len(child)):  # the row at x itself, not its fixed-point copy
+                    if hit[f] and in_c[child[f]]:
+                        lhs += w[f]
+                for v in range(n):
+                    if in_c[v]:
+                        size += 1
+                out[i] = in_c
+                viol[i] = lhs - (size - 1)
+                break
+    return out, viol
+
+
+@njit(cache=True, nogil=True)
+def _join(u, in_c, hit, gain, child, wf, par_ptr, par_idx, bp_ptr, bp_idx, bc_ptr, bc_idx):
+    """u enters C: the families it is a parent of become hit (their child gains them; an
+    open one, child in C, leaves its parents' sums), and u's own families not hit open."""
+    in_c[u] = True
+    for j in range(bp_ptr[u], bp_ptr[u + 1]):
+        f = bp_idx[j]
+        if not hit[f]:
+            hit[f] = True
+            gain[child[f]] += wf[f]
+            if in_c[child[f]]:
+                for q in range(par_ptr[f], par_ptr[f + 1]):
+                    gain[par_idx[q]] -= wf[f]
+    for j in range(bc_ptr[u], bc_ptr[u + 1]):
+        f = bc_idx[j]
+        if not hit[f]:
+            for q in range(par_ptr[f], par_ptr[f + 1]):
+                gain[par_idx[q]] += wf[f]
 
 
 def exact_clusters(table: FamilyTable, x: np.ndarray, *, k: int = 1, time_limit: float | None = None,
