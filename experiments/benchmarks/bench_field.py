@@ -89,6 +89,7 @@ def run_one(cache_path: str, k: int, method: str, budget: float, jobs: int = 1) 
             "redrawn": sol.stats.get("redrawn"), "piece_time_limit": sol.stats.get("piece_time_limit"),
             "overrun": sol.stats.get("overrun"),
             "trajectory": [[p["time"], p.get("incumbent"), p.get("bound")] for p in sol.trajectory],
+            "lp": {key: lp.get(key) for key in ("rounds", "rows", "seconds", "complete", "columns")},
             "wall": sol.wall_time, "call_s": round(wall, 2),
             "load_s": round(load, 1), "valid": None if errors is None else not errors, "width": sol.width,
             "reason": sol.stats.get("reason"), "engine_bound": _engine_bound(sol),
