@@ -464,10 +464,12 @@ def budgets(args) -> None:
             records.append({"cache": name, "k": k, **got})
             print(rows[-1], flush=True)
     longest = max(ran)
+    from twbn.solvers.budget import IMPROVE_START_SHARE, LARGE_BOUND_SHARE
+
     if earlier:  # the longest run's incumbent over its own time, and its wall time
         marks = [t for t in (60, 300, 600, 1200) if t < longest]
         rows += ["", f"Within the {longest:g} s runs: the incumbent at each time of the improver's own clock "
-                 f"(its trajectory; it starts after the k-MAX start, {0.2 * 0.7 * longest:g} s here), the call's "
+                 f"(its trajectory; it starts after the k-MAX start, {IMPROVE_START_SHARE * (1 - LARGE_BOUND_SHARE) * longest:g} s here), the call's "
                  "wall time (the limit covers it; cache loading excluded) and the largest piece overrun.", "",
                  "| cache | k | " + " | ".join(f"at {t:g} s" for t in marks) + f" | at {longest:g} s | call (s) | "
                  "largest piece overrun (s) |", "|---|---|" + "---|" * (len(marks) + 3)]
