@@ -142,7 +142,10 @@ def test_minor_rows_strengthen_the_root_on_a_dense_cache():
     without = solve_cuts(problem, CutsOptions(minor=False), seed=0)
     assert with_rows.stats["minor_cuts"] > 0
     assert with_rows.score == pytest.approx(exact.score, abs=1e-6)
-    assert exact.score - 1e-6 <= with_rows.stats["root_bound"] <= without.stats["root_bound"] + 1e-6
+    # with them the root closes at the optimum; without them SCIP branches, and its root
+    # bound, where it reports one (not always: at 1,068 nodes it reported none), is no tighter
+    assert with_rows.stats["root_bound"] == pytest.approx(exact.score, abs=1e-6)
+    assert without.stats["root_bound"] is None or without.stats["root_bound"] >= with_rows.stats["root_bound"] - 1e-6
 
 
 def test_moral_weights_by_hand_and_on_integral_points():
