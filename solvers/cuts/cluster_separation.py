@@ -72,20 +72,18 @@ def greedy_clusters(table: FamilyTable, x: np.ndarray, *, max_cuts: int = 50,
     if supp.size == 0:
         return []
     n = table.n
-    rows, cols = np.nonzero(table.member[supp])  # the parents of each support family, by family
+    ptr, idx = table.parent_index  # the support's slice of it: each family's parents
+    counts = ptr[supp + 1] - ptr[supp]
+    par_ptr = _offsets(counts)
+    rows = np.repeat(np.arange(len(supp)), counts)
+    par_idx = idx[np.repeat(ptr[supp] - par_ptr[:-1], counts) + np.arange(par_ptr[-1])]
     child = table.child[supp].astype(np.int64)
     w = x[supp].astype(np.float64)
     wf = np.rint(w * _FIXED).astype(np.int64)
-    par_ptr = np.zeros(len(supp) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(rows, minlength=len(supp)), out=par_ptr[1:])
-    par_idx = cols.astype(np.int64)
-    by_parent = np.argsort(cols, kind="stable").astype(np.int64)  # families by parent
-    bp_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(cols, minlength=n), out=bp_ptr[1:])
-    bp_idx = rows[by_parent].astype(np.int64)
-    bc_idx = np.argsort(child, kind="stable").astype(np.int64)  # families by child
-    bc_ptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(child, minlength=n), out=bc_ptr[1:])
+    bp_ptr = _offsets(np.bincount(par_idx, minlength=n))  # families by parent
+    bp_idx = rows[np.argsort(par_idx, kind="stable")].astype(np.int64)
+    bc_ptr = _offsets(np.bincount(child, minlength=n))  # families by child
+    bc_idx = np.argsort(child, kind="stable").astype(np.int64)
     seeds = np.unique(child)
     found: dict[frozenset, float] = {}
     for at in range(0, len(seeds), _SEEDS_PER_CALL):
@@ -98,6 +96,13 @@ def greedy_clusters(table: FamilyTable, x: np.ndarray, *, max_cuts: int = 50,
                 found[frozenset(np.flatnonzero(c).tolist())] = v
     best = sorted(found.items(), key=lambda kv: -kv[1])[:max_cuts]
     return [sorted(c) for c, viol in best if viol > MIN_VIOLATION]
+
+
+def _offsets(counts: np.ndarray) -> np.ndarray:
+    """Start offsets of consecutive groups of these sizes, with the total at the end."""
+    out = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=out[1:])
+    return out
 
 
 @njit(cache=True, nogil=True)
