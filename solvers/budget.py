@@ -17,7 +17,7 @@ import math
 import time
 from typing import Iterator
 
-__all__ = ["Budget", "bound_share", "WARM_START_SHARE", "BOUND_SHARE", "LARGE_BOUND_N", "LARGE_BOUND_SHARE", "IMPROVE_START_SHARE", "CUTS_IMPROVE_SHARE",
+__all__ = ["Budget", "bound_share", "WARM_START_SHARE", "START_MAX_S", "BOUND_SHARE", "LARGE_BOUND_N", "LARGE_BOUND_SHARE", "IMPROVE_START_SHARE", "CUTS_IMPROVE_SHARE",
            "UNBOUNDED_BOUND_SHARE", "SCORING_SHARE", "COMMAND_RESERVE_S", "MILP_BUILD_SHARE", "CUTS_BUILD_SHARE", "LNS_SHARE", "KTREE_SHARE"]
 
 # -- Shares: how a budget is divided, each with the measurement behind it ------------------
@@ -26,6 +26,12 @@ __all__ = ["Budget", "bound_share", "WARM_START_SHARE", "BOUND_SHARE", "LARGE_BO
 #: A method-name warm start (``--warm-start kg``, auto's k-G start) gets this share; the
 #: method gets what is left of the same budget.
 WARM_START_SHARE = 0.2
+#: ... and at most this many seconds, as does ``improve``'s own k-MAX start and each of
+#: its restarts: in 1,800 s runs (auto, one job, 2026-11-26) k-MAX's start had 360 s and
+#: reached what k-MAX alone reaches in 60 s in 6 of 8 cells (plants k = 2, 5, 8, baudio
+#: k = 2, 5, munin k = 2), and at most 180 more in the other two (munin k = 5, 8), while
+#: the improver gained thousands in the time left to it.
+START_MAX_S = 60.0
 #: The cluster LP's bound (solvers/relaxation.py) after an anytime method, where the
 #: method asks for it: this share below ``LARGE_BOUND_N`` variables, ``LARGE_BOUND_SHARE``
 #: from there (``bound_share``).
@@ -119,6 +125,8 @@ class Budget:
     True
     >>> Budget(None).left(), Budget(None).child(0.2).left()
     (inf, inf)
+    >>> 2.9 < Budget(100.0).child(0.5, at_most=3.0).left() <= 3.0
+    True
     """
 
     def __init__(self, seconds: float | None = None, *, control=None, started: float | None = None) -> None:
@@ -169,10 +177,15 @@ class Budget:
         """Seconds since the budget was made."""
         return time.monotonic() - self.started
 
-    def child(self, share: float) -> "Budget":
-        """A budget of ``share`` (in (0, 1]) of what is left now; unlimited stays unlimited."""
+    def child(self, share: float, at_most: float | None = None) -> "Budget":
+        """A budget of ``share`` (in (0, 1]) of what is left now, and of at most
+        ``at_most`` seconds; unlimited stays unlimited (a stage then keeps its method's
+        own default)."""
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
             raise ValueError(f"a share is a number in (0, 1], got {share!r}")
+        if at_most is not None and (isinstance(at_most, bool) or not isinstance(at_most, (int, float))
+                                    or not at_most > 0):
+            raise ValueError(f"at_most is a positive number of seconds, got {at_most!r}")
         left = self.left()
         if math.isinf(left):
             child = Budget(None, control=self.control)
@@ -181,15 +194,15 @@ class Budget:
         child = Budget.__new__(Budget)
         child.control = self.control
         child.log, child.origin, child.joining = self.log, self.origin, self.joining
-        child.seconds = share * left
+        child.seconds = share * left if at_most is None else min(share * left, at_most)
         child.started = time.monotonic()
         child.deadline = min(self.deadline, child.started + child.seconds)
         return child
 
     @contextlib.contextmanager
-    def stage(self, name: str, share: float = 1.0) -> Iterator["Budget"]:
-        """A child of ``share`` of what is left, for one stage; on leaving, what it was
-        allotted and what it spent are added to ``log``.
+    def stage(self, name: str, share: float = 1.0, at_most: float | None = None) -> Iterator["Budget"]:
+        """A child of ``share`` of what is left (at most ``at_most`` seconds), for one
+        stage; on leaving, what it was allotted and what it spent are added to ``log``.
 
         Examples
         --------
@@ -200,7 +213,7 @@ class Budget:
         >>> [(s["stage"], s["share"]) for s in b.log]
         [('warm start', 0.2)]
         """
-        child = self.child(share)
+        child = self.child(share, at_most)
         t0 = time.monotonic()
         # The entry is placed when the stage begins, so the log lists stages as begun even
         # when a nested stage starts within the clock's resolution of its parent.

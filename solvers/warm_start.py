@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 __all__ = ["MethodUnavailable", "WARM_START_SHARE", "certified_start", "check_warm_spec", "warm_start_solution",
            "infeasibility"]
 
-from twbn.solvers.budget import WARM_START_SHARE  # noqa: E402 (with the other shares)
+from twbn.solvers.budget import START_MAX_S, WARM_START_SHARE  # noqa: E402 (with the other shares)
 
 
 class MethodUnavailable(TwbnError, ValueError):
@@ -115,7 +115,7 @@ def warm_start_solution(problem: Problem, spec: str, *, budget: "Budget | None" 
     """The start named by ``--warm-start``: ``tree`` (the optimal treewidth-1 network, a
     maximum branching: valid for every k), a result file, or a method run first on a
     ``WARM_START_SHARE`` stage of ``budget`` (else of a budget of ``time_limit``
-    seconds). Returns it and the seconds it used."""
+    seconds), of at most ``START_MAX_S`` seconds. Returns it and the seconds it used."""
     from twbn.solvers.budget import Budget
 
     if budget is None:
@@ -144,7 +144,7 @@ def warm_start_solution(problem: Problem, spec: str, *, budget: "Budget | None" 
     else:
         from twbn.solvers.registry import solve
 
-        with budget.stage(f"warm start {spec}", WARM_START_SHARE) as stage:
+        with budget.stage(f"warm start {spec}", WARM_START_SHARE, at_most=START_MAX_S) as stage:
             sol = solve(problem, spec, budget=stage, seed=seed, _lp_bound=False)
     if sol.parents is None:
         raise MethodUnavailable(f"warm start {spec!r} has no network (status {sol.status})")

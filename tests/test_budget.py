@@ -25,6 +25,12 @@ def test_children_never_outlive_their_parent_and_share_what_is_left():
     with pytest.raises(ValueError):
         Budget(-1)
     assert Budget(math.inf).left() == math.inf and Budget(None).limit() is None
+    # a start's stage is capped in seconds (START_MAX_S); an unlimited one stays unlimited
+    assert Budget(100.0).child(0.2, at_most=3.0).seconds == 3.0
+    assert Budget(1.0).child(0.2, at_most=3.0).seconds == pytest.approx(0.2, abs=0.01)
+    assert Budget(None).child(0.2, at_most=3.0).left() == math.inf
+    with pytest.raises(ValueError):
+        b.child(0.5, at_most=0)
 
 
 def test_a_stop_request_expires_the_budget_and_every_stage():

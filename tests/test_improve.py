@@ -14,7 +14,7 @@ from twbn.formulations.solution import make_solution
 from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.cuts.branch_and_cut import solve_cuts
-from twbn.solvers.cuts.improve import SUB_OPTIONS, _Search, _State, _clash, choose_piece, improve, piece_problem, random_peo
+from twbn.solvers.cuts.improve import RESTART_MIN_S, STALL_PIECES, SUB_OPTIONS, _Search, _State, _clash, choose_piece, improve, piece_problem, random_peo
 from twbn.solvers.registry import run, solve
 from tests.conftest import BUNDLED
 from tests.helpers import random_cache
@@ -171,6 +171,62 @@ def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap():
     assert search.piece_deadline(100.0) == 98.0
     with pytest.raises(ValueError, match="max_piece_time_limit must be at least piece_time_limit"):
         solve(problem, "improve", options={"piece_time_limit": 2.0, "max_piece_time_limit": 1.0})
+
+
+def test_a_stalled_search_returns_only_when_asked_and_with_time_for_a_restart():
+    problem, empty = _stuck()
+    # the limit never grows (it is its cap), so every piece counts: stalled at STALL_PIECES
+    options = ImproveOptions(start_size=4, piece_time_limit=0.5, max_piece_time_limit=0.5)
+    stalled = improve(problem, empty, options, time_limit=RESTART_MIN_S + 60, seed=0, stop_when_stalled=True)
+    assert stalled.stats["ended_stalled"] and stalled.stats["pieces"] == STALL_PIECES
+    assert stalled.score == -20.0 and stalled.stats["stalled"] <= stalled.wall_time
+    # not asked: it records when it stalled and goes on
+    going = improve(problem, empty, ImproveOptions(start_size=4, piece_time_limit=0.5, max_piece_time_limit=0.5,
+                                                   max_pieces=STALL_PIECES + 3), time_limit=None, seed=0)
+    assert going.stats["pieces"] == STALL_PIECES + 3 and "ended_stalled" not in going.stats
+    assert going.stats["stalled"] is not None
+    # asked, but with less than RESTART_MIN_S left: no restart could follow, so it goes on
+    short = improve(problem, empty, ImproveOptions(start_size=4, piece_time_limit=0.5, max_piece_time_limit=0.5,
+                                                   max_pieces=STALL_PIECES + 3), time_limit=RESTART_MIN_S - 5,
+                    seed=0, stop_when_stalled=True)
+    assert short.stats["pieces"] == STALL_PIECES + 3 and "ended_stalled" not in short.stats
+
+
+@pytest.mark.slow  # 6 s
+def test_a_stalled_method_restarts_from_other_kmax_networks_and_keeps_the_best(monkeypatch):
+    import twbn.solvers.cuts.improve as improve_module
+
+    monkeypatch.setattr(improve_module, "RESTART_MIN_S", 0.5)  # restarts within seconds, not minutes
+    problem = Problem(random_cache(30, 5, max_size=2, density=0.4), 2)
+    sol = solve(problem, "improve", time_limit=6.0, seed=3,
+                options={"piece_time_limit": 0.05, "max_piece_time_limit": 0.05, "start_size": 4})
+    restarts = sol.stats["restarts"]
+    assert restarts and all(r["score"] >= r["start"] for r in restarts)
+    assert sol.score == pytest.approx(max([sol.stats["first_score"]] + [r["score"] for r in restarts]))
+    incumbents = [p["incumbent"] for p in sol.trajectory if p.get("incumbent") is not None]
+    assert incumbents == sorted(incumbents) and incumbents[-1] == pytest.approx(sol.score)
+    stages = [s["stage"] for s in sol.stats["budget"]["stages"]]
+    assert "k-MAX restart 1" in stages and sol.wall_time <= 6.0 + 1.0
+    assert sol.stats["pieces"] >= STALL_PIECES * len(restarts)  # every search but the last stalled
+    assert verify_result(problem.cache, sol.to_json(problem), 2) == []
+    # with restarts off the first search runs to the limit
+    once = solve(problem, "improve", time_limit=3.0, seed=3,
+                 options={"piece_time_limit": 0.05, "max_piece_time_limit": 0.05, "start_size": 4,
+                          "restarts": False})
+    assert "restarts" not in once.stats and once.stats["stalled"] is not None
+
+
+def test_a_complete_lp_bound_gives_its_unused_time_back_to_the_method():
+    problem = Problem(random_cache(30, 7, max_size=2, density=0.4), 2)
+    # two pieces, then the LP has the rest of 30 s; it completes at once at n = 30
+    sol = solve(problem, "improve", time_limit=30.0, seed=0, options={"max_pieces": 2, "start_size": 4})
+    assert sol.stats["lp_bound"]["complete"]
+    resumed = sol.stats["resumed"]
+    assert resumed["score"] >= resumed["from"] and sol.score == pytest.approx(max(resumed["score"],
+                                                                                    resumed["from"]))
+    stages = [s["stage"] for s in sol.stats["budget"]["stages"]]
+    assert stages.index("improve again (the LP bound had ended)") > stages.index("cluster LP bound")
+    assert sol.bound >= sol.score and verify_result(problem.cache, sol.to_json(problem), 2) == []
 
 
 @pytest.mark.slow  # 16 s; the default run keeps the piece-level tests and the 2-process one

@@ -61,6 +61,12 @@ elimination orders of the current network's moral graph, the one of width ≤ k 
 fewest edges that differs from H (any width-≤ k triangulation of the moral graph is a
 valid H, with the order as its perfect elimination order).
 
+Restarts (issue 33.3). At the largest piece limit a search can still stall: at plants,
+k = 8, 1,800 s, its last gain came 559 s into 1,008 s. Once ``STALL_PIECES`` pieces in a
+row at that limit gained nothing, the method goes on from another k-MAX network (the
+next seed, its start stage capped as the first one's) with what is left, while at least
+``RESTART_MIN_S`` is, and keeps the best network of all its searches.
+
 Larger pieces once the small ones give out (issue 33.3). Each time the search is stuck
 (``STUCK_PIECES`` pieces without a gain, with or without a bound), a piece's time limit
 doubles, up to ``max_piece_time_limit`` (8 × ``piece_time_limit`` by default), and the
@@ -104,7 +110,7 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.scoring.errors import TwbnError
-from twbn.solvers.budget import IMPROVE_START_SHARE, Budget
+from twbn.solvers.budget import IMPROVE_START_SHARE, START_MAX_S, Budget
 from twbn.solvers.control import RunControl
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import CutsOptions, ImproveOptions
@@ -129,6 +135,13 @@ STUCK_PIECES = 12
 #: Random greedy orders of the moral graph tried per redraw; min-fill up to this n, then
 #: min-degree (min-fill's Python loop takes seconds at n = 1,041).
 REDRAW_TRIES = 6
+#: Pieces in a row at the largest piece time limit without a gain after which the search
+#: has stalled (two redraws of H at that limit gave nothing): ``improve`` with
+#: ``stop_when_stalled`` returns, and the method restarts from another k-MAX network.
+STALL_PIECES = 2 * STUCK_PIECES
+#: A restart needs at least this many seconds: at 60 s a k-MAX start of 8 s and 42 s of
+#: pieces reached −245,478 at plants k = 8, better than a search that stalled at 1,800 s.
+RESTART_MIN_S = 60.0
 #: How far a stuck search's doubling takes a piece's time limit by default (2 s -> 16 s).
 PIECE_LIMIT_GROWTH = 8
 REDRAW_FILL_MAX_N = 200
@@ -446,7 +459,7 @@ class _Search:
     piece size, the counts and the trajectory."""
 
     def __init__(self, problem: Problem, start: SolverResult, options: ImproveOptions, seed: int | None,
-                 control: RunControl | None) -> None:
+                 control: RunControl | None, stop_when_stalled: bool = False) -> None:
         self.problem, self.options, self.control = problem, options, control
         self.t0 = time.monotonic()
         self.rng = random.Random(seed)
@@ -457,6 +470,9 @@ class _Search:
         self.overrun = 0.0  # the most a piece ran past its limit: later pieces end that much early
         self.proved = False
         self.since_gain = 0
+        self.dry = 0  # pieces in a row at the largest piece limit without a gain
+        self.stop_when_stalled = stop_when_stalled
+        self.stalled_at: float | None = None
         self.counts = {"pieces": 0, "improvements": 0, "rejected": 0, "timed_out": 0, "sub_seconds": 0.0,
                        "moral_pieces": 0, "moral_gains": 0, "too_wide": 0}
         self.trajectory = [{"time": round(time.monotonic() - self.t0, 4), "incumbent": self.state.score,
@@ -514,6 +530,7 @@ class _Search:
                               moral=piece.moral):
                 counts["improvements"] += 1
                 self.since_gain = -1
+                self.dry = -1
                 self.trajectory.append({"time": round(time.monotonic() - self.t0, 4), "incumbent": state.score,
                                         "bound": None})
                 if self.control is not None:
@@ -533,6 +550,9 @@ class _Search:
             counts["timed_out"] += 1
             self.size = max(MIN_SIZE, self.size - 2)
         self.since_gain += 1
+        self.dry = self.dry + 1 if self.dry < 0 or self.piece_limit >= self.max_piece_limit else 0
+        if self.dry >= STALL_PIECES and self.stalled_at is None:
+            self.stalled_at = round(time.monotonic() - self.t0, 2)
         if self.since_gain >= STUCK_PIECES and not self.proved:
             self.since_gain = 0
             # larger pieces (module docstring)
@@ -556,6 +576,8 @@ class _Search:
             counts["piece_time_limit"] = self.piece_limit
         counts["start_score"] = start.score
         counts["jobs"] = jobs
+        if self.stalled_at is not None:  # seconds into the search
+            counts["stalled"] = self.stalled_at
         return make_solution(self.problem, state.parents, bound=state.score if self.proved else None,
                              status="optimal" if self.proved else "feasible", order_hint=state.order,
                              method="improve", wall_time=round(time.monotonic() - self.t0, 4),
@@ -581,9 +603,11 @@ def improve(
     jobs: int = 1,
     scheduler: str | None = None,
     joining: tuple[float, int] | None = None,
+    stop_when_stalled: bool = False,
 ) -> SolverResult:
     """Improve ``start`` by re-solving pieces of it exactly (module docstring) until
-    ``time_limit`` seconds have passed or ``options.max_pieces`` pieces were tried.
+    ``time_limit`` seconds have passed or ``options.max_pieces`` pieces were tried (or,
+    with ``stop_when_stalled``, the search stalled).
 
     Parameters
     ----------
@@ -618,6 +642,9 @@ def improve(
         ``(when, extra)``: from ``time.monotonic()`` ``when`` on, ``extra`` more processes
         solve pieces (the job the LP's bound had beside it comes back, registry.solve);
         ignored with a ``scheduler``. ``stats["joined"]`` says when they joined.
+    stop_when_stalled : bool, default False
+        Return once ``STALL_PIECES`` pieces in a row at the largest piece time limit gained
+        nothing (``stats["stalled"]``: seconds into the search, recorded either way).
 
     Returns
     -------
@@ -649,7 +676,7 @@ def improve(
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
     options = options or ImproveOptions()
-    search = _Search(problem, start, options, seed, control)
+    search = _Search(problem, start, options, seed, control, stop_when_stalled)
     deadline = None if time_limit is None else search.t0 + time_limit
     if scheduler is not None or (joining is not None and deadline is not None and joining[0] >= deadline - 0.2):
         joining = None
@@ -682,6 +709,10 @@ def _over(search: _Search, deadline: float | None) -> bool:
     if max_pieces is not None and search.counts["pieces"] >= max_pieces:
         return True
     if search.control is not None and search.control.stop_requested():
+        return True
+    if search.stop_when_stalled and search.stalled_at is not None \
+            and (deadline is None or deadline - time.monotonic() >= RESTART_MIN_S):
+        search.counts["ended_stalled"] = True  # the caller restarts
         return True
     return deadline is not None and deadline - time.monotonic() < 0.2
 
@@ -777,49 +808,96 @@ def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: 
     return joined
 
 
-def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int | None,
-         start: SolverResult | None, jobs: int = 1, scheduler: str | None = None) -> SolverResult:
-    """``improve`` as a method: from ``start``, or else from k-MAX's network on
-    ``IMPROVE_START_SHARE`` of the budget, as ``--warm-start kmax`` would give."""
+def _kmax_start(problem: Problem, budget: Budget, seed: int | None, jobs: int, scheduler: str | None,
+                name: str) -> tuple[SolverResult, dict]:
+    """k-MAX's network on a stage of ``IMPROVE_START_SHARE`` of ``budget`` (at most
+    ``START_MAX_S``), as ``--warm-start kmax`` would give; with jobs to spare, more k-MAX
+    runs (seeds ``seed`` + 1 …) beside it, the best kept. Without a bound (or k >= n - 1),
+    k-MAX's network at ``UNBOUNDED_START_K``, certified as one of the unbounded problem.
+    Returns the start (its parents None if none was found) and what the runs reached."""
     from twbn.solvers.registry import solve
 
-    used, label = 0.0, None
+    void = problem.treewidth is None or problem.treewidth >= problem.n - 1  # binds nothing
+    bounded = problem if not void else Problem(
+        problem.cache, min(problem.n - 1, UNBOUNDED_START_K), problem.forbidden, problem.required)
+    info: dict = {}
+    with budget.stage(name, IMPROVE_START_SHARE, at_most=START_MAX_S) as stage:
+        side = [Alone(bounded, "kmax", stage, None if seed is None else seed + i)
+                for i in range(1, jobs)] if jobs >= 2 and scheduler is None \
+            and stage.left() > 2 * PARALLEL_MARGIN else []
+        try:
+            start = solve(bounded, "kmax", budget=stage, seed=seed, _lp_bound=False)
+        finally:
+            others = [a.result(stage) for a in side]
+        if side:  # what each k-MAX run beside this one reached (None: nothing in time)
+            info = {"side_scores": [None if o is None or o.parents is None else o.score for o in others],
+                    "own_score": start.score}
+        for other in others:
+            if other is not None and other.parents is not None and (start.parents is None
+                                                                    or other.score > start.score):
+                start = other
+    if void and start.parents is not None:
+        start = make_solution(problem, start.parents, bound=None, status="feasible", method="kmax",
+                              order_hint=start.elimination_order)
+    return start, info
+
+
+#: Counts that add up over a method's searches (its first and its restarts).
+_SUMMED = ("pieces", "improvements", "rejected", "timed_out", "sub_seconds", "moral_pieces", "moral_gains",
+           "too_wide", "stale", "redrawn")
+
+
+def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int | None,
+         start: SolverResult | None, jobs: int = 1, scheduler: str | None = None) -> SolverResult:
+    """``improve`` as a method: from ``start``, or else from k-MAX's network (``_kmax_start``);
+    once the search stalls with ``RESTART_MIN_S`` left, again from another k-MAX network
+    (``options.restarts``, with a time limit and no ``max_pieces``), the best kept."""
+    from twbn.solvers.registry import solve
+
+    if problem.n <= 1:
+        return solve(problem, "dp", budget=budget)
+    used, label, info = 0.0, None, {}
     if start is None:
         t0 = time.monotonic()
-        void = problem.treewidth is None or problem.treewidth >= problem.n - 1  # binds nothing
-        bounded = problem if not void else Problem(
-            problem.cache, min(problem.n - 1, UNBOUNDED_START_K) or None, problem.forbidden, problem.required)
-        if bounded.treewidth is None:
-            return solve(problem, "dp", budget=budget)  # n <= 1
-        with budget.stage("k-MAX start", IMPROVE_START_SHARE) as stage:
-            # with jobs to spare, more k-MAX runs (other seeds) beside this one: the best start
-            side = [Alone(bounded, "kmax", stage, None if seed is None else seed + i)
-                    for i in range(1, jobs)] if jobs >= 2 and scheduler is None \
-                and stage.left() > 2 * PARALLEL_MARGIN else []
-            try:
-                start = solve(bounded, "kmax", budget=stage, seed=seed, _lp_bound=False)
-            finally:
-                others = [a.result(stage) for a in side]
-            own = start
-            for other in others:
-                if other is not None and other.parents is not None and (start.parents is None
-                                                                        or other.score > start.score):
-                    start = other
+        start, info = _kmax_start(problem, budget, seed, jobs, scheduler, "k-MAX start")
         if start.parents is None:
             return start
-        if void:  # k-MAX's network, certified as one of the unbounded problem
-            start = make_solution(problem, start.parents, bound=None, status="feasible", method="kmax",
-                                  order_hint=start.elimination_order)
         used, label = time.monotonic() - t0, ("kmax", start.score)
+    restarts = options.restarts and budget.deadline is not None and options.max_pieces is None
+    began = time.monotonic()
     sol = improve(problem, start, options, time_limit=0.05 if budget.stop_requested() else budget.limit(),
-                  seed=seed, control=budget.control, jobs=jobs, scheduler=scheduler, joining=budget.joining)
+                  seed=seed, control=budget.control, jobs=jobs, scheduler=scheduler, joining=budget.joining,
+                  stop_when_stalled=restarts)
+    best, runs, trajectory, searches, first_score = sol, [], list(sol.trajectory), [sol.stats], sol.score
+    while sol.stats.get("ended_stalled") and not budget.expired():
+        # another k-MAX network (seeds apart from the first start's side runs), searched anew
+        r = len(runs) + 1
+        r_seed = None if seed is None else seed + 1000 * r
+        other, _ = _kmax_start(problem, budget, r_seed, jobs, scheduler, f"k-MAX restart {r}")
+        if other.parents is None or budget.expired():
+            break
+        offset = time.monotonic() - began
+        sol = improve(problem, other, options, time_limit=budget.limit(), seed=r_seed, control=budget.control,
+                      jobs=jobs, scheduler=scheduler, joining=budget.joining, stop_when_stalled=True)
+        searches.append(sol.stats)
+        runs.append({"at": round(offset, 2), "start": other.score, "score": sol.score,
+                     "pieces": sol.stats["pieces"], "improvements": sol.stats["improvements"]})
+        for point in sol.trajectory:  # the best network over the method's clock
+            if point["incumbent"] > trajectory[-1]["incumbent"]:
+                trajectory.append({**point, "time": round(point["time"] + offset, 4)})
+        if sol.score > best.score:
+            best = sol
+    if runs:
+        for key in _SUMMED:  # the counts over every search; the rest are the best one's
+            total = sum(st.get(key) or 0 for st in searches)
+            if total or key in best.stats:
+                best.stats[key] = round(total, 2) if isinstance(total, float) else total
+        best.stats["restarts"] = runs
+        best.stats["first_score"] = first_score  # where the first search stalled
+    best.trajectory = trajectory
     if label is not None:
-        sol.stats["warm_start"] = {"from": label[0], "score": label[1], "seconds": round(used, 4)}
-        if side:  # what each k-MAX run beside this one reached (None: nothing in time)
-            sol.stats["warm_start"]["side_scores"] = [None if o is None or o.parents is None else o.score
-                                                      for o in others]
-            sol.stats["warm_start"]["own_score"] = own.score
-    return sol
+        best.stats["warm_start"] = {"from": label[0], "score": label[1], "seconds": round(used, 4), **info}
+    return best
 
 
 #: Exact-neighbourhood improvement as the registry lists it.
