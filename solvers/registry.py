@@ -21,7 +21,7 @@ import time
 
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult
-from twbn.solvers.bounds import add_lp_bound, floor_bound, gap_sources, take_lp_bound
+from twbn.solvers.bounds import add_lp_bound, call_optimal_at_bound, floor_bound, gap_sources, take_lp_bound
 from twbn.solvers.budget import Budget
 from twbn.solvers.control import RunControl, cooperating, one_core
 from twbn.solvers.method import Method, NoOptions, call_method
@@ -221,6 +221,7 @@ def solve(
         if share and sol.status in ("feasible", "unknown") and not budget.stop_requested():
             with budget.stage("cluster LP bound") as stage:
                 add_lp_bound(problem, sol, stage.left() if limit is not None else max(0.5, share * budget.elapsed()))
+            call_optimal_at_bound(sol)  # (then nothing is left to gain)
             if (sol.stats.get("lp_bound") or {}).get("complete") and sol.status == "feasible" and spec.warm_start \
                     and spec.anytime and limit is not None and budget.left() >= RESUME_MIN_S \
                     and not budget.stop_requested():
@@ -256,7 +257,8 @@ def _resume(problem: Problem, spec: Method, opts, budget: Budget, sol: SolverRes
         more = call_method(spec, problem, opts, stage, seed=seed, solver=solver, start=sol, jobs=jobs,
                            scheduler=scheduler, trusted=is_builtin(spec.name))
     spent = time.monotonic() - t0
-    resumed = {"at": round(at, 4), "seconds": round(spent, 4), "from": sol.score, "score": more.score}
+    resumed = {"at": round(at, 4), "seconds": round(spent, 4), "from": sol.score, "score": more.score,
+               **{key: more.stats[key] for key in ("pieces", "improvements") if key in more.stats}}
     if more.parents is not None and more.score > sol.score:
         sol.parents, sol.score, sol.elimination_order, sol.width = (more.parents, more.score, more.elimination_order,
                                                                      more.width)
@@ -266,9 +268,6 @@ def _resume(problem: Problem, spec: Method, opts, budget: Budget, sol: SolverRes
             sol.bound = max(sol.bound, sol.score)
         sol.trajectory += [{**p, "time": round(p["time"] + at, 4), "bound": sol.bound} for p in more.trajectory
                            if p.get("incumbent") is not None and p["incumbent"] > resumed["from"]]
-        for key in ("pieces", "improvements"):
-            if key in more.stats:
-                resumed[key] = more.stats[key]
     sol.wall_time = round(at + spent, 4)
     sol.stats["resumed"] = resumed
 

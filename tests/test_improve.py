@@ -174,12 +174,12 @@ def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap():
 
 
 def test_a_stalled_search_returns_only_when_asked_and_with_time_for_a_restart():
-    problem, empty = _stuck()
+    problem, empty = _stuck(60)  # more than MAX_SIZE: no piece is the whole problem
     # the limit never grows (it is its cap), so every piece counts: stalled at STALL_PIECES
     options = ImproveOptions(start_size=4, piece_time_limit=0.5, max_piece_time_limit=0.5)
     stalled = improve(problem, empty, options, time_limit=RESTART_MIN_S + 60, seed=0, stop_when_stalled=True)
     assert stalled.stats["ended_stalled"] and stalled.stats["pieces"] == STALL_PIECES
-    assert stalled.score == -20.0 and stalled.stats["stalled"] <= stalled.wall_time
+    assert stalled.score == -60.0 and stalled.stats["stalled"] <= stalled.wall_time
     # not asked: it records when it stalled and goes on
     going = improve(problem, empty, ImproveOptions(start_size=4, piece_time_limit=0.5, max_piece_time_limit=0.5,
                                                    max_pieces=STALL_PIECES + 3), time_limit=None, seed=0)
@@ -217,11 +217,13 @@ def test_a_stalled_method_restarts_from_other_kmax_networks_and_keeps_the_best(m
 
 
 def test_a_complete_lp_bound_gives_its_unused_time_back_to_the_method():
-    problem = Problem(random_cache(30, 7, max_size=2, density=0.4), 2)
-    # two pieces, then the LP has the rest of 30 s; it completes at once at n = 30
-    sol = solve(problem, "improve", time_limit=30.0, seed=0, options={"max_pieces": 2, "start_size": 4})
-    assert sol.stats["lp_bound"]["complete"]
+    problem = Problem(random_cache(14, 0, max_size=2, density=0.4), 2)
+    # two pieces, then the LP has the rest of 12 s; at n = 14 it completes within a second,
+    # not at the optimum (a gap of 3 %), so the method runs again from its network
+    sol = solve(problem, "improve", time_limit=12.0, seed=0, options={"max_pieces": 2, "start_size": 4})
+    assert sol.stats["lp_bound"]["complete"] and sol.status == "feasible"
     resumed = sol.stats["resumed"]
+    assert resumed["pieces"] == 2 and resumed["at"] + resumed["seconds"] <= sol.wall_time
     assert resumed["score"] >= resumed["from"] and sol.score == pytest.approx(max(resumed["score"],
                                                                                     resumed["from"]))
     stages = [s["stage"] for s in sol.stats["budget"]["stages"]]
