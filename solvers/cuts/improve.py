@@ -895,6 +895,7 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
         best.stats["restarts"] = runs
         best.stats["first_score"] = first_score  # where the first search stalled
     best.trajectory = trajectory
+    best.stats.pop("ended_stalled", None)  # the signal to restart, not part of the result
     if label is not None:
         best.stats["warm_start"] = {"from": label[0], "score": label[1], "seconds": round(used, 4), **info}
     return best
