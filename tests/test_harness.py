@@ -383,8 +383,11 @@ def test_a_signal_stops_the_grid_and_keeps_every_finished_cell(tmp_path, signum,
                             text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        if store.exists() and len(_rows(store)) >= 1:
-            break
+        try:
+            if store.exists() and len(_rows(store)) >= 1:
+                break
+        except sqlite3.OperationalError:  # the file exists a moment before its table
+            pass
         time.sleep(0.1)
     t0 = time.monotonic()
     proc.send_signal(signum)
