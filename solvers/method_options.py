@@ -110,17 +110,12 @@ class ImproveOptions:
     start_size: int = 10  #: free variables in the first piece (then adapted)
     max_pieces: int | None = None  #: stop after this many pieces (with the time limit, whichever first)
     #: once the search stalls (pieces at the largest time limit gain nothing), go on from
-    #: another network and keep the best
+    #: another k-MAX network (another seed) and keep the best
     restarts: bool = True
-    #: where a restart goes on from: "best" (a kick of the best network so far) or "kmax"
-    #: (another k-MAX network, another seed)
-    restart_from: str = "best"
 
     def __post_init__(self):
         if not isinstance(self.restarts, bool):
             raise OptionError(f"option restarts must be true or false, got {self.restarts!r}")
-        if self.restart_from not in ("best", "kmax"):
-            raise OptionError(f"option restart_from must be 'best' or 'kmax', got {self.restart_from!r}")
         if not self.piece_time_limit > 0:
             raise OptionError(f"option piece_time_limit must be positive, got {self.piece_time_limit!r}")
         if self.max_piece_time_limit is not None and not self.max_piece_time_limit >= self.piece_time_limit:

@@ -14,7 +14,7 @@ from twbn.formulations.solution import make_solution
 from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.cuts.branch_and_cut import solve_cuts
-from twbn.solvers.cuts.improve import RESTART_MIN_S, STALL_PIECES, SUB_OPTIONS, _Search, _State, _clash, choose_piece, improve, kick, piece_problem, random_peo
+from twbn.solvers.cuts.improve import RESTART_MIN_S, STALL_PIECES, SUB_OPTIONS, _Search, _State, _clash, choose_piece, improve, piece_problem, random_peo
 from twbn.solvers.registry import run, solve
 from tests.conftest import BUNDLED
 from tests.helpers import random_cache
@@ -192,25 +192,21 @@ def test_a_stalled_search_returns_only_when_asked_and_with_time_for_a_restart():
     assert short.stats["pieces"] == STALL_PIECES + 3 and "ended_stalled" not in short.stats
 
 
-@pytest.mark.slow  # 12 s
-@pytest.mark.parametrize("restart_from", ["best", "kmax"])
-def test_a_stalled_method_restarts_and_keeps_the_best(monkeypatch, restart_from):
+@pytest.mark.slow  # 6 s
+def test_a_stalled_method_restarts_from_other_kmax_networks_and_keeps_the_best(monkeypatch):
     import twbn.solvers.cuts.improve as improve_module
 
     monkeypatch.setattr(improve_module, "RESTART_MIN_S", 0.5)  # restarts within seconds, not minutes
     problem = Problem(random_cache(30, 5, max_size=2, density=0.4), 2)
     sol = solve(problem, "improve", time_limit=6.0, seed=3,
-                options={"piece_time_limit": 0.05, "max_piece_time_limit": 0.05, "start_size": 4,
-                         "restart_from": restart_from})
+                options={"piece_time_limit": 0.05, "max_piece_time_limit": 0.05, "start_size": 4})
     restarts = sol.stats["restarts"]
-    assert restarts and all(r["score"] >= r["start"] and r["from"] == restart_from for r in restarts)
+    assert restarts and all(r["score"] >= r["start"] for r in restarts)
     assert sol.score == pytest.approx(max([sol.stats["first_score"]] + [r["score"] for r in restarts]))
     incumbents = [p["incumbent"] for p in sol.trajectory if p.get("incumbent") is not None]
     assert incumbents == sorted(incumbents) and incumbents[-1] == pytest.approx(sol.score)
     stages = [s["stage"] for s in sol.stats["budget"]["stages"]]
-    assert ("k-MAX restart 1" in stages) == (restart_from == "kmax") and sol.wall_time <= 6.0 + 1.0
-    if restart_from == "best":  # twice the stalled search's last piece size, at least 2 × MIN_SIZE
-        assert all(r["kicked"] >= 8 for r in restarts)
+    assert "k-MAX restart 1" in stages and sol.wall_time <= 6.0 + 1.0
     assert sol.stats["pieces"] >= STALL_PIECES * len(restarts)  # every search but the last stalled
     assert verify_result(problem.cache, sol.to_json(problem), 2) == []
     # with restarts off the first search runs to the limit
@@ -218,25 +214,6 @@ def test_a_stalled_method_restarts_and_keeps_the_best(monkeypatch, restart_from)
                  options={"piece_time_limit": 0.05, "max_piece_time_limit": 0.05, "start_size": 4,
                           "restarts": False})
     assert "restarts" not in once.stats and once.stats["stalled"] is not None
-
-
-@settings(max_examples=30, deadline=None)
-@given(n=st.integers(2, 12), k=st.integers(1, 3), seed=st.integers(0, 10**6), size=st.integers(1, 12))
-def test_a_kick_cuts_the_arcs_inside_a_connected_region_and_stays_a_network_of_the_problem(n, k, seed, size):
-    problem = Problem(random_cache(n, seed % 97, max_size=3, density=0.5), k)
-    start = _start(problem, seed)
-    kicked = kick(problem, start, size, random.Random(seed))
-    assert verify_result(problem.cache, kicked.to_json(problem), k) == []
-    assert kicked.width <= k
-    changed = [v for v in range(n) if kicked.parents[v] != start.parents[v]]
-    for v in changed:  # a subset of its family, the best candidate inside it
-        assert set(kicked.parents[v]) < set(start.parents[v])
-        inside = [(ps, s) for ps, s in zip(problem.candidates.parent_sets[v], problem.candidates.scores[v])
-                  if set(ps) <= set(kicked.parents[v])]
-        assert max(s for _, s in inside) == pytest.approx(problem.candidates.score_of(v, kicked.parents[v]))
-    # the arcs cut all lie inside one region of at most `size` variables
-    cut = {(p, v) for v in changed for p in set(start.parents[v]) - set(kicked.parents[v])}
-    assert len({x for arc in cut for x in arc}) <= size
 
 
 def test_a_complete_lp_bound_gives_its_unused_time_back_to_the_method():

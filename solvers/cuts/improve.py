@@ -116,7 +116,7 @@ from twbn.solvers.method import Method
 from twbn.solvers.method_options import CutsOptions, ImproveOptions
 from twbn.solvers.parallel import PARALLEL_MARGIN, Alone
 
-__all__ = ["improve", "choose_piece", "piece_problem", "kick", "METHOD"]
+__all__ = ["improve", "choose_piece", "piece_problem", "METHOD"]
 
 #: Smallest and largest piece size (free variables); the first is ``start_size``.
 MIN_SIZE = 4
@@ -142,9 +142,6 @@ STALL_PIECES = 2 * STUCK_PIECES
 #: A restart needs at least this many seconds: at 60 s a k-MAX start of 8 s and 42 s of
 #: pieces reached −245,478 at plants k = 8, better than a search that stalled at 1,800 s.
 RESTART_MIN_S = 60.0
-#: A kick (``restart_from="best"``) cuts the arcs inside a region of this many times the
-#: stalled search's last piece size: more than any piece could re-solve at once.
-KICK_PIECES = 2
 #: How far a stuck search's doubling takes a piece's time limit by default (2 s -> 16 s).
 PIECE_LIMIT_GROWTH = 8
 REDRAW_FILL_MAX_N = 200
@@ -811,44 +808,6 @@ def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: 
     return joined
 
 
-def kick(problem: Problem, network: SolverResult, size: int, rng: random.Random) -> SolverResult:
-    """A perturbation of ``network`` to restart a stalled search from (iterated local
-    search): R, ``size`` variables connected in its moral graph (``neighbourhood``), lose
-    their parents inside R, each taking the best candidate set among what is left of its
-    family (kept whole if no candidate lies inside it, as when a required parent is in R).
-    Every new family is a subset of the old one, so the network stays acyclic and its moral
-    graph a subgraph of the old one's: the old elimination order still has width ≤ k. The
-    order returned is a new min-fill one where it fits the bound (other triangulations, so
-    other pieces), else the old one.
-
-    Examples
-    --------
-    >>> from twbn.formulations.problem import Problem
-    >>> from twbn.formulations.solution import make_solution
-    >>> from twbn.scoring.cache import ScoreCache
-    >>> cache = ScoreCache.from_mapping("AB", [{(): -5.0}, {(): -5.0, (0,): -1.0}])
-    >>> chain = make_solution(Problem(cache, 1), [(), (0,)], bound=None, status="feasible", method="start")
-    >>> kick(Problem(cache, 1), chain, 2, random.Random(0)).parents
-    [(), ()]
-    """
-    if network.parents is None:
-        raise ValueError("a kick needs a network")
-    cand = problem.candidates
-    region = set(neighbourhood(network.parents, max(1, min(size, problem.n)), rng))
-    parents = list(network.parents)
-    for v in sorted(region):
-        try:
-            parents[v] = cand.best_within(v, [p for p in parents[v] if p not in region])[0]
-        except KeyError:
-            pass
-    order = network.elimination_order
-    if problem.treewidth is not None:
-        drawn = random_greedy_order(moral_graph(parents), rng, fill=problem.n <= REDRAW_FILL_MAX_N)
-        if elimination_width(fill_in(moral_graph(parents), drawn), drawn) <= problem.treewidth:
-            order = drawn
-    return make_solution(problem, parents, bound=None, status="feasible", method="kick", order_hint=order)
-
-
 def _kmax_start(problem: Problem, budget: Budget, seed: int | None, jobs: int, scheduler: str | None,
                 name: str) -> tuple[SolverResult, dict]:
     """k-MAX's network on a stage of ``IMPROVE_START_SHARE`` of ``budget`` (at most
@@ -891,9 +850,8 @@ _SUMMED = ("pieces", "improvements", "rejected", "timed_out", "sub_seconds", "mo
 def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int | None,
          start: SolverResult | None, jobs: int = 1, scheduler: str | None = None) -> SolverResult:
     """``improve`` as a method: from ``start``, or else from k-MAX's network (``_kmax_start``);
-    once the search stalls with ``RESTART_MIN_S`` left, again (``options.restarts``, with a
-    time limit and no ``max_pieces``) from a ``kick`` of the best network so far or from
-    another k-MAX network (``options.restart_from``), the best kept."""
+    once the search stalls with ``RESTART_MIN_S`` left, again from another k-MAX network
+    (``options.restarts``, with a time limit and no ``max_pieces``), the best kept."""
     from twbn.solvers.registry import solve
 
     if problem.n <= 1:
@@ -912,23 +870,18 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
                   stop_when_stalled=restarts)
     best, runs, trajectory, searches, first_score = sol, [], list(sol.trajectory), [sol.stats], sol.score
     while sol.stats.get("ended_stalled") and not budget.expired():
+        # another k-MAX network (seeds apart from the first start's side runs), searched anew
         r = len(runs) + 1
         r_seed = None if seed is None else seed + 1000 * r
-        if options.restart_from == "best":  # a kick of the best network so far
-            kicked = KICK_PIECES * sol.stats["last_piece_size"]
-            other = kick(problem, best, kicked, random.Random(r_seed))
-        else:  # another k-MAX network (seeds apart from the first start's side runs)
-            other, _ = _kmax_start(problem, budget, r_seed, jobs, scheduler, f"k-MAX restart {r}")
+        other, _ = _kmax_start(problem, budget, r_seed, jobs, scheduler, f"k-MAX restart {r}")
         if other.parents is None or budget.expired():
             break
         offset = time.monotonic() - began
         sol = improve(problem, other, options, time_limit=budget.limit(), seed=r_seed, control=budget.control,
                       jobs=jobs, scheduler=scheduler, joining=budget.joining, stop_when_stalled=True)
         searches.append(sol.stats)
-        runs.append({"at": round(offset, 2), "from": options.restart_from, "start": other.score, "score": sol.score,
+        runs.append({"at": round(offset, 2), "start": other.score, "score": sol.score,
                      "pieces": sol.stats["pieces"], "improvements": sol.stats["improvements"]})
-        if options.restart_from == "best":
-            runs[-1]["kicked"] = kicked
         for point in sol.trajectory:  # the best network over the method's clock
             if point["incumbent"] > trajectory[-1]["incumbent"]:
                 trajectory.append({**point, "time": round(point["time"] + offset, 4)})
