@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.solvers.bounds import call_optimal_at_bound
-from twbn.solvers.budget import UNBOUNDED_BOUND_SHARE, Budget
+from twbn.solvers.budget import CUTS_IMPROVE_SHARE, UNBOUNDED_BOUND_SHARE, Budget
 from twbn.solvers.method import Method
 from twbn.solvers.parallel import PARALLEL_MARGIN, Alone
 
@@ -86,6 +86,7 @@ class Choice:
     method: str
     warm_start: str | None
     reason: str
+    options: dict | None = None  #: the method's options, where they differ from its defaults
 
     def describe(self) -> str:
         """One line: ``auto: cuts warm-started by kg (n = 17, k = 2: ...)``."""
@@ -237,6 +238,16 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
             sol.trajectory = [{"time": round(time.monotonic() - entered, 4), "incumbent": sol.score,
                                "bound": sol.bound}]
             return sol
+    side = choice.warm_start  # runs alone beside a one-process method with jobs >= 2
+    if unbounded is not None and method == "cuts":
+        # the unbounded optimum is wider than k and already bounds the problem: improve's
+        # network first, then the cluster-cut ILP from it (which still proves optima)
+        choice = Choice("cuts", None, choice.reason + f"; the unbounded optimum (width {unbounded.width}) "
+                        "bounds it, so the cluster-cut ILP starts from improve's network (k-MAX's, improved "
+                        f"piece by piece, {CUTS_IMPROVE_SHARE:.0%} of the rest) instead of k-G's",
+                        {"improve_share": CUTS_IMPROVE_SHARE})
+        LOG.info(f"auto: the unbounded optimum has width {unbounded.width} > {problem.treewidth}: cuts starts "
+                 "from improve's network instead of k-G's")
     feasible = infeasibility(problem) is None
     parallel = None
     # a method that runs in several processes itself (improve's pieces) gets the jobs;
@@ -246,10 +257,10 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
     if scheduler is not None:
         LOG.info(f"auto: {method}'s pieces go to the dask scheduler at {scheduler}" if method_scheduler
                  else f"auto: {method} runs on this machine; the dask scheduler is not used")
-    if jobs >= 2 and method_jobs == 1 and choice.warm_start is not None and budget.seconds is not None \
+    if jobs >= 2 and method_jobs == 1 and side is not None and budget.seconds is not None \
             and budget.left() > 2 * PARALLEL_MARGIN and feasible:
-        parallel = Alone(problem, choice.warm_start, budget, seed)
-        LOG.info(f"auto: {choice.warm_start} also runs alone in a second process; the better network is kept")
+        parallel = Alone(problem, side, budget, seed)
+        LOG.info(f"auto: {side} also runs alone in a second process; the better network is kept")
     try:
         warm = None
         if choice.warm_start is not None and feasible:
@@ -271,7 +282,7 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
             sol = start
         else:
             sol = solve(problem, method, seed=seed, warm_start=start, budget=budget, jobs=method_jobs,
-                        scheduler=method_scheduler)
+                        scheduler=method_scheduler, options=choice.options)
         if warm is not None:
             sol.stats["warm_start"] = warm
         sol.stats["auto"] = choice.reason

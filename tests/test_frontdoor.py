@@ -175,6 +175,27 @@ def test_auto_small_middle_large_results_pass_check(tmp_path, capsys, n, k, expe
     assert main(["check", str(jkl), str(out)]) == 0
 
 
+@pytest.mark.slow  # 12 s
+def test_auto_starts_cuts_from_improve_where_the_unbounded_optimum_already_bounds_the_problem():
+    """Where the unbounded DP ran first (n <= 22) and its optimum is wider than k, the
+    cluster-cut ILP starts from improve's network, not k-G's: at mushroom (k = 3-5) cuts
+    from k-G had ended below k-G alone in 40 of 90 study cells, with the DP's bound. It
+    still proves the optimum: here the exact cluster-cut ILP's, run to the end."""
+    from twbn.formulations.verify import verify_result
+    from twbn.solvers.registry import run, solve
+
+    cache = random_cache(16, 0, max_size=2, density=0.3)
+    problem = Problem(cache, 2)
+    assert solve(Problem(cache), "dp").width > 2  # the unbounded optimum does not fit k
+    exact = solve(problem, "cuts")
+    assert exact.status == "optimal"
+    sol = run(problem, "auto", time_limit=10, seed=0)
+    assert sol.method == "cuts" and sol.stats["warm_start"]["from"] == "improve"
+    assert "starts from improve's network" in sol.stats["auto"]
+    assert sol.status == "optimal" and sol.score == pytest.approx(exact.score, abs=1e-9)
+    assert verify_result(cache, sol.to_json(problem), 2) == []
+
+
 def test_auto_unbounded_uses_dp_up_to_its_limit():
     assert choose_method(Problem(_sized_cache(DP_UNBOUNDED_MAX_N))).method == "dp"
     assert choose_method(Problem(_sized_cache(DP_UNBOUNDED_MAX_N + 1))).method == "cuts"
