@@ -24,6 +24,10 @@ A user who names a method gets that method; ``auto`` is a method itself (``METHO
 it chooses, says why (one line on the ``twbn`` logger, and ``stats["auto"]``), and
 delegates. Under a bound at n ≤ 22 it also solves the unbounded problem exactly first:
 its optimum bounds every bounded network, and is the bounded optimum when its width fits.
+When it does not fit, the bound is there already and ``cuts`` starts from ``improve``'s
+network (``improve_share``) instead of k-G's: at mushroom (k = 3–5) ``cuts`` left its
+k-G start unimproved and ended below k-G alone; from ``improve`` it ended above both
+heuristics (docs/auto.md, section 6).
 """
 
 from __future__ import annotations
