@@ -25,7 +25,8 @@ it chooses, says why (one line on the ``twbn`` logger, and ``stats["auto"]``), a
 delegates. Under a bound at n ≤ 22 it also solves the unbounded problem exactly first:
 its optimum bounds every bounded network, and is the bounded optimum when its width fits.
 When it does not fit, the bound is there already and ``cuts`` starts from ``improve``'s
-network (``improve_share``) instead of k-G's: at mushroom (k = 3–5) ``cuts`` left its
+network (``improve_share``; improving a given start, such as a sweep's network from a
+smaller bound, else k-MAX's) instead of k-G's: at mushroom (k = 3–5) ``cuts`` left its
 k-G start unimproved and ended below k-G alone; from ``improve`` it ended above both
 heuristics (docs/auto.md, section 6).
 """
@@ -246,8 +247,9 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
     if unbounded is not None and method == "cuts":
         # the unbounded optimum is wider than k and already bounds the problem: improve's
         # network first, then the cluster-cut ILP from it (which still proves optima)
+        improved = "the given start's" if start is not None else "k-MAX's"
         choice = Choice("cuts", None, choice.reason + f"; the unbounded optimum (width {unbounded.width}) "
-                        "bounds it, so the cluster-cut ILP starts from improve's network (k-MAX's, improved "
+                        f"bounds it, so the cluster-cut ILP starts from improve's network ({improved}, improved "
                         f"piece by piece, {CUTS_IMPROVE_SHARE:.0%} of the rest) instead of k-G's",
                         {"improve_share": CUTS_IMPROVE_SHARE})
         LOG.info(f"auto: the unbounded optimum has width {unbounded.width} > {problem.treewidth}: cuts starts "

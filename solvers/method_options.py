@@ -57,7 +57,7 @@ class CutsOptions:
     minor: bool = True  #: minor density rows (6), bounded mode
     lns: bool | None = None  #: large-neighbourhood search; None = on in bounded mode
     lns_share: float = LNS_SHARE  #: share of the elapsed time the LNS may use
-    improve_share: float | None = None  #: share of the budget for an improve start when none is given; None = 0.6 above n = 40, else 0
+    improve_share: float | None = None  #: share of the budget for improve first (from the given start, else k-MAX's); None = 0.6 above n = 40 without a start, else 0
 
     def __post_init__(self):
         if self.exact not in ("always", "root", "never"):

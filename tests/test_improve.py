@@ -291,6 +291,23 @@ def test_cuts_above_forty_variables_starts_from_improve_and_ends_with_the_lp_bou
     assert "warm_start" not in small.stats and "lp_bound" not in small.stats
 
 
+def test_cuts_with_improve_share_improves_a_given_start_first():
+    # the empty network is a poor start: asked for improve_share, cuts runs improve from it
+    # (never below it) and then the ILP from improve's network; by default the start is
+    # used as it is (no improve stage below LARGE_N)
+    cache = random_cache(12, 5, max_size=2, density=0.5)
+    problem = Problem(cache, 2)
+    empty = make_solution(problem, [()] * 12, bound=None, status="feasible", method="start")
+    sol = solve(problem, "cuts", time_limit=3.0, seed=1, warm_start=empty, options={"improve_share": 0.5})
+    stage = sol.stats["warm_start"]
+    assert stage["from"] == "improve from the given start"
+    assert stage["score"] > empty.score
+    assert sol.score >= stage["score"] - 1e-9
+    assert verify_result(cache, sol.to_json(problem), 2) == []
+    plain = solve(problem, "cuts", time_limit=0.5, seed=1, warm_start=empty)
+    assert "warm_start" not in plain.stats
+
+
 def test_pieces_clash_when_one_frees_what_the_other_touches():
     # L = F ∪ B; two pieces clash iff one's F meets the other's L
     assert _clash([1, 2], [3], [4], [5]) is False
