@@ -20,8 +20,10 @@ import numpy as np
 from twbn.scoring.errors import TwbnError
 
 #: Cell texts that mean "missing". Missing values are an error: the scores assume
-#: complete data, and silently treating "NA" as a state would change every score.
-MISSING_TOKENS = frozenset({"", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None"})
+#: complete data, and silently treating "NA" as a state would change every score. Not
+#: "None": it is a state of child, hailfinder and insurance (bnlearn), so data sampled
+#: from them would be refused (a DataFrame's None object still counts as missing).
+MISSING_TOKENS = frozenset({"", "?", "NA", "N/A", "NaN", "nan", "null", "NULL"})
 
 #: Default limit on states per column; a column over it is almost always an identifier
 #: or an undiscretised number, and would make every parent set containing it useless.

@@ -115,6 +115,21 @@ def test_csv_written_reads_back(tmp_path):
         assert [back.states[v][i] for i in back.data[v]] == [ds.states[v][i] for i in ds.data[v]]
 
 
+def test_a_state_named_none_survives_sampling_and_reading(tmp_path):
+    # bnlearn's insurance has ThisCarDam in {None, Mild, Moderate, Severe}: the text
+    # "None" is a state, not a missing value
+    import dataclasses
+
+    net = random_network(5, seed=2, max_parents=1)
+    net = dataclasses.replace(net, states=(("None",) + net.states[0][1:],) + net.states[1:])
+    write_bif(net, tmp_path / "n.bif")
+    ds = sample(read_bif(tmp_path / "n.bif"), 400, seed=1)
+    write_csv(ds, tmp_path / "d.csv")
+    back = read_csv(tmp_path / "d.csv")
+    assert "None" in back.states[0]
+    assert [back.states[0][i] for i in back.data[0]] == [ds.states[0][i] for i in ds.data[0]]
+
+
 def test_generate_sample_and_approximate_scoring_from_the_command_line(tmp_path, capsys):
     prefix = tmp_path / "syn"
     assert main(["generate", "--variables", "80", "--rows", "400", "--seed", "1", "-o", str(prefix)]) == 0
