@@ -400,6 +400,62 @@ def test_auto_bounds_a_small_bounded_problem_by_the_unbounded_optimum():
         assert verify_result(cache, sol.to_json(problem), k) == []
 
 
+def test_the_bound_from_the_dp_keeps_at_most_k_parents_and_agrees_with_brute_force():
+    """A network of width <= k has at most k parents a variable, so the DP's bound drops
+    the larger cached sets: on a cache whose best families have 3 parents it is the best
+    acyclic network of families of at most k = 2 parents (brute force), below the optimum
+    over every cached set, and above the bounded optimum (brute force under k = 2)."""
+    from twbn.solvers.auto import unbounded_optimum_bound
+    from twbn.solvers.budget import Budget
+    from twbn.solvers.exact.brute_force import brute_force_optimum
+
+    cache = random_cache(5, 3, max_size=3, density=0.6)
+    problem = Problem(cache, 2)
+    small = problem.candidates
+    assert max(len(ps) for sets in cache.parent_sets for ps in sets) == 3
+    assert max(len(ps) for sets in small.parent_sets for ps in sets) == 2
+    _, families_of_two = brute_force_optimum(small)
+    _, every_set = brute_force_optimum(cache)
+    _, bounded = brute_force_optimum(cache, 2)
+    sol = unbounded_optimum_bound(problem, Budget(30.0))
+    assert sol.score == pytest.approx(families_of_two)
+    assert bounded - 1e-9 <= sol.score < every_set - 1e-6
+
+
+def test_auto_between_the_dp_and_forty_variables_solves_the_unbounded_problem_first():
+    """At 22 < n <= 40 the DP does not run; the cluster-cut ILP proves the unbounded
+    optimum (width 4 here), which is the answer at k = 4."""
+    from twbn.formulations.verify import verify_result
+    from twbn.solvers.registry import run, solve
+
+    cache = _sized_cache(26, seed=1)
+    relaxed = solve(Problem(cache), "cuts", time_limit=30, seed=0)
+    assert relaxed.status == "optimal" and relaxed.width == 4
+    problem = Problem(cache, 4)
+    sol = run(problem, "auto", time_limit=20, seed=0)
+    assert sol.status == "optimal" and sol.score == pytest.approx(relaxed.score) and sol.width <= 4
+    assert sol.stats["auto"].endswith("the unbounded optimum fits the bound")
+    assert sol.wall_time < 10
+    assert verify_result(cache, sol.to_json(problem), 4) == []
+
+
+@pytest.mark.slow
+def test_auto_between_the_dp_and_forty_variables_bounds_a_narrower_k_by_the_unbounded_optimum():
+    """Below its width the unbounded optimum bounds the problem and cuts starts from
+    improve's network; the result never passes the bound, which never passes the
+    unbounded optimum."""
+    from twbn.formulations.verify import verify_result
+    from twbn.solvers.registry import run, solve
+
+    cache = _sized_cache(26, seed=1)
+    relaxed = solve(Problem(cache), "cuts", time_limit=30, seed=0)
+    problem = Problem(cache, 2)
+    sol = run(problem, "auto", time_limit=6, seed=0)
+    assert "starts from improve's network" in sol.stats["auto"]
+    assert sol.score <= sol.bound <= relaxed.score + 1e-9
+    assert verify_result(cache, sol.to_json(problem), 2) == []
+
+
 @pytest.mark.slow
 def test_the_unbounded_optimum_bound_holds_against_the_bounded_dp():
     """Below the unbounded network's width, auto's bound (the better of the cluster LP's
