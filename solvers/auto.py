@@ -22,8 +22,11 @@ The rule comes from this project's measurements (docs/auto.md has the tables):
 
 A user who names a method gets that method; ``auto`` is a method itself (``METHOD``):
 it chooses, says why (one line on the ``twbn`` logger, and ``stats["auto"]``), and
-delegates. Under a bound at n ≤ 22 it also solves the unbounded problem exactly first:
-its optimum bounds every bounded network, and is the bounded optimum when its width fits.
+delegates. Under a bound at n ≤ 40 it first solves the problem without the treewidth
+bound but with at most k parents a variable (a family of a network of width ≤ k is a
+clique of at most k + 1 variables): exactly by the DP at n ≤ 22, by ``cuts`` in a quarter
+of the budget above (wdbc, n = 31: 8 s). That optimum bounds every bounded network, and is
+the bounded optimum when its width fits.
 When it does not fit, the bound is there already and ``cuts`` starts from ``improve``'s
 network (``improve_share``; improving a given start, such as a sweep's network from a
 smaller bound, else k-MAX's) instead of k-G's: at mushroom (k = 3–5) ``cuts`` left its
@@ -60,6 +63,11 @@ CUTS_BOUNDED_MAX_N = 40
 #: root LP did not finish in 120 s (bound: the trivial one, 5.4 % gap from an `improve`
 #: start of −627,418), while `improve` alone reached −623,428 with a 1.9 % LP bound in 60 s.
 CUTS_UNBOUNDED_MAX_N = 40
+#: Smallest k at which ``cuts`` starts from improve's network rather than k-G's once the
+#: unbounded optimum bounds the problem. At k = 2, 60 s, k-G's start did better: insurance
+#: (n = 27) 38 more, water (32) and letter (17) proved in 15 and 14 s instead of 38 s;
+#: at k = 3-5 improve's did (mushroom +16 to +98 in 9 of 9, wdbc +17 to +105 in 5 of 5).
+IMPROVE_START_MIN_K = 3
 #: Budget (seconds) when ``auto`` picks an anytime method and the caller gave none.
 AUTO_TIME_LIMIT = 60.0
 #: The DP's expected seconds, fitted to experiments/benchmarks/results/dp.md (housing):
@@ -263,7 +271,7 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
                                "bound": sol.bound}]
             return sol
     side = choice.warm_start  # runs alone beside a one-process method with jobs >= 2
-    if unbounded is not None and method == "cuts":
+    if unbounded is not None and method == "cuts" and problem.treewidth >= IMPROVE_START_MIN_K:
         # the unbounded optimum is wider than k and already bounds the problem: improve's
         # network first, then the cluster-cut ILP from it (which still proves optima)
         improved = "the given start's" if start is not None else "k-MAX's"

@@ -175,25 +175,27 @@ def test_auto_small_middle_large_results_pass_check(tmp_path, capsys, n, k, expe
     assert main(["check", str(jkl), str(out)]) == 0
 
 
-@pytest.mark.slow  # 12 s
+@pytest.mark.slow  # 17 s
 def test_auto_starts_cuts_from_improve_where_the_unbounded_optimum_already_bounds_the_problem():
-    """Where the unbounded DP ran first (n <= 22) and its optimum is wider than k, the
-    cluster-cut ILP starts from improve's network, not k-G's: at mushroom (k = 3-5) cuts
-    from k-G had ended below k-G alone in 40 of 90 study cells, with the DP's bound. It
-    still proves the optimum: here the exact cluster-cut ILP's, run to the end."""
+    """Where the unbounded DP ran first (n <= 22) and its optimum is wider than k >= 3,
+    the cluster-cut ILP starts from improve's network, not k-G's: at mushroom (k = 3-5)
+    cuts from k-G had ended below k-G alone in 40 of 90 study cells, with the DP's bound.
+    At k = 2 k-G's start stays (letter, insurance, water: better or faster with it).
+    Checked against the optimum the exact cluster-cut ILP proves at each k."""
     from twbn.formulations.verify import verify_result
     from twbn.solvers.registry import run, solve
 
-    cache = random_cache(16, 0, max_size=2, density=0.3)
-    problem = Problem(cache, 2)
-    assert solve(Problem(cache), "dp").width > 2  # the unbounded optimum does not fit k
-    exact = solve(problem, "cuts")
-    assert exact.status == "optimal"
-    sol = run(problem, "auto", time_limit=10, seed=0)
-    assert sol.method == "cuts" and sol.stats["warm_start"]["from"] == "improve"
-    assert "starts from improve's network" in sol.stats["auto"]
-    assert sol.status == "optimal" and sol.score == pytest.approx(exact.score, abs=1e-9)
-    assert verify_result(cache, sol.to_json(problem), 2) == []
+    cache = random_cache(14, 1, max_size=2, density=0.3)
+    assert solve(Problem(cache), "dp").width == 5  # the unbounded optimum fits neither k
+    for k, start in ((3, "improve"), (2, "kg")):
+        problem = Problem(cache, k)
+        exact = solve(problem, "cuts", time_limit=60)
+        assert exact.status == "optimal"
+        sol = run(problem, "auto", time_limit=8, seed=0)
+        assert sol.method == "cuts" and sol.stats["warm_start"]["from"] == start
+        assert ("starts from improve's network" in sol.stats["auto"]) == (start == "improve")
+        assert sol.stats["warm_start"]["score"] - 1e-9 <= sol.score <= exact.score + 1e-9 <= sol.bound + 2e-9
+        assert verify_result(cache, sol.to_json(problem), k) == []
 
 
 def test_auto_unbounded_uses_dp_up_to_its_limit():
@@ -449,11 +451,11 @@ def test_auto_between_the_dp_and_forty_variables_bounds_a_narrower_k_by_the_unbo
 
     cache = _sized_cache(26, seed=1)
     relaxed = solve(Problem(cache), "cuts", time_limit=30, seed=0)
-    problem = Problem(cache, 2)
+    problem = Problem(cache, 3)
     sol = run(problem, "auto", time_limit=6, seed=0)
     assert "starts from improve's network" in sol.stats["auto"]
     assert sol.score <= sol.bound <= relaxed.score + 1e-9
-    assert verify_result(cache, sol.to_json(problem), 2) == []
+    assert verify_result(cache, sol.to_json(problem), 3) == []
 
 
 @pytest.mark.slow
