@@ -7,7 +7,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: scoring/…, solvers/…, docs/… paths with a file extension, not part of a longer path
 PATH = re.compile(r"(?<![\w./-])((?:scoring|formulations|solvers|experiments|tests|docs|twbn)/[\w./-]+"
-                  r"\.(?:py|md|toml|json|csv\.gz|csv|png))")
+                  r"\.(?:py|md|toml|jsonl|json|csv\.gz|csv|png))(?!\w)")
 
 
 def _named_paths():
