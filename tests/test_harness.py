@@ -129,6 +129,7 @@ def test_crash_and_overrun_cost_one_cell(tmp_path):
     assert got["kg"] == "timeout" and "killed" in err
 
 
+@pytest.mark.slow  # 26 s; the default run keeps test_contract's kill -9 and resume
 def test_sigkill_mid_grid_then_resume_gives_every_cell_once(tmp_path):
     cfg = _config(tmp_path, "kill", methods=('name = "kg"',), seeds="[0, 1, 2]")
     store = tmp_path / "k.sqlite"
