@@ -52,8 +52,10 @@ IMPROVE_START_SHARE = 0.2
 #: baudio (n = 100) did not solve its first LP; improve alone for the whole budget ended
 #: 2,867 and 4,079 ahead. Hence most of the budget goes to improve.
 CUTS_IMPROVE_SHARE = 0.6
-#: ``auto`` on a bounded problem at n <= 22 solves the unbounded one exactly first, as a
-#: bound, when its expected time (solvers/auto.dp_seconds, with its margin) fits this share.
+#: ``auto`` on a bounded problem at n <= 40 first solves it without the treewidth bound
+#: (families of at most k parents), as a bound, in this share: by the DP at n <= 22 when
+#: its expected time (solvers/auto.dp_seconds, with its margin) fits, else by ``cuts``
+#: (wdbc, n = 31: 3-8 s of a 60 s budget).
 UNBOUNDED_BOUND_SHARE = 0.25
 
 #: ``twbn learn DATA --time-limit S``: scoring the data may take this share of what is
