@@ -337,6 +337,7 @@ def test_a_cache_changed_on_disk_is_scored_again(tmp_path, capsys):
     assert jkl.read_text() == good
 
 
+@pytest.mark.slow  # 11 s
 def test_two_stores_of_one_stem_have_their_own_work_folders(tmp_path):
     """Issue 31.5: same.sqlite and same.db, run at once, each keep their cells."""
     cfg = _config(tmp_path, seeds="[0]", folds=1, treewidths="[1, 2]")
