@@ -191,8 +191,11 @@ def unbounded_optimum_bound(problem: Problem, budget: Budget, seed: int | None =
     mushroom (BDeu, 4 parents) the cluster LP left 17-22 % gaps at k >= 10 where the
     networks found were optimal, and at k = 3 the DP over every cached set left 3.4 %;
     at wdbc (n = 31) ``cuts`` proves it in 8 s (width 6), where ``cuts`` from k-G ended
-    non-optimal at k = 6 and 8. None where it would not fit, was not proved, or found
-    nothing."""
+    non-optimal at k = 6 and 8. Where ``cuts`` does not prove that optimum in its share,
+    its bound still bounds the bounded problem, and the result (status ``feasible``) is
+    returned for that bound. None where it would not fit, or proved nothing tighter than
+    the sum of each variable's best score."""
+    from twbn.solvers.bounds import trivial_bound
     from twbn.solvers.registry import solve
     from twbn.solvers.warm_start import infeasibility
 
@@ -212,20 +215,27 @@ def unbounded_optimum_bound(problem: Problem, budget: Budget, seed: int | None =
     with budget.stage(f"the optimum without the treewidth bound by {method} (a bound)",
                       UNBOUNDED_BOUND_SHARE) as stage:
         sol = solve(relaxed, method, budget=stage, seed=seed if method == "cuts" else None, _lp_bound=False)
-    return sol if sol.status == "optimal" else None
+    if sol.status == "optimal":
+        return sol
+    if sol.status == "feasible" and sol.bound is not None and sol.bound < trivial_bound(relaxed) - 1e-9:
+        return sol
+    return None
 
 
 def _how(unbounded: SolverResult) -> str:
+    if unbounded.status != "optimal":
+        return "the cluster-cut ILP's bound, not proved optimal in its share"
     return "exact DP" if unbounded.method == "dp" else "the cluster-cut ILP, proved"
 
 
 def tighten_with_unbounded(sol: SolverResult, unbounded: SolverResult) -> None:
-    """Give ``sol`` the unbounded optimum as its bound where it is tighter, and call a
-    network that reaches it optimal."""
-    if sol.status == "infeasible" or unbounded.score is None:
+    """Give ``sol`` the bound of the problem without the treewidth bound (its optimum, or
+    the bound ``cuts`` proved on it) where it is tighter, and call a network that reaches
+    it optimal."""
+    if sol.status == "infeasible" or unbounded.bound is None:
         return
-    if sol.bound is None or unbounded.score < sol.bound:
-        sol.bound = unbounded.score if sol.score is None else max(unbounded.score, sol.score)
+    if sol.bound is None or unbounded.bound < sol.bound:
+        sol.bound = unbounded.bound if sol.score is None else max(unbounded.bound, sol.score)
         sol.stats["bound_source"] = ("the optimum without the treewidth bound, at most k parents a variable "
                                      f"({_how(unbounded)}): every network of width <= k is one of those")
         sol.trajectory.append({"time": sol.wall_time, "incumbent": sol.score, "bound": sol.bound})
@@ -256,7 +266,8 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
     unbounded = None
     if method != "dp":
         unbounded = unbounded_optimum_bound(problem, budget, seed)
-        if unbounded is not None and unbounded.width is not None and unbounded.width <= problem.treewidth:
+        if unbounded is not None and unbounded.status == "optimal" and unbounded.width is not None \
+                and unbounded.width <= problem.treewidth:
             # the unbounded optimum has width <= k: it is this problem's optimum too
             LOG.info(f"auto: the unbounded optimum ({_how(unbounded)}) has width {unbounded.width} <= "
                      f"{problem.treewidth}: it is the optimum here too")
@@ -275,12 +286,13 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
         # the unbounded optimum is wider than k and already bounds the problem: improve's
         # network first, then the cluster-cut ILP from it (which still proves optima)
         improved = "the given start's" if start is not None else "k-MAX's"
-        choice = Choice("cuts", None, choice.reason + f"; the unbounded optimum (width {unbounded.width}) "
+        what = (f"the unbounded optimum (width {unbounded.width})" if unbounded.status == "optimal"
+                else "the unbounded problem's bound")
+        choice = Choice("cuts", None, choice.reason + f"; {what} "
                         f"bounds it, so the cluster-cut ILP starts from improve's network ({improved}, improved "
                         f"piece by piece, {CUTS_IMPROVE_SHARE:.0%} of the rest) instead of k-G's",
                         {"improve_share": CUTS_IMPROVE_SHARE})
-        LOG.info(f"auto: the unbounded optimum has width {unbounded.width} > {problem.treewidth}: cuts starts "
-                 "from improve's network instead of k-G's")
+        LOG.info(f"auto: {what} bounds the problem: cuts starts from improve's network instead of k-G's")
     feasible = infeasibility(problem) is None
     parallel = None
     # a method that runs in several processes itself (improve's pieces) gets the jobs;

@@ -441,6 +441,26 @@ def test_auto_between_the_dp_and_forty_variables_solves_the_unbounded_problem_fi
     assert verify_result(cache, sol.to_json(problem), 4) == []
 
 
+def test_an_unproved_unbounded_problem_gives_its_bound_not_its_network_score():
+    """Where cuts does not prove the problem without the treewidth bound in its share, its
+    bound (not its network's score, which is no bound) tightens the result's; a looser
+    one changes nothing, and a network that reaches the bound is optimal."""
+    from twbn.formulations.solution import SolverResult
+    from twbn.solvers.auto import tighten_with_unbounded
+
+    unproved = SolverResult([], -120.0, -100.0, "feasible", method="cuts")
+    sol = SolverResult([], -110.0, -95.0, "feasible", method="cuts")
+    tighten_with_unbounded(sol, unproved)
+    assert sol.bound == -100.0 and "not proved optimal" in sol.stats["bound_source"]
+    assert sol.status == "feasible"
+    looser = SolverResult([], -110.0, -105.0, "feasible", method="cuts")
+    tighten_with_unbounded(looser, unproved)
+    assert looser.bound == -105.0 and "bound_source" not in looser.stats
+    reached = SolverResult([], -100.0, -90.0, "feasible", method="cuts")
+    tighten_with_unbounded(reached, unproved)
+    assert reached.bound == -100.0 and reached.status == "optimal"
+
+
 @pytest.mark.slow
 def test_auto_between_the_dp_and_forty_variables_bounds_a_narrower_k_by_the_unbounded_optimum():
     """Below its width the unbounded optimum bounds the problem and cuts starts from
