@@ -263,11 +263,11 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
         reason += f"; {AUTO_TIME_LIMIT:g} s budget"
     LOG.info(reason)
     entered = time.monotonic()
-    unbounded = None
+    unbounded, proved = None, False
     if method != "dp":
         unbounded = unbounded_optimum_bound(problem, budget, seed)
-        if unbounded is not None and unbounded.status == "optimal" and unbounded.width is not None \
-                and unbounded.width <= problem.treewidth:
+        proved = unbounded is not None and unbounded.status == "optimal"
+        if proved and unbounded.width is not None and unbounded.width <= problem.treewidth:
             # the unbounded optimum has width <= k: it is this problem's optimum too
             LOG.info(f"auto: the unbounded optimum ({_how(unbounded)}) has width {unbounded.width} <= "
                      f"{problem.treewidth}: it is the optimum here too")
@@ -286,8 +286,7 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
         # the unbounded optimum is wider than k and already bounds the problem: improve's
         # network first, then the cluster-cut ILP from it (which still proves optima)
         improved = "the given start's" if start is not None else "k-MAX's"
-        what = (f"the unbounded optimum (width {unbounded.width})" if unbounded.status == "optimal"
-                else "the unbounded problem's bound")
+        what = f"the unbounded optimum (width {unbounded.width})" if proved else "the unbounded problem's bound"
         choice = Choice("cuts", None, choice.reason + f"; {what} "
                         f"bounds it, so the cluster-cut ILP starts from improve's network ({improved}, improved "
                         f"piece by piece, {CUTS_IMPROVE_SHARE:.0%} of the rest) instead of k-G's",
