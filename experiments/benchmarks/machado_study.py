@@ -6,8 +6,8 @@ of an earlier report (stores come and go, the CSV is committed), and writes
 ``DIR/report.md``, ``DIR/cells.csv`` (every cell) and PNGs:
 
 - per data set, held-out log-likelihood per test row and BDeu score against the
-  treewidth bound (their Figs. 7–16): mean and spread over the folds, one line per ESS and
-  method, the unbounded network as a dashed reference line;
+  treewidth bound (their Figs. 7–16): mean and spread over the folds, one panel per parent
+  limit, one line per ESS and method, the unbounded network as a dotted reference line;
 - the gap table in the layout of their Tables II–IV, our proved gap (mean over folds)
   beside their figures after two hours of CPLEX;
 - the width each network reached, and exact inference on it (largest clique, potential
@@ -223,7 +223,7 @@ def inference_lines(cells: list[dict]) -> list[str]:
     g = defaultdict(list)
     for c in cells:
         if c.get("max_clique") is not None:
-            g[c["data"], c["ess"], c["method"], c["treewidth"]].append(c)
+            g[c["data"], c["ess"], c.get("max_parents"), c["method"], c["treewidth"]].append(c)
     if not g:
         return []
     lines = ["## Exact inference and predicting the class", "",
@@ -232,9 +232,10 @@ def inference_lines(cells: list[dict]) -> list[str]:
              "accuracy and log-loss mean ± sd over folds, beside a Naive Bayes fitted on the same rows. "
              f"Junction trees above {MAX_TABLE_ENTRIES:,} potential entries are not built: their time is the mean "
              "over the folds whose tree was built, with how many (— if none).", "",
-             "| data | ESS | method | k | largest clique | potential entries | junction tree (ms) | accuracy | "
-             "log-loss | Naive Bayes accuracy | Naive Bayes log-loss |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for (d, ess, m, k), cs in sorted(g.items(), key=lambda kv: (kv[0][0], -kv[0][1], kv[0][2], _order(kv[0][3]))):
+             "| data | ESS | parents | method | k | largest clique | potential entries | junction tree (ms) | accuracy | "
+             "log-loss | Naive Bayes accuracy | Naive Bayes log-loss |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for (d, ess, mp, m, k), cs in sorted(g.items(), key=lambda kv: (kv[0][0], -kv[0][1], kv[0][2] or 0, kv[0][3],
+                                                                     _order(kv[0][4]))):
         mc, _ = _stats([c["max_clique"] for c in cs])
         te, _ = _stats([c["table_entries"] for c in cs])
         built = [1000 * c["junction_tree_s"] for c in cs if c["junction_tree_s"] is not None]
@@ -244,15 +245,22 @@ def inference_lines(cells: list[dict]) -> list[str]:
         loss = _stats([c.get("class_log_loss") for c in cs])
         nba = _stats([c.get("nb_accuracy") for c in cs])
         nbl = _stats([c.get("nb_log_loss") for c in cs])
-        lines.append(f"| {d} | {ess:g} | {m} | {_k(k)} | {_f(mc, '.1f')} | {_f(te, ',.0f')} | {jt_text} | "
-                     f"{_f(acc[0], '.4f')} ± {_f(acc[1], '.4f')} | {_f(loss[0], '.4f')} ± {_f(loss[1], '.4f')} | "
-                     f"{_f(nba[0], '.4f')} | {_f(nbl[0], '.4f')} |")
+        lines.append(f"| {d} | {ess:g} | {_f(mp, 'd')} | {m} | {_k(k)} | {_f(mc, '.1f')} | {_f(te, ',.0f')} | "
+                     f"{jt_text} | {_f(acc[0], '.4f')} ± {_f(acc[1], '.4f')} | "
+                     f"{_f(loss[0], '.4f')} ± {_f(loss[1], '.4f')} | {_f(nba[0], '.4f')} | {_f(nbl[0], '.4f')} |")
     return lines
+
+
+#: One colour per method and one line style (and marker) per ESS, the same in every panel.
+_COLOURS = {"auto": "C0", "kg": "C1", "kmax": "C2"}
+_STYLES = {1.0: ("-", "o"), 0.5: ("--", "s")}
 
 
 def plots(cells: list[dict], out: Path) -> list[str]:
     """Per data set: held-out LL and score against k, mean with the fold spread as error
-    bars, one line per (ESS, method); the unbounded network's mean as a dashed line."""
+    bars; one panel per parent limit, one line per (method, ESS) (colour: method; line
+    style: ESS), the points of a k drawn a little apart so their bars do not hide each
+    other; ``auto``'s unbounded network's mean as a dotted reference line."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -265,9 +273,7 @@ def plots(cells: list[dict], out: Path) -> list[str]:
     for data in sorted({c["data"] for c in cells}):
         for key, label, fname in (("ll_row", "held-out log-likelihood per test row", "loglik"),
                                   ("score", "BDeu score of the training folds", "score")):
-            fig, ax = plt.subplots(figsize=(7, 4.2))
-            drew = False
-            series = defaultdict(dict)
+            series: dict = defaultdict(dict)
             refs = {}
             for (d, ess, mp, m, k), cs in g.items():
                 if d != data:
@@ -276,24 +282,38 @@ def plots(cells: list[dict], out: Path) -> list[str]:
                 if mean is None:
                     continue
                 if k is None:
-                    refs[ess, mp, m] = mean
+                    refs[mp, m, ess] = mean
                 else:
-                    series[ess, mp, m][k] = (mean, sd)
-            for i, ((ess, mp, m), pts) in enumerate(sorted(series.items())):
-                ks = sorted(pts)
-                line = ax.errorbar(ks, [pts[k][0] for k in ks], yerr=[pts[k][1] for k in ks], marker="o", capsize=3,
-                                   label=f"{m}, ESS {ess:g}, ≤ {mp} parents")
-                drew = True
-                if (ess, mp, m) in refs:
-                    ax.axhline(refs[ess, mp, m], linestyle="--", color=line[0].get_color(), linewidth=1,
-                               label=f"{m} unbounded, ESS {ess:g}")
-            if not drew:
-                plt.close(fig)
+                    series[mp, m, ess][k] = (mean, sd)
+            limits = sorted({mp for mp, _, _ in series})
+            if not limits:
                 continue
-            ax.set_xlabel("treewidth bound k")
-            ax.set_ylabel(label)
-            ax.set_title(f"{data}: {label} against the treewidth bound (mean ± sd over folds)")
-            ax.legend(fontsize=7)
+            fig, axes = plt.subplots(1, len(limits), figsize=(5.2 * len(limits), 4.4), sharey=True, squeeze=False,
+                                     layout="constrained")
+            handles = {}
+            for ax, mp in zip(axes[0], limits):
+                mine = sorted((m, -ess) for p_, m, ess in series if p_ == mp)
+                for i, (m, neg_ess) in enumerate(mine):
+                    ess = -neg_ess
+                    pts = series[mp, m, ess]
+                    ks = sorted(pts)
+                    dodge = 0.18 * (i - (len(mine) - 1) / 2)
+                    style, marker = _STYLES.get(ess, (":", "^"))
+                    name = f"{m}, ESS {ess:g}"
+                    line = ax.errorbar([k + dodge for k in ks], [pts[k][0] for k in ks],
+                                       yerr=[pts[k][1] or 0.0 for k in ks], color=_COLOURS.get(m), linestyle=style,
+                                       marker=marker, markersize=4, capsize=2, elinewidth=0.8, label=name)
+                    handles.setdefault(name, line)
+                    if (mp, m, ess) in refs:
+                        ref = f"{m} unbounded, ESS {ess:g}"
+                        handles.setdefault(ref, ax.axhline(refs[mp, m, ess], color=_COLOURS.get(m), linestyle=":",
+                                                           linewidth=1.2 if ess == 1.0 else 0.8, label=ref))
+                ax.set_title(f"at most {mp} parents", fontsize=10)
+                ax.set_xlabel("treewidth bound k")
+                ax.grid(alpha=0.3)
+            axes[0][0].set_ylabel(label)
+            fig.suptitle(f"{data}: {label} against the treewidth bound (mean ± sd over folds)", fontsize=11)
+            fig.legend(list(handles.values()), list(handles), loc="outside right upper", fontsize=8)
             name = f"{data}_{fname}_by_treewidth.png"
             save_png(fig, out / name)
             plt.close(fig)
@@ -312,7 +332,11 @@ def write(stores: list[Path], out: Path) -> list[Path]:
         counts[c["status"]] += 1
     lines = ["# Bounded treewidth and generalisation, with proved gaps (Machado et al.'s study)", "",
              f"{len(cells)} cells from {', '.join(Path(s).name for s in stores)}; statuses: "
-             + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + ".", ""]
+             + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())) + ". A cell that failed or timed out "
+             "is counted in its row and never averaged in. Held-out log-likelihood and class log-loss use the "
+             "smoothing of `twbn evaluate`: a pseudo-count ess/(q·r) in every cell of a variable's table (the "
+             "cell's ESS), so a state or parent configuration a training fold never saw, or a variable constant "
+             "in it, still has a defined probability.", ""]
     lines += tables(cells) + inference_lines(cells)
     if pngs:
         lines += ["", "## Figures", ""] + [f"![{p}]({p})" for p in pngs]
