@@ -65,7 +65,9 @@ Restarts (issue 33.3). At the largest piece limit a search can still stall: at p
 k = 8, 1,800 s, its last gain came 559 s into 1,008 s. Once ``STALL_PIECES`` pieces in a
 row at that limit gained nothing, the method goes on from another k-MAX network (the
 next seed, its start stage capped as the first one's) with what is left, while at least
-``RESTART_MIN_S`` is, and keeps the best network of all its searches.
+``RESTART_MIN_S`` is, and keeps the best network of all its searches. Where k-MAX gives
+back a network already searched from (at plants every seed's best was seed 1's), that
+restart is dropped and the next ones start from k-G's networks, whose random orders differ.
 
 Larger pieces once the small ones give out (issue 33.3). Each time the search is stuck
 (``STUCK_PIECES`` pieces without a gain, with or without a bound), a piece's time limit
@@ -809,12 +811,13 @@ def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: 
 
 
 def _kmax_start(problem: Problem, budget: Budget, seed: int | None, jobs: int, scheduler: str | None,
-                name: str) -> tuple[SolverResult, dict]:
-    """k-MAX's network on a stage of ``IMPROVE_START_SHARE`` of ``budget`` (at most
-    ``START_MAX_S``), as ``--warm-start kmax`` would give; with jobs to spare, more k-MAX
-    runs (seeds ``seed`` + 1 …) beside it, the best kept. Without a bound (or k >= n - 1),
-    k-MAX's network at ``UNBOUNDED_START_K``, certified as one of the unbounded problem.
-    Returns the start (its parents None if none was found) and what the runs reached."""
+                name: str, method: str = "kmax") -> tuple[SolverResult, dict]:
+    """k-MAX's network (or ``method``'s: a restart's may be k-G's) on a stage of
+    ``IMPROVE_START_SHARE`` of ``budget`` (at most ``START_MAX_S``), as ``--warm-start
+    kmax`` would give; with jobs to spare, more runs (seeds ``seed`` + 1 …) beside it, the
+    best kept. Without a bound (or k >= n - 1), the network at ``UNBOUNDED_START_K``,
+    certified as one of the unbounded problem. Returns the start (its parents None if none
+    was found) and what the runs reached."""
     from twbn.solvers.registry import solve
 
     void = problem.treewidth is None or problem.treewidth >= problem.n - 1  # binds nothing
@@ -822,11 +825,11 @@ def _kmax_start(problem: Problem, budget: Budget, seed: int | None, jobs: int, s
         problem.cache, min(problem.n - 1, UNBOUNDED_START_K), problem.forbidden, problem.required)
     info: dict = {}
     with budget.stage(name, IMPROVE_START_SHARE, at_most=START_MAX_S) as stage:
-        side = [Alone(bounded, "kmax", stage, None if seed is None else seed + i)
+        side = [Alone(bounded, method, stage, None if seed is None else seed + i)
                 for i in range(1, jobs)] if jobs >= 2 and scheduler is None \
             and stage.left() > 2 * PARALLEL_MARGIN else []
         try:
-            start = solve(bounded, "kmax", budget=stage, seed=seed, _lp_bound=False)
+            start = solve(bounded, method, budget=stage, seed=seed, _lp_bound=False)
         finally:
             others = [a.result(stage) for a in side]
         if side:  # what each k-MAX run beside this one reached (None: nothing in time)
@@ -837,7 +840,7 @@ def _kmax_start(problem: Problem, budget: Budget, seed: int | None, jobs: int, s
                                                                     or other.score > start.score):
                 start = other
     if void and start.parents is not None:
-        start = make_solution(problem, start.parents, bound=None, status="feasible", method="kmax",
+        start = make_solution(problem, start.parents, bound=None, status="feasible", method=method,
                               order_hint=start.elimination_order)
     return start, info
 
@@ -851,7 +854,8 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
          start: SolverResult | None, jobs: int = 1, scheduler: str | None = None) -> SolverResult:
     """``improve`` as a method: from ``start``, or else from k-MAX's network (``_kmax_start``);
     once the search stalls with ``RESTART_MIN_S`` left, again from another k-MAX network
-    (``options.restarts``, with a time limit and no ``max_pieces``), the best kept."""
+    (``options.restarts``, with a time limit and no ``max_pieces``), the best kept; once
+    k-MAX gives a network already searched from, from k-G's networks instead."""
     from twbn.solvers.registry import solve
 
     if problem.n <= 1:
@@ -869,18 +873,27 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
                   seed=seed, control=budget.control, jobs=jobs, scheduler=scheduler, joining=budget.joining,
                   stop_when_stalled=restarts)
     best, runs, trajectory, searches, first_score = sol, [], list(sol.trajectory), [sol.stats], sol.score
+    searched, start_method, repeated = {tuple(start.parents)}, "kmax", 0
     while sol.stats.get("ended_stalled") and not budget.expired():
-        # another k-MAX network (seeds apart from the first start's side runs), searched anew
-        r = len(runs) + 1
+        # another start network (seeds apart from the first start's side runs), searched anew
+        r = len(runs) + repeated + 1
         r_seed = None if seed is None else seed + 1000 * r
-        other, _ = _kmax_start(problem, budget, r_seed, jobs, scheduler, f"k-MAX restart {r}")
+        stage = {"kmax": "k-MAX", "kg": "k-G"}[start_method] + f" restart {r}"
+        other, _ = _kmax_start(problem, budget, r_seed, jobs, scheduler, stage, start_method)
         if other.parents is None or budget.expired():
             break
+        if tuple(other.parents) in searched and start_method == "kmax":
+            # k-MAX's best of its random first cliques is the same network whatever the
+            # seed where it samples them all (plants, n = 69: seeds 1, 1001, 2001, 3001):
+            # the next starts are k-G's, whose random orders differ
+            repeated, start_method = repeated + 1, "kg"
+            continue
+        searched.add(tuple(other.parents))
         offset = time.monotonic() - began
         sol = improve(problem, other, options, time_limit=budget.limit(), seed=r_seed, control=budget.control,
                       jobs=jobs, scheduler=scheduler, joining=budget.joining, stop_when_stalled=True)
         searches.append(sol.stats)
-        runs.append({"at": round(offset, 2), "start": other.score, "score": sol.score,
+        runs.append({"at": round(offset, 2), "from": start_method, "start": other.score, "score": sol.score,
                      "pieces": sol.stats["pieces"], "improvements": sol.stats["improvements"]})
         for point in sol.trajectory:  # the best network over the method's clock
             if point["incumbent"] > trajectory[-1]["incumbent"]:
@@ -894,6 +907,8 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
                 best.stats[key] = round(total, 2) if isinstance(total, float) else total
         best.stats["restarts"] = runs
         best.stats["first_score"] = first_score  # where the first search stalled
+    if repeated:
+        best.stats["repeated_starts"] = repeated  # k-MAX restarts not searched: the network of an earlier one
     best.trajectory = trajectory
     best.stats.pop("ended_stalled", None)  # the signal to restart, not part of the result
     if label is not None:
