@@ -182,7 +182,7 @@ def inference_time(model, order: Sequence[str] | None = None, *, queries: int = 
     ``evidence`` random others in random states: in ``order`` when given (the query
     variable kept to the last, which widens its cliques by at most that variable), else
     in pgmpy's MinFill order. MinFill's order is not bounded by the certificate: at
-    audiology, k = 50, a network whose junction tree has 292 thousand entries made one
+    audiology, k = 50, a network whose junction tree was under ``max_entries`` made one
     query run past its cell's kill margin.
     With ``repeats`` > 1 each time is the fastest of that many runs (first calls pay for
     pgmpy's imports and caches). ``table_entries``: the size of the certificate's junction tree. When that exceeds
