@@ -313,7 +313,8 @@ def plots(cells: list[dict], out: Path) -> list[str]:
                 ax.grid(alpha=0.3)
             axes[0][0].set_ylabel(label)
             fig.suptitle(f"{data}: {label} against the treewidth bound (mean ± sd over folds)", fontsize=11)
-            fig.legend(list(handles.values()), list(handles), loc="outside right upper", fontsize=8)
+            fig.legend(list(handles.values()), list(handles), loc="outside lower center", fontsize=8,
+                       ncol=min(4, len(handles)))
             name = f"{data}_{fname}_by_treewidth.png"
             save_png(fig, out / name)
             plt.close(fig)
