@@ -5,7 +5,8 @@ For the bundled UCI sets (BIC, at most 3 parents, all pruning rules): k-G networ
 k = 1, 2, 4, 6, 8 (``--budget`` seconds each) and the unbounded network (the unbounded DP
 for n ≤ 24, else ``cuts`` for 60 s), CPTs fitted on all rows (Dirichlet, ess 1), then
 pgmpy: the junction tree built from the result's certificate, calibrated (all
-marginals), and five variable-elimination queries with pgmpy's MinFill order. Junction
+marginals), and five variable-elimination queries in the certificate's order (pgmpy's
+MinFill order until 2026-11-27: results/inference.md was measured with it). Junction
 trees above ``twbn.scoring.inference.MAX_TABLE_ENTRIES`` potential entries are not built;
 their size is reported. Each cell runs in its own process; times are the fastest of 3.
 
@@ -88,7 +89,7 @@ def main() -> None:
     lines = ["# Exact inference against treewidth", "",
              f"Machine: {machine()}. BIC, at most 3 parents; k-G {args.budget:.0f} s per bounded network, unbounded by "
              "the DP (n ≤ 24) or cuts (60 s); CPTs on all rows (ess 1); pgmpy junction tree from the certificate; "
-             "two cells at a time.", "",
+             "VE queries in the certificate's order; two cells at a time.", "",
              "| data | n | k | width | arcs | score | largest clique | potential entries | junction tree (ms) "
              "| VE query (ms) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
