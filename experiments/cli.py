@@ -716,9 +716,21 @@ def cmd_data(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from twbn.experiments.report import write_report
+    from twbn.experiments.report import write_report, write_staged
 
-    for p in write_report(args.store, args.output):
+    if args.layout == "grid":
+        if len(args.store) > 1:
+            raise UserError("the grid report reads one store (--layout machado reads several)")
+        written = write_report(args.store[0], args.output)
+    else:
+        from twbn.experiments.benchmarks.machado_study import write as write_study
+
+        stores = [Path(s) for s in args.store]
+        for s in stores:
+            if not s.exists():
+                raise UserError(f"no store {s}")
+        written = write_staged(args.output, lambda stage: write_study(stores, stage))
+    for p in written:
         print(f"wrote {p}")
     return 0
 
@@ -893,8 +905,13 @@ def build_parser() -> argparse.ArgumentParser:
     da.set_defaults(func=cmd_data)
 
     rp = sub.add_parser("report", help="tables (Markdown, CSV) and plots (PNG) from an experiment store")
-    rp.add_argument("store", metavar="STORE.sqlite")
+    rp.add_argument("store", metavar="STORE.sqlite", nargs="+",
+                    help="the store (with --layout machado: several, or an earlier study report's cells.csv)")
     rp.add_argument("-o", "--output", required=True, metavar="DIR")
+    rp.add_argument("--layout", choices=["grid", "machado"], default="grid",
+                    help="grid (default): tables and plots by data set, method and bound; machado: Machado et "
+                         "al.'s study (machado-study-* configs): their Tables II-IV's gaps beside ours, held-out "
+                         "likelihood and score against the bound per parent limit, inference and the class")
     rp.set_defaults(func=cmd_report)
     return p
 

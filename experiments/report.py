@@ -287,12 +287,20 @@ def pruning_lines(caches: list[dict]) -> list[str]:
 def write_report(store_path: str | Path, out_dir: str | Path) -> list[Path]:
     """Write the report of a store into ``out_dir``: every file or none (they are made in a
     temporary folder beside it and moved in at the end)."""
+    store_path = Path(store_path)
+    if not store_path.exists():
+        raise FileNotFoundError(f"no store {store_path}")
+    return write_staged(out_dir, lambda stage: _write_report(store_path, stage))
+
+
+def write_staged(out_dir: str | Path, make) -> list[Path]:
+    """``make(folder)`` writes a report's files into a temporary folder beside ``out_dir``
+    and returns them; they are moved into ``out_dir`` once all are made, so a failure leaves
+    no half-written report."""
     import shutil
     import tempfile
 
-    store_path, out = Path(store_path), Path(out_dir)
-    if not store_path.exists():
-        raise FileNotFoundError(f"no store {store_path}")
+    out = Path(out_dir)
     if not out.parent.exists():
         raise FileNotFoundError(f"folder {out.parent} of the report does not exist")
     try:
@@ -300,7 +308,7 @@ def write_report(store_path: str | Path, out_dir: str | Path) -> list[Path]:
     except OSError as exc:
         raise OSError(exc.errno, f"cannot write: {exc.strerror}", str(out)) from None
     try:
-        made = _write_report(store_path, stage)
+        made = make(stage)
         out.mkdir(exist_ok=True)
         for p in made:
             os.replace(p, out / p.name)

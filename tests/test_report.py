@@ -104,6 +104,39 @@ def test_the_study_report_counts_folds_against_the_config_not_the_cells_present(
     assert [c["folds"] for c in _load_csv(old)] == [5]
 
 
+def test_twbn_report_writes_the_study_layout_from_several_inputs(tmp_path, capsys):
+    """``twbn report --layout machado`` reads stores or an earlier report's cells.csv (the
+    last input wins for a cell in both) and writes the study's report, all files or none."""
+    from twbn.experiments.benchmarks.machado_study import _csv
+
+    def cell(fold, score):
+        return {"config": "machado-study-audiology-ess1", "key": f"audiology|fold={fold}|k=3|auto|seed=0",
+                "data": "audiology", "fold": fold, "treewidth": 3, "method": "auto", "seed": 0, "status": "feasible",
+                "score": score, "bound": score + 50.0, "gap": 50.0 / -score, "test_loglik": -17.0 * 45,
+                "test_rows": 45, "width": 3,
+                "ran": "improve", "ess": 1.0, "max_parents": 4, "folds": 5}
+
+    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
+    first.write_text(_csv([cell(0, -2900.0), cell(1, -2800.0)]))
+    second.write_text(_csv([cell(1, -2700.0)]))  # fold 1 again: this one is kept
+    out = tmp_path / "study"
+    assert main(["report", "--layout", "machado", str(first), str(second), "-o", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    # mean of -2900 and -2700, sd of the two (141.4); gaps 50/2900 and 50/2700: 1.79 % on average
+    assert "| 1 | 4 | auto | 3 | 2 of 5 (3 not run yet) | -17.0000 ± 0.0000 | -2,800.0 ± 141.4 | 1.79 % | 3 | improve |" \
+        in text
+    assert (out / "audiology_loglik_by_treewidth.png").read_bytes()[:4] == b"\x89PNG"
+    capsys.readouterr()
+    # a store that is not there, a file that is not a store, two stores for the grid layout
+    for argv, says in ((["--layout", "machado", str(tmp_path / "none.sqlite")], "no store"),
+                       (["--layout", "machado", str(tmp_path / "junk.sqlite")], "not an experiment store"),
+                       ([str(first), str(second)], "reads one store")):
+        (tmp_path / "junk.sqlite").write_text("not sqlite")
+        assert main(["report", *argv, "-o", str(tmp_path / "no")]) == 1
+        assert says in capsys.readouterr().err
+        assert not (tmp_path / "no").exists() and not list(tmp_path.glob(".no.*"))
+
+
 def test_the_study_report_says_over_how_many_folds_a_junction_tree_time_is():
     """A tree above the limit is not built: its fold has no time, so the mean of the others
     (12 and 20 ms → 16.0) says it covers 2 of 3 folds; a row with every tree built says

@@ -1,6 +1,7 @@
 """The study Machado, Mauá & Cozman asked for, reported in their layout.
 
-``python -m twbn.experiments.benchmarks.machado_study STORE [STORE …] -o DIR`` reads the
+``twbn report --layout machado STORE [STORE …] -o DIR`` (or ``python -m
+twbn.experiments.benchmarks.machado_study STORE [STORE …] -o DIR``) reads the
 stores of the ``machado-study-*`` configs (one per data set and ESS), or the ``cells.csv``
 of an earlier report (stores come and go, the CSV is committed), and writes
 ``DIR/report.md``, ``DIR/cells.csv`` (every cell) and PNGs:
@@ -98,6 +99,13 @@ def _load_csv(path: Path) -> list[dict]:
 
 
 def _load_store(path: Path) -> list[dict]:
+    try:
+        return _read_store(path)
+    except sqlite3.Error as exc:
+        raise ValueError(f"{path}: not an experiment store ({exc})") from None
+
+
+def _read_store(path: Path) -> list[dict]:
     import tomllib
 
     db = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
@@ -323,9 +331,15 @@ def plots(cells: list[dict], out: Path) -> list[str]:
 
 
 def write(stores: list[Path], out: Path) -> list[Path]:
+    """The study's report.md, cells.csv and figures from ``stores`` (or cells.csv files)
+    into ``out``. Raises FileNotFoundError for a store that is not there, ValueError if
+    they hold no cells."""
+    for path in stores:
+        if not Path(path).exists():
+            raise FileNotFoundError(f"no store {path}")
     cells = load(stores)
     if not cells:
-        raise SystemExit("twbn: error: the stores hold no cells")
+        raise ValueError("the stores hold no cells")
     out.mkdir(parents=True, exist_ok=True)
     pngs = plots(cells, out)
     counts = defaultdict(int)
@@ -363,7 +377,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("stores", nargs="+", type=Path, help="stores (.sqlite), or an earlier report's cells.csv")
     p.add_argument("-o", "--output", type=Path, required=True)
     args = p.parse_args(argv)
-    for path in write(args.stores, args.output):
+    try:
+        written = write(args.stores, args.output)
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"twbn: error: {exc}") from None
+    for path in written:
         print(f"wrote {path}")
     return 0
 
