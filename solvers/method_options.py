@@ -110,7 +110,7 @@ class ImproveOptions:
     start_size: int = 10  #: free variables in the first piece (then adapted)
     max_pieces: int | None = None  #: stop after this many pieces (with the time limit, whichever first)
     #: once the search stalls (pieces at the largest time limit gain nothing), go on from
-    #: another k-MAX network (another seed) and keep the best
+    #: another k-MAX network (another seed; k-G's once k-MAX repeats one) and keep the best
     restarts: bool = True
 
     def __post_init__(self):

@@ -810,7 +810,7 @@ def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: 
     return joined
 
 
-def _kmax_start(problem: Problem, budget: Budget, seed: int | None, jobs: int, scheduler: str | None,
+def _start_network(problem: Problem, budget: Budget, seed: int | None, jobs: int, scheduler: str | None,
                 name: str, method: str = "kmax") -> tuple[SolverResult, dict]:
     """k-MAX's network (or ``method``'s: a restart's may be k-G's) on a stage of
     ``IMPROVE_START_SHARE`` of ``budget`` (at most ``START_MAX_S``), as ``--warm-start
@@ -852,7 +852,7 @@ _SUMMED = ("pieces", "improvements", "rejected", "timed_out", "sub_seconds", "mo
 
 def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int | None,
          start: SolverResult | None, jobs: int = 1, scheduler: str | None = None) -> SolverResult:
-    """``improve`` as a method: from ``start``, or else from k-MAX's network (``_kmax_start``);
+    """``improve`` as a method: from ``start``, or else from k-MAX's network (``_start_network``);
     once the search stalls with ``RESTART_MIN_S`` left, again from another k-MAX network
     (``options.restarts``, with a time limit and no ``max_pieces``), the best kept; once
     k-MAX gives a network already searched from, from k-G's networks instead."""
@@ -863,7 +863,7 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
     used, label, info = 0.0, None, {}
     if start is None:
         t0 = time.monotonic()
-        start, info = _kmax_start(problem, budget, seed, jobs, scheduler, "k-MAX start")
+        start, info = _start_network(problem, budget, seed, jobs, scheduler, "k-MAX start")
         if start.parents is None:
             return start
         used, label = time.monotonic() - t0, ("kmax", start.score)
@@ -879,7 +879,7 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
         r = len(runs) + repeated + 1
         r_seed = None if seed is None else seed + 1000 * r
         stage = {"kmax": "k-MAX", "kg": "k-G"}[start_method] + f" restart {r}"
-        other, _ = _kmax_start(problem, budget, r_seed, jobs, scheduler, stage, start_method)
+        other, _ = _start_network(problem, budget, r_seed, jobs, scheduler, stage, start_method)
         if other.parents is None or budget.expired():
             break
         if tuple(other.parents) in searched and start_method == "kmax":
