@@ -104,6 +104,7 @@ def test_the_study_report_counts_folds_against_the_config_not_the_cells_present(
     assert [c["folds"] for c in _load_csv(old)] == [5]
 
 
+@pytest.mark.slow  # 4 s: matplotlib draws two figures
 def test_twbn_report_writes_the_study_layout_from_several_inputs(tmp_path, capsys):
     """``twbn report --layout machado`` reads stores or an earlier report's cells.csv (the
     last input wins for a cell in both) and writes the study's report, all files or none."""
