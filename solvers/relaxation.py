@@ -387,19 +387,22 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         # pricing: families outside the LP that beat every LP family of their variable
         in_best = np.maximum.reduceat(np.where(in_lp, reduced, -np.inf), table.start[:-1])
         better = ~in_lp & (reduced > in_best[table.child] + 1e-9 * np.maximum(1.0, np.abs(in_best[table.child])))
+        priced = None
         if better.any():
             cand = np.flatnonzero(better)
             keep = []
             for v in np.unique(table.child[cand]):  # the few best of each variable
                 of_v = cand[table.child[cand] == v]
                 keep.append(of_v[np.argsort(-reduced[of_v])[:COLUMNS_PER_ROUND]])
-            if time.monotonic() - t0 >= time_limit:
-                break
-            add_columns(np.concatenate(keep))
-            continue
+            priced = np.concatenate(keep)
         order = np.concatenate(columns)
         x = np.zeros(size)
         x[order] = np.clip(np.asarray(sol.col_value), 0.0, 1.0)
+        # Rows are separated at every LP point, also one whose pricing is not done: a row
+        # violated there is still a valid row, and the round saves an LP solve (before,
+        # rounds that took columns took no rows: at plants k = 5 three solves in four were
+        # pricing ones, and 26.5 of 30 s were HiGHS's; the bound after 20 s is 873 tighter
+        # at plants, 496 at plants k = 2, 141 at munin5000 after 18 s; docs/auto.md).
         # (greedy_clusters returns only rows violated by more than MIN_VIOLATION)
         found = greedy_clusters(table, x, max_cuts=ROWS_PER_ROUND, deadline=t0 + time_limit)
         # the rows only a width-≤ k network satisfies: each round at k <= 2 (at n = 69-1,041
@@ -407,16 +410,20 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         # rows tightened the bound by 31-1,820), else once no cluster row is violated (each
         # round at k = 5 they slowed the LP: bounds 419-790 looser; results/field-width-rows.md)
         each_round = k is not None and k <= WIDTH_ROWS_EACH_ROUND_MAX_K
-        wide = [] if not width or (found and not each_round) else separate_width_rows(
+        # Width rows wait for a priced LP: taken in pricing rounds too, at plants k = 2 they
+        # left the bound after 18 s 270 looser (356 width rows against 65).
+        wide = [] if not width or priced is not None or (found and not each_round) else separate_width_rows(
             table, x, k, max_rows=WIDTH_ROWS_PER_ROUND, min_violation=MIN_VIOLATION)
         if time.monotonic() - t0 >= time_limit:
             # rows help only an LP solved after them, and building them took up to 1.8 s at
             # munin (60 s, k = 5: the call ended at 61.4 s); nor is a search the deadline
             # cut short a proof that no row is violated
             break
-        if not found and not wide:
+        if priced is None and not found and not wide:
             complete = True
             break
+        if priced is not None:
+            add_columns(priced)
         if found:
             add_rows(found)
         if wide:
