@@ -401,8 +401,8 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         # Rows are separated at every LP point, also one whose pricing is not done: a row
         # violated there is still a valid row, and the round saves an LP solve (before,
         # rounds that took columns took no rows: at plants k = 5 three solves in four were
-        # pricing ones, and 26.5 of 30 s were HiGHS's; the bound after 20 s is 873 tighter
-        # at plants, 496 at plants k = 2, 141 at munin5000 after 18 s; docs/auto.md).
+        # pricing ones, and 26.5 of 30 s were HiGHS's). After 18-20 s the bound is 141-873
+        # tighter at plants, baudio and munin5000, the same at jester (docs/auto.md).
         # (greedy_clusters returns only rows violated by more than MIN_VIOLATION)
         found = greedy_clusters(table, x, max_cuts=ROWS_PER_ROUND, deadline=t0 + time_limit)
         # the rows only a width-≤ k network satisfies: each round at k <= 2 (at n = 69-1,041
