@@ -94,6 +94,26 @@ def test_lp_bound_on_a_real_cache_against_the_dp(k):
     assert optimum - 1e-6 <= bound < _trivial(problem) - 1.0
 
 
+@pytest.mark.parametrize("k", [1, None])
+def test_rows_taken_out_of_the_lp_keep_the_bound_a_bound(monkeypatch, k):
+    # every row without a multiplier leaves at once: the bound is still between the DP's
+    # optimum and the trivial bound, and no looser than the full LP of 6 variables
+    import twbn.solvers.relaxation as relaxation
+
+    monkeypatch.setattr(relaxation, "ROW_IDLE_ROUNDS", 1)
+    monkeypatch.setattr(relaxation, "ROW_DROP_EVERY", 1)
+    cache = build_cache(read_csv(BUNDLED / "housing.csv.gz"), score="bic", max_parents=3, progress=False)[0]
+    problem = Problem(cache, k)
+    bound, stats = relaxation.cluster_lp_bound(problem, time_limit=20)
+    assert stats["dropped"] > 0
+    optimum = solve(problem, "dp").score
+    assert optimum - 1e-6 <= bound < _trivial(problem) - 1.0
+    for seed in range(3):
+        small = Problem(random_cache(6, seed, max_size=3, density=0.6), k)
+        got, _ = relaxation.cluster_lp_bound(small, time_limit=20, width=False)
+        assert _full_lp(small) - 1e-6 <= got <= _trivial(small) + 1e-9
+
+
 @pytest.mark.parametrize("m", [3, 4, 5])
 def test_width_rhs_is_the_most_edges_a_graph_of_treewidth_k_has(m):
     # every graph on m vertices, by brute force: the most edges among those of treewidth <= k
