@@ -18,8 +18,9 @@ found by ``greedy_clusters``), within a time limit. The LP starts with each vari
 best few families and takes in others as their reduced cost under the current duals makes
 them better than every family already in (column generation): jester's 772,774 families
 did not let the first LP finish in 10 s. Rows are separated at every LP point, priced or
-not, and a row whose multiplier stays 0 for ``ROW_IDLE_ROUNDS`` solves leaves the LP. L(λ) is evaluated over all families, so a bound
-from a restricted LP is still a bound; the bound reported is L(λ) recomputed
+not, and a row whose multiplier stays 0 for ``ROW_IDLE_ROUNDS`` solves leaves the LP.
+L(λ) is evaluated over all families, so a bound from a restricted LP is still a bound,
+and so is one after rows left; the bound reported is L(λ) recomputed
 here from the rows' duals, so it is a proof whatever the LP solver's tolerances, and it
 never exceeds the trivial bound (λ = 0 is tried too). References: Cussens (2011),
 Bartlett & Cussens (2017) for the rows and their separation.
