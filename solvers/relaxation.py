@@ -353,12 +353,13 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         cmat = np.vstack([cmat, extra])
         idle = np.concatenate([idle, np.zeros(len(rows), dtype=np.int64)])
 
-    def drop_rows(drop: np.ndarray) -> None:
-        """Take the rows ``drop`` (a mask over the rows) out of the LP and the bookkeeping."""
+    def drop_rows(drop: np.ndarray) -> int:
+        """Take the rows ``drop`` (a mask over the rows) out of the LP and the bookkeeping;
+        returns how many."""
         nonlocal cmat, idle
         gone = np.flatnonzero(drop)
         if not len(gone):
-            return
+            return 0
         h.deleteRows(len(gone), (n + gone).astype(np.int32))
         keep_r = np.flatnonzero(~drop)
         new_index = np.full(len(drop), -1, dtype=np.int64)
@@ -370,6 +371,7 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         width_rows[:] = [int(new_index[r]) for r in width_rows if not drop[r]]
         cmat = cmat[keep_r]
         idle = idle[keep_r]
+        return len(gone)
 
     # the best INITIAL_COLUMNS families of each variable first (stored best first); the
     # rest enter when their reduced cost says so (column generation)
@@ -455,8 +457,7 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         if rounds % ROW_DROP_EVERY == 0:
             # L(λ) counts only rows with λ > 0, so a row left out costs no bound; the
             # separator finds it again if the point comes back to violate it
-            dropped += int((idle >= ROW_IDLE_ROUNDS).sum())
-            drop_rows(idle >= ROW_IDLE_ROUNDS)
+            dropped += drop_rows(idle >= ROW_IDLE_ROUNDS)
         if priced is not None:
             add_columns(priced)
         if found:

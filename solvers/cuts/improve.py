@@ -811,7 +811,7 @@ def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: 
 
 
 def _start_network(problem: Problem, budget: Budget, seed: int | None, jobs: int, scheduler: str | None,
-                name: str, method: str = "kmax") -> tuple[SolverResult, dict]:
+                   name: str, method: str = "kmax") -> tuple[SolverResult, dict]:
     """k-MAX's network (or ``method``'s: a restart's may be k-G's) on a stage of
     ``IMPROVE_START_SHARE`` of ``budget`` (at most ``START_MAX_S``), as ``--warm-start
     kmax`` would give; with jobs to spare, more runs (seeds ``seed`` + 1 …) beside it, the
