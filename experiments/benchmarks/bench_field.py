@@ -15,7 +15,8 @@ allowed, re-scored and checked independently): scores, ΔBIC against BLIP's bett
 Run: ``python -m twbn.experiments.benchmarks.bench_field --anchors DIR [--budget 60]
 [--caches plants baudio] [--ks 2 5 8]`` (about 25 minutes at 60 s). ``--scaling``: auto
 on one job at the budget and twice it, beside two jobs at the budget (field-scaling.md,
-about 36 minutes at 60 s).
+about 36 minutes at 60 s); with ``--seed S`` every run takes seed S instead of 1
+(field-scaling-seedS…md).
 """
 
 from __future__ import annotations
@@ -53,10 +54,10 @@ BLIP = {
 }
 
 
-def run_one(cache_path: str, k: int, method: str, budget: float, jobs: int = 1) -> dict:
+def run_one(cache_path: str, k: int, method: str, budget: float, jobs: int = 1, seed: int = 1) -> dict:
     """Child process: load the cache, run ``method`` (``auto`` as ``twbn learn`` does, on
-    ``jobs`` processes; ``improve-kg``: ``improve`` from a k-G start on its share), verify;
-    one JSON line."""
+    ``jobs`` processes; ``improve-kg``: ``improve`` from a k-G start on its share) with
+    ``seed``, verify; one JSON line."""
     import resource
 
     from twbn.formulations.problem import Problem
@@ -74,11 +75,11 @@ def run_one(cache_path: str, k: int, method: str, budget: float, jobs: int = 1) 
         bound, stats = cluster_lp_bound(problem, time_limit=budget, width=method == "lp-width")
         return {"method": method, "bound": bound, **stats, "call_s": round(time.monotonic() - t0 - load, 2)}
     if method == "auto":
-        sol = run(problem, "auto", time_limit=budget, seed=1, jobs=jobs)
+        sol = run(problem, "auto", time_limit=budget, seed=seed, jobs=jobs)
     elif method == "improve-kg":
-        sol = run(problem, "improve", time_limit=budget, seed=1, warm_start="kg")
+        sol = run(problem, "improve", time_limit=budget, seed=seed, warm_start="kg")
     else:
-        sol = solve(problem, method, time_limit=budget, seed=1, options=ONE_CORE.get(method))
+        sol = solve(problem, method, time_limit=budget, seed=seed, options=ONE_CORE.get(method))
     wall = time.monotonic() - t0 - load
     errors = verify_result(cache, sol.to_json(problem), k) if sol.parents is not None else None
     lp = sol.stats.get("lp_bound", {})
@@ -109,18 +110,22 @@ def _engine_bound(sol) -> float | None:
     return rb if rb is not None and trivial is not None and rb < trivial else None
 
 
-def _spawn_one(path: Path, k, method: str, budget: float, jobs: int, python: str | None = None) -> subprocess.Popen:
+def _spawn_one(path: Path, k, method: str, budget: float, jobs: int, python: str | None = None,
+               seed: int = 1) -> subprocess.Popen:
     """One ``--one`` run in its own process (``python``: another checkout's interpreter);
-    its JSON record is the last line it prints."""
+    its JSON record is the last line it prints. The seed is passed only when it is not 1,
+    which an earlier checkout's ``--one`` (five fields, seed 1) also runs."""
+    seeded = [] if seed == 1 else [str(seed)]
     return subprocess.Popen([python or sys.executable, "-m", __spec__.name, "--one", str(path), str(k).lower(),
-                             method, str(budget), str(jobs)], stdout=subprocess.PIPE, text=True)
+                             method, str(budget), str(jobs), *seeded], stdout=subprocess.PIPE, text=True)
 
 
-def _pair(path: Path, k: int, methods: tuple[str, ...], budget: float | tuple[float, ...], jobs: int = 1) -> dict:
+def _pair(path: Path, k: int, methods: tuple[str, ...], budget: float | tuple[float, ...], jobs: int = 1,
+          seed: int = 1) -> dict:
     """Runs side by side (two: one process per core; one with 2 jobs: both cores), each
     ``budget`` seconds (or one budget per method)."""
     budgets = budget if isinstance(budget, tuple) else (budget,) * len(methods)
-    procs = {m: _spawn_one(path, k, m.split("@")[0], b, jobs) for m, b in zip(methods, budgets)}
+    procs = {m: _spawn_one(path, k, m.split("@")[0], b, jobs, seed=seed) for m, b in zip(methods, budgets)}
     return {m: json.loads(p.communicate()[0].strip().splitlines()[-1]) for m, p in procs.items()}
 
 
@@ -162,16 +167,22 @@ def main() -> None:
     ap.add_argument("--before-json", metavar="FILE",
                     help="with --scaling: 2-job runs of earlier code (JSON lines of cache, k, before_2jobs: a --one "
                          "record), shown beside this code's")
-    ap.add_argument("--one", nargs=5, help=argparse.SUPPRESS)
+    ap.add_argument("--seed", type=int, default=1,
+                    help="with --scaling: the seed of every run (default 1, as the other tables); results name it "
+                         "when it is not 1")
+    ap.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         k = None if args.one[1] == "none" else int(args.one[1])
-        print(json.dumps(run_one(args.one[0], k, args.one[2], float(args.one[3]), int(args.one[4]))))
+        print(json.dumps(run_one(args.one[0], k, args.one[2], float(args.one[3]), int(args.one[4]),
+                                 int(args.one[5]) if len(args.one) > 5 else 1)))
         return
     if args.anchors is None:
         ap.error("--anchors DIR is required")
     if args.versus is not None and not (args.budgets and os.access(args.versus, os.X_OK)):
         ap.error("--versus takes an interpreter that runs (an earlier checkout's .venv/bin/python), with --budgets")
+    if args.seed != 1 and not args.scaling:
+        ap.error("--seed is for --scaling (the other tables are seed 1's)")
     if args.others:
         others(args)
         return
@@ -324,9 +335,9 @@ def scaling(args) -> None:
         for name in args.caches:
             path = Path(args.anchors) / "caches" / f"{name}.jkl.gz"
             for k in args.ks:
-                got = _pair(path, k, ("auto@1", "auto@2B"), (b, 2 * b))
-                got["auto@2jobs"] = _pair(path, k, ("auto",), b, jobs=2)["auto"]
-                records.append({"cache": name, "k": k, **got})
+                got = _pair(path, k, ("auto@1", "auto@2B"), (b, 2 * b), seed=args.seed)
+                got["auto@2jobs"] = _pair(path, k, ("auto",), b, jobs=2, seed=args.seed)["auto"]
+                records.append({"cache": name, "k": k, "seed": args.seed, **got})
                 print(_scaling_row(records[-1]), flush=True)
     before = {}
     if args.before_json:
@@ -335,6 +346,7 @@ def scaling(args) -> None:
                 r = json.loads(line)
                 before[r["cache"], r["k"]] = r["before_2jobs"]
     rows = [_scaling_row(r) for r in records]
+    seed = records[0].get("seed", 1) if records else args.seed
     ahead = sum(r["auto@2jobs"]["score"] >= r["auto@2B"]["score"] for r in records)
     beyond = sum(r["auto@2jobs"]["score"] >= r["auto@1"]["score"] for r in records)
     compare = []
@@ -354,7 +366,7 @@ def scaling(args) -> None:
             "longest call (s) | valid |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     text = "\n".join([
         f"# A second core against a second budget: auto on 1 job at {b:g} s and {2 * b:g} s, and on 2 jobs at {b:g} s",
-        "", f"Machine: {machine()}. Seed 1. The two one-job runs side by side (one process per core), then the "
+        "", f"Machine: {machine()}. Seed {seed}. The two one-job runs side by side (one process per core), then the "
         "two-job run alone (both cores). Above n = 40 `auto` runs `improve` from k-MAX; with 2 jobs the cluster "
         "LP's bound runs beside it in a process of its own for its share of both jobs' time (30 % × 2 × the "
         "budget), then that job joins `improve`'s pieces; `improve` has the other job and the LP's 30 % share "
@@ -367,7 +379,8 @@ def scaling(args) -> None:
         f"job at {b:g} s in {beyond}.**", "", *head, *rows, *compare, ""])
     caches = sorted({r["cache"] for r in records}, key=CACHES.index)
     ks = sorted({r["k"] for r in records})
-    _write("field-scaling", caches, ks, text, None if args.from_json else records)
+    _write("field-scaling" if seed == 1 else f"field-scaling-seed{seed}", caches, ks, text,
+           None if args.from_json else records)
 
 
 def _scaling_row(r: dict) -> str:
