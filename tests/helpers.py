@@ -31,3 +31,12 @@ def cp_no_arcs_into_first(model, cp) -> None:
     for (j, i), lit in cp.arc.items():
         if i == 0:
             model.add(lit == 0)
+
+
+def pool_threads() -> list:
+    """Threads of process pools still alive: one still ending at exit races the exit hook of
+    concurrent.futures ("Exception ignored in threading._shutdown"), so a pool ended by
+    twbn must have none."""
+    import threading
+
+    return [t for t in threading.enumerate() if type(t).__name__ == "_ExecutorManagerThread"]

@@ -6,7 +6,7 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.verify import verify_result
 from twbn.solvers.registry import solve
 from twbn.solvers.method_options import CpOptions
-from tests.helpers import random_cache
+from tests.helpers import pool_threads, random_cache
 from tests.test_exact import _binarised_cache, branching_optimum
 
 
@@ -16,7 +16,7 @@ def test_cp_equals_dp(k, seed):
     cache = random_cache(7, seed, max_size=3, density=0.4)
     problem = Problem(cache, k)
     sol = solve(problem, "cp", seed=1)
-    assert sol.status == "optimal"
+    assert sol.status == "optimal" and pool_threads() == []  # its child's pool ended whole
     assert sol.score == pytest.approx(solve(problem, "dp").score, abs=1e-6)
     assert sol.bound >= sol.score
     assert verify_result(cache, sol.to_json(problem), k) == []

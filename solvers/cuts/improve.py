@@ -116,7 +116,7 @@ from twbn.solvers.budget import IMPROVE_START_SHARE, START_MAX_S, Budget
 from twbn.solvers.control import RunControl
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import CutsOptions, ImproveOptions
-from twbn.solvers.parallel import PARALLEL_MARGIN, Alone
+from twbn.solvers.parallel import PARALLEL_MARGIN, Alone, end_pool
 
 __all__ = ["improve", "choose_piece", "piece_problem", "METHOD"]
 
@@ -755,10 +755,7 @@ class _Workers:
             self.pool.shutdown(wait=False)  # cancels the pieces still out
             self.client.close()
             return
-        workers = list((self.pool._processes or {}).values())
-        self.pool.shutdown(wait=False, cancel_futures=True)
-        for p in workers:
-            p.terminate()
+        end_pool(self.pool)
 
 
 def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: str | None = None,

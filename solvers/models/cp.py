@@ -23,6 +23,7 @@ from twbn.formulations.solution import SolverResult, certificate_order, make_sol
 from twbn.solvers.budget import Budget
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import CpOptions
+from twbn.solvers.parallel import end_pool
 
 #: Seconds allowed beyond the time limit before the child is stopped: CP-SAT's own limit
 #: ends RETURN_SECONDS before the deadline, but building the model is not timed (at
@@ -148,12 +149,7 @@ def run_isolated(fn, *args, timeout: float | None):
     try:
         return pool.submit(fn, *args).result(timeout=timeout)
     finally:
-        # the answer is in (or the child overran): waiting for the child to free CP-SAT's
-        # memory and exit took 1-2 s at n = 100, past the time limit
-        children = list((pool._processes or {}).values())
-        pool.shutdown(wait=False, cancel_futures=True)
-        for p in children:
-            p.terminate()
+        end_pool(pool)  # the answer is in (or the child overran)
 
 
 def solve_cp(
