@@ -281,6 +281,57 @@ def k_tree_from_construction(k: int, first_clique: Sequence[int], attachments: S
     return adj
 
 
+def fill_to_k_tree(adj: Adjacency, order: Sequence[int], k: int, rng=None) -> Adjacency:
+    """A k-tree containing the chordal graph ``adj``, with ``order`` (a perfect elimination
+    order of ``adj`` of width ≤ k) a perfect elimination order of it too.
+
+    From the last vertex back, each vertex's later neighbours grow to k (or to all the
+    vertices after it) with vertices of {p} ∪ (p's later neighbours), p its earliest later
+    neighbour (the next vertex if it has none), or of the last k + 1 vertices if p is one of
+    them: a clique once p's turn is done that holds the later neighbours already there, so
+    they stay a clique and the order stays perfect. The vertices added are the
+    nearest in the order, or drawn at random with ``rng`` (a ``random.Random``). With
+    n ≥ k + 1 the result is a k-tree (:func:`is_k_tree`). O(n·k²).
+
+    Raises
+    ------
+    ValueError
+        If ``order`` is not a perfect elimination order of ``adj`` of width ≤ k.
+
+    Examples
+    --------
+    >>> path = {0: {1}, 1: {0, 2}, 2: {1}, 3: {2}}
+    >>> tree = fill_to_k_tree(path, [0, 1, 2, 3], 2)
+    >>> tree[0], is_k_tree(tree, 2)
+    ({1, 2}, True)
+    """
+    pos = {v: i for i, v in enumerate(order)}
+    if len(pos) != len(adj) or set(pos) != set(adj):
+        raise ValueError("the order must hold every vertex of the graph once")
+    out = copy_adjacency(adj)
+    later: dict[int, set[int]] = {}
+    for i in range(len(order) - 1, -1, -1):
+        v = order[i]
+        mine = {u for u in adj[v] if pos[u] > i}
+        if len(mine) > k:
+            raise ValueError(f"the order has width above {k}")
+        if i < len(order) - 1:
+            p = min(mine, key=pos.__getitem__) if mine else order[i + 1]
+            if not mine <= {p} | later[p]:
+                raise ValueError("the order is not a perfect elimination order of the graph")
+            # p's clique has k + 1 vertices unless p is one of the last k + 1, which are a clique
+            clique = {p} | later[p] if pos[p] < len(order) - k - 1 else set(order[max(i + 1, len(order) - k - 1):])
+            pool = sorted(clique - mine, key=pos.__getitem__)
+            if rng is not None:
+                rng.shuffle(pool)
+            for u in pool[: max(0, k - len(mine))]:
+                mine.add(u)
+                out[v].add(u)
+                out[u].add(v)
+        later[v] = mine
+    return out
+
+
 def is_k_tree(adj: Adjacency, k: int) -> bool:
     """A graph with n ≥ k+1 vertices is a k-tree iff it is connected, has
     k·n − k(k+1)/2 edges, and is chordal with clique number k+1 (equivalently: repeatedly

@@ -112,10 +112,14 @@ class ImproveOptions:
     #: once the search stalls (pieces at the largest time limit gain nothing), go on from
     #: another k-MAX network (another seed; k-G's once k-MAX repeats one) and keep the best
     restarts: bool = True
+    #: between the pieces of H, pieces without a treewidth model whose families are cliques
+    #: of a k-tree containing H (solvers/cuts/improve.py, "k-tree pieces")
+    ktree_pieces: bool = True
 
     def __post_init__(self):
-        if not isinstance(self.restarts, bool):
-            raise OptionError(f"option restarts must be true or false, got {self.restarts!r}")
+        for name in ("restarts", "ktree_pieces"):
+            if not isinstance(getattr(self, name), bool):
+                raise OptionError(f"option {name} must be true or false, got {getattr(self, name)!r}")
         if not self.piece_time_limit > 0:
             raise OptionError(f"option piece_time_limit must be positive, got {self.piece_time_limit!r}")
         if self.max_piece_time_limit is not None and not self.max_piece_time_limit >= self.piece_time_limit:

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from twbn.formulations.graphs import (
-    elimination_width, exact_treewidth, fill_in, is_k_tree, is_tree_decomposition, k_cliques,
+    elimination_width, exact_treewidth, fill_in, fill_to_k_tree, is_k_tree, is_tree_decomposition, k_cliques,
     k_tree_from_construction, min_degree_order, min_fill_order, moral_graph, perfect_elimination_order,
     tree_decomposition,
 )
@@ -87,3 +87,42 @@ def test_is_acyclic_agrees_with_networkx(n, arcs):
     g.add_nodes_from(range(n))
     g.add_edges_from(arcs)
     assert is_acyclic(parents) == nx.is_directed_acyclic_graph(g)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 9), k=st.integers(1, 4), seed=st.integers(0, 10**6),
+       edges=st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8)), max_size=16))
+def test_a_graph_filled_to_a_k_tree_keeps_its_edges_and_its_order(n, k, seed, edges):
+    """Any graph's fill-in along an order of width <= k, filled up: a k-tree (n >= k + 1)
+    holding every edge, with the order still perfect (width exactly k), drawn or not."""
+    import random
+
+    g = {v: set() for v in range(n)}
+    for a, b in edges:
+        if a < n and b < n and a != b:
+            g[a].add(b)
+            g[b].add(a)
+    order = list(range(n))
+    random.Random(seed).shuffle(order)
+    if elimination_width(g, order) > k:
+        with pytest.raises(ValueError, match="width above"):
+            fill_to_k_tree(fill_in(g, order), order, k)
+        return
+    tri = fill_in(g, order)
+    for rng in (None, random.Random(seed)):
+        tree = fill_to_k_tree(tri, order, k, rng)
+        assert all(tri[v] <= tree[v] for v in tri)
+        assert perfect_elimination_order(tree) is not None
+        assert elimination_width(tree, order) == min(k, n - 1)
+        assert fill_in(tree, order) == tree  # the order adds no edge: it is perfect
+        if n >= k + 1:
+            assert is_k_tree(tree, k)
+
+
+def test_filling_to_a_k_tree_refuses_an_order_that_is_not_perfect():
+    # 0's later neighbours 1 and 4 are not adjacent, and 1's filled clique {1, 2, 3} misses 4
+    g = {0: {1, 4}, 1: {0}, 2: set(), 3: set(), 4: {0}}
+    with pytest.raises(ValueError, match="not a perfect elimination order"):
+        fill_to_k_tree(g, [0, 1, 2, 3, 4], 2)
+    with pytest.raises(ValueError, match="every vertex"):
+        fill_to_k_tree(g, [0, 1, 2, 3], 2)

@@ -14,7 +14,8 @@ from twbn.formulations.solution import make_solution
 from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.cuts.branch_and_cut import solve_cuts
-from twbn.solvers.cuts.improve import RESTART_MIN_S, STALL_PIECES, SUB_OPTIONS, _Search, _State, _clash, choose_piece, improve, piece_problem, random_peo
+from twbn.solvers.cuts.improve import (RESTART_MIN_S, STALL_PIECES, SUB_OPTIONS, _Search, _State, _clash, _solve_piece,
+                                      choose_piece, improve, piece_problem, random_peo)
 from twbn.solvers.registry import run, solve
 from tests.conftest import BUNDLED
 from tests.helpers import pool_threads, random_cache
@@ -151,17 +152,26 @@ def _stuck(n: int = 20) -> tuple[Problem, object]:
 
 def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap():
     problem, empty = _stuck()
-    # 11 pieces without a gain: not stuck yet; the 12th (STUCK_PIECES): 2 s -> 4 s
-    eleven = improve(problem, empty, ImproveOptions(max_pieces=11, start_size=4), time_limit=None, seed=0)
+    # H's pieces alone: 11 pieces without a gain: not stuck yet; the 12th (STUCK_PIECES): 2 s -> 4 s
+    tree = dict(start_size=4, ktree_pieces=False)
+    eleven = improve(problem, empty, ImproveOptions(max_pieces=11, **tree), time_limit=None, seed=0)
     assert "piece_time_limit" not in eleven.stats and eleven.score == -20.0
-    twelve = improve(problem, empty, ImproveOptions(max_pieces=12, start_size=4), time_limit=None, seed=0)
+    twelve = improve(problem, empty, ImproveOptions(max_pieces=12, **tree), time_limit=None, seed=0)
     assert twelve.stats["piece_time_limit"] == 4.0 and twelve.score == -20.0
-    capped = improve(problem, empty, ImproveOptions(max_pieces=12, start_size=4, max_piece_time_limit=3.0),
+    capped = improve(problem, empty, ImproveOptions(max_pieces=12, max_piece_time_limit=3.0, **tree),
                      time_limit=None, seed=0)
     assert capped.stats["piece_time_limit"] == 3.0
-    fixed = improve(problem, empty, ImproveOptions(max_pieces=12, start_size=4, max_piece_time_limit=2.0),
+    fixed = improve(problem, empty, ImproveOptions(max_pieces=12, max_piece_time_limit=2.0, **tree),
                     time_limit=None, seed=0)
     assert "piece_time_limit" not in fixed.stats
+    # with k-tree pieces: the 12th ends H's pieces' turn (the limit doubles, a k-tree is
+    # drawn), the 24th the k-tree pieces' turn (the limit stays), the 36th H's pieces' again
+    # (on 60 variables, more than MAX_SIZE: no piece is the whole problem, whose proof ends the search)
+    problem, empty = _stuck(60)
+    turns = [improve(problem, empty, ImproveOptions(max_pieces=m, start_size=4), time_limit=None, seed=0).stats
+             for m in (12, 24, 36)]
+    assert [t.get("ktrees") for t in turns] == [1, 1, 2] and [t.get("ktree_pieces") for t in turns] == [None, 12, 12]
+    assert [t["piece_time_limit"] for t in turns] == [4.0, 4.0, 8.0] and {t["pieces"] for t in turns} == {12, 24, 36}
     # a piece that ran 2 s past its limit makes later pieces end 2 s before the deadline
     search = _Search(problem, empty, ImproveOptions(start_size=4), 0, None)
     piece = search.cut()
@@ -468,7 +478,8 @@ def test_improve_with_moral_pieces_is_never_worse_valid_and_below_the_optimum(se
     start = solve(Problem(cache, 1), "kg", seed=seed, options={"max_iterations": 1})
     start = make_solution(problem, start.parents, bound=None, status="feasible", method="kg",
                           order_hint=start.elimination_order)
-    sol = improve(problem, start, ImproveOptions(max_pieces=10, start_size=4), time_limit=None, seed=seed)
+    sol = improve(problem, start, ImproveOptions(max_pieces=10, start_size=4, ktree_pieces=False), time_limit=None,
+                  seed=seed)
     assert sol.stats["moral_pieces"] >= 1
     assert sol.score >= start.score - 1e-9 and verify_result(cache, sol.to_json(problem), 5) == []
     # the unbounded optimum (the DP in ms; k = 5's takes 35 s) bounds every network
@@ -489,3 +500,39 @@ def test_a_moral_piece_with_the_order_kept_makes_stale_only_pieces_near_what_cha
     changed = state.glued[-1][0]
     assert state.parents[5] == (3, 4) and state.width == 2 and set(changed) <= {3, 4, 5}
     assert not _clash([0], [1], changed, []) and _clash([4], [3, 5], changed, [])
+
+
+def test_a_k_tree_piece_keeps_only_families_that_are_cliques_of_the_k_tree():
+    # a's candidates {b}, {c}, {b, c}, {d}; inside the graph a-b, a-c, a-d, b-d (no b-c), a's
+    # family must be a clique with a: {b, c} goes; {d} stays only when d is in the piece
+    families = [{(): -9.0, (1,): -3.0, (2,): -4.0, (1, 2): -1.0, (3,): -2.0}, {(): -1.0}, {(): -1.0}, {(): -1.0}]
+    problem = Problem(ScoreCache.from_mapping("abcd", families), 2)
+    graph = {0: {1, 2, 3}, 1: {0, 3}, 2: {0}, 3: {0, 1}}
+    parents = [(1,), (), (), ()]
+    sub, local, _, _ = piece_problem(problem, parents, [0], [1, 2], loose=True, within=graph)
+    assert local == [0, 1, 2] and sub.treewidth is None
+    assert sorted(sub.cache.parent_sets[0]) == [(), (1,), (2,)]
+    unfiltered, _, _, _ = piece_problem(problem, parents, [0], [1, 2], loose=True)
+    assert (1, 2) in unfiltered.cache.parent_sets[0]
+    with pytest.raises(ValueError, match="not inside its piece"):  # a's family {b} is no edge of this graph
+        piece_problem(problem, parents, [0], [1, 2], loose=True, within={0: {2}, 1: set(), 2: {0}, 3: set()})
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_k_tree_pieces_are_valid_never_worse_and_below_the_optimum(seed):
+    """A turn of k-tree pieces (6 pieces, fewer than STUCK_PIECES: only theirs) from the
+    empty network at k = 2 on 9 variables, against the DP's optimum."""
+    cache = random_cache(9, seed, max_size=3, density=0.4)
+    problem = Problem(cache, 2)
+    empty = make_solution(problem, [()] * 9, bound=None, status="feasible", method="start")
+    search = _Search(problem, empty, ImproveOptions(start_size=4), seed, None)
+    search._draw_ktree()
+    for _ in range(6):
+        piece = search.cut()
+        assert piece.ktree and piece.problem.treewidth is None  # no treewidth model
+        search.take(piece, *_solve_piece(piece.problem, piece.start, piece.fixed, piece.ancestry, None, 60.0, 0))
+    sol = search.result(empty, seed, None, 1)
+    assert sol.stats["ktree_pieces"] == 6 and sol.stats["ktree_gains"] >= 1 and sol.stats["ktrees"] == 1
+    assert sol.score > empty.score and verify_result(cache, sol.to_json(problem), 2) == []
+    assert sol.score == pytest.approx(sum(cache.score_of(v, ps) for v, ps in enumerate(sol.parents)))
+    assert sol.score <= solve(problem, "dp").score + 1e-6

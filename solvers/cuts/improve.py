@@ -69,6 +69,23 @@ next seed, its start stage capped as the first one's) with what is left, while a
 back a network already searched from (at plants every seed's best was seed 1's), that
 restart is dropped and the next ones start from k-G's networks, whose random orders differ.
 
+K-tree pieces (issue 33.3). A tree piece carries the treewidth model (8b–8h), which only
+solves for pieces of about a dozen variables. Fix instead a k-tree H* that contains H (H
+filled up along σ, formulations/graphs.fill_to_k_tree, the vertices added at random):
+every network whose families are cliques of H* has its moral graph inside H*, so width ≤ k
+with σ as the certificate, whatever the families. A k-tree piece is cut as a moral piece
+(F connected in the moral graph, B its moral neighbours, the ancestry rows) with F's
+candidate sets only those whose family is a clique of H*, and no treewidth model: at
+plants (k = 5) they solved at 20–25 free variables where tree pieces reached 10–13. Glued
+in as a moral piece (σ kept, H the fill-in of the new moral graph along σ, inside H*).
+They only search networks inside H*, so they take turns with H's pieces: when H's pieces
+are stuck (``STUCK_PIECES`` without a gain) the piece limit doubles and a k-tree of the
+current H is drawn; when the k-tree pieces are stuck, H is redrawn and H's pieces go on.
+A k-MAX start already holds the best families of its own k-tree, so H's pieces come first.
+From auto's 60 s network at plants k = 5 (−249,433.7) the best network inside one such
+k-tree was −248,111.1, which k-tree pieces reached in 6.7 s (the unbounded `cuts` ILP on
+the cache cut down to the k-tree's cliques proved it optimal there).
+
 Larger pieces once the small ones give out (issue 33.3). Each time the search is stuck
 (``STUCK_PIECES`` pieces without a gain, with or without a bound), a piece's time limit
 doubles, up to ``max_piece_time_limit`` (8 × ``piece_time_limit`` by default), and the
@@ -105,7 +122,7 @@ import random
 import time
 from typing import Sequence
 
-from twbn.formulations.graphs import (Adjacency, elimination_width, fill_in, is_acyclic, moral_graph,
+from twbn.formulations.graphs import (Adjacency, elimination_width, fill_in, fill_to_k_tree, is_acyclic, moral_graph,
                                       random_greedy_order)
 from twbn.solvers.cuts.lns import neighbourhood
 from twbn.formulations.problem import Problem
@@ -249,13 +266,15 @@ def _ancestry(parents: Sequence[ParentSet], free: set[int], boundary: Sequence[i
 
 
 def piece_problem(problem: Problem, parents: Sequence[ParentSet], free: Sequence[int], boundary: Sequence[int],
-                  loose: bool = False) -> tuple[Problem, list[int], list[tuple[int, int]], dict[tuple[int, int], int]]:
+                  loose: bool = False, within: Adjacency | None = None
+                  ) -> tuple[Problem, list[int], list[tuple[int, int]], dict[tuple[int, int], int]]:
     """The sub-problem over L = free ∪ boundary, in local indices 0 … |L|−1: its Problem
-    (free variables: their candidate sets inside L; boundary variables: their family
-    restricted to L, scored as in the cache when it lies in L and 0 otherwise — a
-    constant), L in local order, the ancestry pairs and the fixed y making the boundary a
-    clique. ``loose`` (a moral piece), or |L| ≤ k + 1: no treewidth bound inside L.
-    Raises ValueError if a free variable's current family is not inside L."""
+    (free variables: their candidate sets inside L — and, with ``within`` (a graph), whose
+    family is a clique of it; boundary variables: their family restricted to L, scored as
+    in the cache when it lies in L and 0 otherwise — a constant), L in local order, the
+    ancestry pairs and the fixed y making the boundary a clique. ``loose`` (a moral or
+    k-tree piece), or |L| ≤ k + 1: no treewidth bound inside L.
+    Raises ValueError if a free variable's current family is not inside L (or ``within``)."""
     local = sorted(set(free) | set(boundary))
     index = {v: i for i, v in enumerate(local)}
     cand = problem.candidates
@@ -264,7 +283,7 @@ def piece_problem(problem: Problem, parents: Sequence[ParentSet], free: Sequence
     for v in local:
         if v in fset:
             fam = {tuple(index[p] for p in ps): s for ps, s in zip(cand.parent_sets[v], cand.scores[v].tolist())
-                   if all(p in index for p in ps)}
+                   if all(p in index for p in ps) and (within is None or _clique_with(within, v, ps))}
             if tuple(sorted(parents[v])) not in {tuple(local[i] for i in ps) for ps in fam}:
                 raise ValueError(f"the family of {problem.names[v]!r} is not inside its piece")
         else:
@@ -282,6 +301,12 @@ def piece_problem(problem: Problem, parents: Sequence[ParentSet], free: Sequence
         return Problem(cache, None), local, ancestry, {}
     fixed = {(a, b): int(i < j) for i, a in enumerate(b_local) for j, b in enumerate(b_local) if a != b}
     return Problem(cache, problem.treewidth), local, ancestry, fixed
+
+
+def _clique_with(adj: Adjacency, v: int, ps: ParentSet) -> bool:
+    """Whether {v} ∪ ``ps`` is a clique of ``adj``."""
+    nv = adj[v]
+    return all(p in nv and all(q in adj[p] for q in ps[i + 1:]) for i, p in enumerate(ps))
 
 
 class _State:
@@ -415,13 +440,14 @@ class _Piece:
     sub-problem with its start (the current families), its fixed y and ancestry pairs, and
     how many pieces had been glued in when it was cut (for ``jobs`` >= 2)."""
 
-    __slots__ = ("free", "boundary", "local", "problem", "start", "fixed", "ancestry", "glued_before", "moral")
+    __slots__ = ("free", "boundary", "local", "problem", "start", "fixed", "ancestry", "glued_before", "moral",
+                 "ktree")
 
     def __init__(self, state: "_State", free: list[int], boundary: list[int], peo: list[int] | None,
-                 moral: bool = False) -> None:
-        self.free, self.boundary, self.moral = free, boundary, moral
-        self.problem, self.local, self.ancestry, self.fixed = piece_problem(state.problem, state.parents, free, boundary,
-                                                                            loose=moral)
+                 moral: bool = False, ktree: Adjacency | None = None) -> None:
+        self.free, self.boundary, self.moral, self.ktree = free, boundary, moral, ktree is not None
+        self.problem, self.local, self.ancestry, self.fixed = piece_problem(
+            state.problem, state.parents, free, boundary, loose=moral or ktree is not None, within=ktree)
         index = {v: i for i, v in enumerate(self.local)}
         fset = set(free)
         order = None if peo is None else [index[v] for v in peo if v in fset] + [index[b] for b in boundary]
@@ -477,22 +503,36 @@ class _Search:
         self.stalled_at: float | None = None
         self.counts = {"pieces": 0, "improvements": 0, "rejected": 0, "timed_out": 0, "sub_seconds": 0.0,
                        "moral_pieces": 0, "moral_gains": 0, "too_wide": 0}
+        # k-tree pieces (module docstring): the k-tree H* while they are cut, and their own
+        # adapted size (with no treewidth model they solve at about twice a tree piece's)
+        self.ktree: Adjacency | None = None
+        self.ktree_size = self.size
+        self.ktrees = options.ktree_pieces and self.state.tri is not None and problem.treewidth < problem.n - 1
         self.trajectory = [{"time": round(time.monotonic() - self.t0, 4), "incumbent": self.state.score,
                             "bound": None}]
         if control is not None:
             control.report(incumbent=self.state.score)
 
+    def _draw_ktree(self) -> None:
+        """H*: a k-tree containing H, the vertices it adds drawn at random."""
+        state = self.state
+        self.ktree = fill_to_k_tree(state.tri, state.order, state.k, self.rng)
+        self._ktree_order = list(state.order)  # a perfect elimination order of H*
+        self.counts["ktrees"] = self.counts.get("ktrees", 0) + 1
+
     def cut(self, busy: Sequence[_Piece] = ()) -> _Piece:
         """The next piece; with pieces out for solving (``busy``), one that shares no
         variable with theirs where a few tries find one (a clash is caught when it returns)."""
         state, n = self.state, self.problem.n
+        ktree = self.ktree if self.size < n else None  # a tree piece of every variable proves
         # the whole problem is solved bounded: a moral piece of it only finds the unbounded optimum
-        moral = state.tri is not None and self.size < n and self._moral_turn()
+        moral = ktree is None and state.tri is not None and self.size < n and self._moral_turn()
+        size = self.ktree_size if ktree is not None else self.size
         for _ in range(8 if busy else 1):
-            if state.tri is None or moral:
-                # unbounded: a piece connected in the moral graph; its neighbours there (its
-                # parents, children and co-parents) are the boundary
-                free = neighbourhood(state.parents, min(self.size, n), self.rng)
+            if state.tri is None or moral or ktree is not None:
+                # unbounded (or a k-tree piece): a piece connected in the moral graph; its
+                # neighbours there (its parents, children and co-parents) are the boundary
+                free = neighbourhood(state.parents, min(size, n), self.rng)
                 fset = set(free)
                 mg = moral_graph(state.parents)
                 boundary = sorted({u for v in free for u in mg[v]} - fset)
@@ -502,7 +542,7 @@ class _Search:
                 free, boundary = choose_piece(state.tri, peo, self.size, self.rng)
             if not any(_clash(free, boundary, p.free, p.boundary) for p in busy):
                 break
-        return _Piece(state, free, boundary, peo, moral)
+        return _Piece(state, free, boundary, peo, moral, ktree)
 
     def _moral_turn(self) -> bool:
         """Whether the next piece of a bounded problem is a moral piece: only while the
@@ -522,6 +562,8 @@ class _Search:
         counts["pieces"] += 1
         self.overrun = max(self.overrun, took - limit)
         counts["moral_pieces"] += piece.moral
+        if piece.ktree:
+            counts["ktree_pieces"] = counts.get("ktree_pieces", 0) + 1
         counts["sub_seconds"] += took
         gain = -math.inf if found.parents is None else found.score - piece.start.score
         if gain > 1e-9 * max(1.0, abs(state.score)):
@@ -529,8 +571,12 @@ class _Search:
             if any(_clash(piece.free, piece.boundary, f, b) for f, b in later):
                 counts["stale"] = counts.get("stale", 0) + 1
             elif state.accept(piece.free, piece.boundary, piece.local, found, check_acyclic=bool(later),
-                              moral=piece.moral):
+                              moral=piece.moral or piece.ktree):
                 counts["improvements"] += 1
+                if piece.ktree:
+                    counts["ktree_gains"] = counts.get("ktree_gains", 0) + 1
+                if self.ktree is not None and state.order != self._ktree_order:
+                    self._draw_ktree()  # a piece cut before H* changed σ: H* follows
                 self.since_gain = -1
                 self.dry = -1
                 self.trajectory.append({"time": round(time.monotonic() - self.t0, 4), "incumbent": state.score,
@@ -538,29 +584,42 @@ class _Search:
                 if self.control is not None:
                     self.control.report(incumbent=state.score)
                 counts["moral_gains"] += piece.moral
-            elif piece.moral:
+            elif piece.moral or piece.ktree:
                 counts["too_wide"] += 1  # (or a cycle through pieces glued in since)
                 gain = math.nan  # an unbounded optimum wider than k proves nothing
             else:
                 counts["rejected"] += 1
-        if found.status == "optimal" and len(piece.free) == self.problem.n and not math.isnan(gain):
+        size = self.ktree_size if piece.ktree else self.size
+        if found.status == "optimal" and len(piece.free) == self.problem.n and not math.isnan(gain) \
+                and not piece.ktree:
             self.proved = True  # the piece was the whole problem: the network is optimal (gain or not)
         elif found.status == "optimal":
             if took < limit / 4:
-                self.size = min(MAX_SIZE, self.problem.n, self.size + 1)
+                size = min(MAX_SIZE, self.problem.n, size + 1)
         else:
             counts["timed_out"] += 1
-            self.size = max(MIN_SIZE, self.size - 2)
+            size = max(MIN_SIZE, size - 2)
+        if piece.ktree:
+            self.ktree_size = size
+        else:
+            self.size = size
         self.since_gain += 1
         self.dry = self.dry + 1 if self.dry < 0 or self.piece_limit >= self.max_piece_limit else 0
         if self.dry >= STALL_PIECES and self.stalled_at is None:
             self.stalled_at = round(time.monotonic() - self.t0, 2)
         if self.since_gain >= STUCK_PIECES and not self.proved:
             self.since_gain = 0
-            # larger pieces (module docstring)
-            self.piece_limit = min(self.max_piece_limit, 2 * self.piece_limit)
-            if state.tri is not None and state.redraw(self.rng):
-                counts["redrawn"] = counts.get("redrawn", 0) + 1
+            if self.ktree is not None:  # H*'s pieces gave out: H's pieces, on a redrawn H
+                self.ktree = None
+                if state.redraw(self.rng):
+                    counts["redrawn"] = counts.get("redrawn", 0) + 1
+            else:
+                # larger pieces (module docstring)
+                self.piece_limit = min(self.max_piece_limit, 2 * self.piece_limit)
+                if self.ktrees:  # then H*'s pieces (module docstring)
+                    self._draw_ktree()
+                elif state.tri is not None and state.redraw(self.rng):
+                    counts["redrawn"] = counts.get("redrawn", 0) + 1
         if self.control is not None:
             self.control.report(iterations=counts["pieces"])
 
