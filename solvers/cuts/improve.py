@@ -584,10 +584,10 @@ class _Search:
                 if self.control is not None:
                     self.control.report(incumbent=state.score)
                 counts["moral_gains"] += piece.moral
-            elif piece.moral or piece.ktree:
+            elif piece.moral:
                 counts["too_wide"] += 1  # (or a cycle through pieces glued in since)
                 gain = math.nan  # an unbounded optimum wider than k proves nothing
-            else:
+            else:  # (a k-tree piece: a cycle through pieces glued in since; it fits k)
                 counts["rejected"] += 1
         size = self.ktree_size if piece.ktree else self.size
         if found.status == "optimal" and len(piece.free) == self.problem.n and not math.isnan(gain) \
