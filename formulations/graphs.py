@@ -293,6 +293,22 @@ def fill_to_k_tree(adj: Adjacency, order: Sequence[int], k: int, rng=None) -> Ad
     nearest in the order, or drawn at random with ``rng`` (a ``random.Random``). With
     n ≥ k + 1 the result is a k-tree (:func:`is_k_tree`). O(n·k²).
 
+    Parameters
+    ----------
+    adj : Adjacency
+        A chordal graph (it is not changed).
+    order : sequence of int
+        A perfect elimination order of ``adj`` of width ≤ k.
+    k : int
+        The k-tree's k.
+    rng : random.Random, optional
+        Draws the vertices added; None adds the nearest in the order.
+
+    Returns
+    -------
+    Adjacency
+        The k-tree (a new graph), ``order`` a perfect elimination order of it.
+
     Raises
     ------
     ValueError

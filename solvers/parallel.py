@@ -18,10 +18,15 @@ at the boundary, an address that cannot be used.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from twbn.formulations.problem import Problem
 from twbn.scoring.errors import TwbnError
 from twbn.formulations.solution import SolverResult
 from twbn.solvers.budget import Budget
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 __all__ = ["Alone", "BoundAlone", "PARALLEL_MARGIN", "DASK_CONNECT_TIMEOUT_S", "SchedulerUnavailable", "check_scheduler",
            "dask_client", "end_pool"]
@@ -39,14 +44,36 @@ DASK_CONNECT_TIMEOUT_S = 10
 POOL_THREAD_WAIT_S = 0.5
 
 
-def end_pool(pool) -> None:
+def end_pool(pool: "ProcessPoolExecutor") -> None:
     """End a local ``ProcessPoolExecutor`` now: cancel what has not started, kill its
     children (their answers are no longer wanted; waiting for a child to free its memory
     and exit took 1-2 s with CP-SAT at n = 100, past the time limit), and wait for the
     pool's own thread to end. That thread closes a wake-up pipe as it ends; still ending
     when the interpreter exits, it races the exit hook of concurrent.futures writing to that
     pipe (Python 3.11: "Exception ignored in threading._shutdown", OSError), as seen after a
-    valid result of ``improve`` with 2 jobs at munin5000."""
+    valid result of ``improve`` with 2 jobs at munin5000.
+
+    Parameters
+    ----------
+    pool : concurrent.futures.ProcessPoolExecutor
+        The pool; its pending work is dropped.
+
+    Returns
+    -------
+    None
+        Once the children are killed and the pool's thread has ended (or
+        ``POOL_THREAD_WAIT_S`` has passed).
+
+    Examples
+    --------
+    >>> from concurrent.futures import ProcessPoolExecutor
+    >>> pool = ProcessPoolExecutor(max_workers=1)
+    >>> end_pool(pool)
+    >>> pool.submit(print)
+    Traceback (most recent call last):
+    ...
+    RuntimeError: cannot schedule new futures after shutdown
+    """
     children = list((pool._processes or {}).values())
     thread = pool._executor_manager_thread
     pool.shutdown(wait=False, cancel_futures=True)

@@ -507,7 +507,7 @@ class _Search:
         # adapted size (with no treewidth model they solve at about twice a tree piece's)
         self.ktree: Adjacency | None = None
         self.ktree_size = self.size
-        self.ktrees = options.ktree_pieces and self.state.tri is not None and problem.treewidth < problem.n - 1
+        self.ktree_turns = options.ktree_pieces and self.state.tri is not None and problem.treewidth < problem.n - 1
         self.trajectory = [{"time": round(time.monotonic() - self.t0, 4), "incumbent": self.state.score,
                             "bound": None}]
         if control is not None:
@@ -616,7 +616,7 @@ class _Search:
             else:
                 # larger pieces (module docstring)
                 self.piece_limit = min(self.max_piece_limit, 2 * self.piece_limit)
-                if self.ktrees:  # then H*'s pieces (module docstring)
+                if self.ktree_turns:  # then H*'s pieces (module docstring)
                     self._draw_ktree()
                 elif state.tri is not None and state.redraw(self.rng):
                     counts["redrawn"] = counts.get("redrawn", 0) + 1
