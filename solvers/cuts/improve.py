@@ -78,13 +78,17 @@ with σ as the certificate, whatever the families. A k-tree piece is cut as a mo
 candidate sets only those whose family is a clique of H*, and no treewidth model: at
 plants (k = 5) they solved at 20–25 free variables where tree pieces reached 10–13. Glued
 in as a moral piece (σ kept, H the fill-in of the new moral graph along σ, inside H*).
-They only search networks inside H*, so they take turns with H's pieces: when H's pieces
-are stuck (``STUCK_PIECES`` without a gain) the piece limit doubles and a k-tree of the
-current H is drawn; when the k-tree pieces are stuck, H is redrawn and H's pieces go on.
-A k-MAX start already holds the best families of its own k-tree, so H's pieces come first.
+They are cut among H's pieces, each piece a k-tree piece with probability
+(1 + their gains) / (2 + all gains), so the search spends its pieces where its gains came
+from: at plants nearly all gains are k-tree pieces', at munin H's pieces gain as well.
+They only search networks inside H*, so after ``KTREE_STUCK_PIECES`` of them in a row
+without a gain H is redrawn and another H* drawn from it (H* is also drawn anew when σ
+changes or a family of the network stops being a clique of it, as H's pieces may do).
 From auto's 60 s network at plants k = 5 (−249,433.7) the best network inside one such
 k-tree was −248,111.1, which k-tree pieces reached in 6.7 s (the unbounded `cuts` ILP on
-the cache cut down to the k-tree's cliques proved it optimal there).
+the cache cut down to the k-tree's cliques proved it optimal there); a search of whole
+k-trees, one after another, gained 1,600–2,600 in 60 s where H's pieces first, then one
+k-tree's, had gained 850.
 
 Larger pieces once the small ones give out (issue 33.3). Each time the search is stuck
 (``STUCK_PIECES`` pieces without a gain, with or without a bound), a piece's time limit
@@ -158,6 +162,10 @@ REDRAW_TRIES = 6
 #: has stalled (two redraws of H at that limit gave nothing): ``improve`` with
 #: ``stop_when_stalled`` returns, and the method restarts from another k-MAX network.
 STALL_PIECES = 2 * STUCK_PIECES
+#: k-tree pieces in a row without a gain after which H is redrawn and another k-tree drawn
+#: from it: at plants (k = 8, 60 s from one network, two seeds) 6 ended about 1,400 ahead
+#: of 12, at k = 5 level with it (docs/auto.md).
+KTREE_STUCK_PIECES = 6
 #: A restart needs at least this many seconds: at 60 s a k-MAX start of 8 s and 42 s of
 #: pieces reached −245,478 at plants k = 8, better than a search that stalled at 1,800 s.
 RESTART_MIN_S = 60.0
@@ -503,29 +511,46 @@ class _Search:
         self.stalled_at: float | None = None
         self.counts = {"pieces": 0, "improvements": 0, "rejected": 0, "timed_out": 0, "sub_seconds": 0.0,
                        "moral_pieces": 0, "moral_gains": 0, "too_wide": 0}
-        # k-tree pieces (module docstring): the k-tree H* while they are cut, and their own
-        # adapted size (with no treewidth model they solve at about twice a tree piece's)
+        # k-tree pieces (module docstring): the current k-tree H* (None: drawn when next
+        # needed), their own adapted size (with no treewidth model they solve at about twice
+        # a tree piece's) and their own count of pieces in a row without a gain
         self.ktree: Adjacency | None = None
         self.ktree_size = self.size
+        self.ktree_since_gain = 0
         self.ktree_turns = options.ktree_pieces and self.state.tri is not None and problem.treewidth < problem.n - 1
         self.trajectory = [{"time": round(time.monotonic() - self.t0, 4), "incumbent": self.state.score,
                             "bound": None}]
         if control is not None:
             control.report(incumbent=self.state.score)
 
-    def _draw_ktree(self) -> None:
-        """H*: a k-tree containing H, the vertices it adds drawn at random."""
+    def _ktree_for_next(self) -> Adjacency | None:
+        """H* if the next piece is a k-tree piece, else None. The share of k-tree pieces
+        follows the gains: (1 + k-tree pieces' gains) / (2 + all gains), so a search whose
+        gains come from one kind of piece spends most of its pieces on that kind. H* is
+        drawn anew (a k-tree containing H, the vertices it adds drawn at random) when there
+        is none, when σ changed, or when a family of the network is no longer a clique of it."""
+        if not self.ktree_turns or self.size >= self.problem.n:  # a tree piece of every variable proves
+            return None
+        gains = self.counts["improvements"]
+        k_gains = self.counts.get("ktree_gains", 0)
+        if self.rng.random() >= (1 + k_gains) / (2 + gains):
+            return None
         state = self.state
-        self.ktree = fill_to_k_tree(state.tri, state.order, state.k, self.rng)
-        self._ktree_order = list(state.order)  # a perfect elimination order of H*
-        self.counts["ktrees"] = self.counts.get("ktrees", 0) + 1
+        # σ must stay H*'s perfect elimination order: a k-tree piece is glued in along σ
+        if self.ktree is None or state.order != self._ktree_order \
+                or not all(_clique_with(self.ktree, v, ps) for v, ps in enumerate(state.parents)):
+            self.ktree = fill_to_k_tree(state.tri, state.order, state.k, self.rng)
+            self._ktree_order = list(state.order)
+            self.counts["ktrees"] = self.counts.get("ktrees", 0) + 1
+        return self.ktree
 
     def cut(self, busy: Sequence[_Piece] = ()) -> _Piece:
         """The next piece; with pieces out for solving (``busy``), one that shares no
         variable with theirs where a few tries find one (a clash is caught when it returns)."""
         state, n = self.state, self.problem.n
-        ktree = self.ktree if self.size < n else None  # a tree piece of every variable proves
-        # the whole problem is solved bounded: a moral piece of it only finds the unbounded optimum
+        ktree = self._ktree_for_next()
+        # a tree piece of every variable solves the whole problem bounded: a moral piece of it
+        # only finds the unbounded optimum
         moral = ktree is None and state.tri is not None and self.size < n and self._moral_turn()
         size = self.ktree_size if ktree is not None else self.size
         for _ in range(8 if busy else 1):
@@ -575,9 +600,9 @@ class _Search:
                 counts["improvements"] += 1
                 if piece.ktree:
                     counts["ktree_gains"] = counts.get("ktree_gains", 0) + 1
-                if self.ktree is not None and state.order != self._ktree_order:
-                    self._draw_ktree()  # a piece cut before H* changed σ: H* follows
-                self.since_gain = -1
+                    self.ktree_since_gain = -1
+                else:
+                    self.since_gain = -1
                 self.dry = -1
                 self.trajectory.append({"time": round(time.monotonic() - self.t0, 4), "incumbent": state.score,
                                         "bound": None})
@@ -601,25 +626,24 @@ class _Search:
             size = max(MIN_SIZE, size - 2)
         if piece.ktree:
             self.ktree_size = size
+            self.ktree_since_gain += 1
         else:
             self.size = size
-        self.since_gain += 1
+            self.since_gain += 1
         self.dry = self.dry + 1 if self.dry < 0 or self.piece_limit >= self.max_piece_limit else 0
         if self.dry >= STALL_PIECES and self.stalled_at is None:
-            self.stalled_at = round(time.monotonic() - self.t0, 2)
+            self.stalled_at = math.floor(100 * (time.monotonic() - self.t0)) / 100  # never past the wall time
+        if self.ktree_since_gain >= KTREE_STUCK_PIECES:  # H*'s pieces gave out: another H*, on a redrawn H
+            self.ktree_since_gain = 0
+            self.ktree = None
+            if state.redraw(self.rng):
+                counts["redrawn"] = counts.get("redrawn", 0) + 1
         if self.since_gain >= STUCK_PIECES and not self.proved:
             self.since_gain = 0
-            if self.ktree is not None:  # H*'s pieces gave out: H's pieces, on a redrawn H
-                self.ktree = None
-                if state.redraw(self.rng):
-                    counts["redrawn"] = counts.get("redrawn", 0) + 1
-            else:
-                # larger pieces (module docstring)
-                self.piece_limit = min(self.max_piece_limit, 2 * self.piece_limit)
-                if self.ktree_turns:  # then H*'s pieces (module docstring)
-                    self._draw_ktree()
-                elif state.tri is not None and state.redraw(self.rng):
-                    counts["redrawn"] = counts.get("redrawn", 0) + 1
+            # larger pieces (module docstring)
+            self.piece_limit = min(self.max_piece_limit, 2 * self.piece_limit)
+            if state.tri is not None and state.redraw(self.rng):
+                counts["redrawn"] = counts.get("redrawn", 0) + 1
         if self.control is not None:
             self.control.report(iterations=counts["pieces"])
 
