@@ -166,20 +166,26 @@ def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap():
                     time_limit=None, seed=0)
     assert "piece_time_limit" not in fixed.stats
     # with k-tree pieces (on 60 variables, more than MAX_SIZE: no piece is the whole problem,
-    # whose proof ends the search): with no gain each piece is one with probability 1/2; H's
-    # limit doubles at each STUCK_PIECES-th of H's pieces, a k-tree is drawn for the first
-    # k-tree piece and again after each KTREE_STUCK_PIECES of them
+    # whose proof ends the search): the 12th piece ends H's pieces' turn (the limit doubles, a
+    # k-tree is drawn), the 18th the k-tree pieces' turn (6 without a gain: the limit stays),
+    # the 30th H's pieces' again, the 36th the k-tree pieces' again
     problem, empty = _stuck(60)
+    turns = [improve(problem, empty, ImproveOptions(max_pieces=m, start_size=4), time_limit=None, seed=0).stats
+             for m in (12, 18, 30, 36)]
+    assert [t.get("ktrees") for t in turns] == [1, 1, 2, 2]
+    assert [t.get("ktree_pieces") for t in turns] == [None, KTREE_STUCK_PIECES, KTREE_STUCK_PIECES,
+                                                      2 * KTREE_STUCK_PIECES]
+    assert [t["piece_time_limit"] for t in turns] == [4.0, 4.0, 8.0, 8.0] and [t["pieces"] for t in turns] == [
+        12, 18, 30, 36]
+    # a k-tree that gained goes on to another k-tree when its pieces give out, not to H's pieces
     search = _Search(problem, empty, ImproveOptions(start_size=4), 0, None)
-    kinds = []
-    for _ in range(60):
+    for _ in range(STUCK_PIECES + KTREE_STUCK_PIECES):
+        if search.counts["pieces"] == STUCK_PIECES + KTREE_STUCK_PIECES - 1:
+            search.ktree_gained = True
         piece = search.cut()
-        kinds.append(piece.ktree)
+        assert piece.ktree == (search.counts["pieces"] >= STUCK_PIECES)
         search.take(piece, piece.start, 0.01, 2.0)
-        h_pieces, k_pieces = kinds.count(False), kinds.count(True)
-        assert search.piece_limit == min(16.0, 2.0 * 2 ** (h_pieces // STUCK_PIECES))
-        assert search.counts.get("ktrees", 0) == -(-k_pieces // KTREE_STUCK_PIECES)
-    assert 20 <= k_pieces <= 40 and h_pieces >= STUCK_PIECES and k_pieces >= 2 * KTREE_STUCK_PIECES
+    assert search.counts["ktrees"] == 2 and search.cut().ktree
     # a piece that ran 2 s past its limit makes later pieces end 2 s before the deadline
     search = _Search(problem, empty, ImproveOptions(start_size=4), 0, None)
     piece = search.cut()
@@ -416,7 +422,8 @@ def test_pieces_go_on_after_a_redraw(monkeypatch):
 
     monkeypatch.setattr(improve_module, "STUCK_PIECES", 1)  # redraw after a piece without a gain
     problem, start = _path_with_fill()  # already optimal: no piece gains
-    sol = improve(problem, start, ImproveOptions(max_pieces=6, start_size=2), time_limit=None, seed=0)
+    sol = improve(problem, start, ImproveOptions(max_pieces=6, start_size=2, ktree_pieces=False), time_limit=None,
+                  seed=0)
     assert sol.stats["redrawn"] == 1  # the second draw finds nothing new
     assert sol.score == pytest.approx(-5.0) and verify_result(problem.cache, sol.to_json(problem), 2) == []
 
@@ -526,34 +533,21 @@ def test_a_k_tree_piece_keeps_only_families_that_are_cliques_of_the_k_tree():
         piece_problem(problem, parents, [0], [1, 2], loose=True, within={0: {2}, 1: set(), 2: {0}, 3: set()})
 
 
-def test_the_share_of_k_tree_pieces_follows_their_gains():
-    # (1 + their gains) / (2 + all gains): 11/12 with 10 of 10 gains theirs, 1/12 with none
-    problem, empty = _stuck(60)
-    shares = []
-    for k_gains in (10, 0):
-        search = _Search(problem, empty, ImproveOptions(start_size=4), 0, None)
-        search.counts.update(improvements=10, ktree_gains=k_gains)
-        shares.append(sum(search.cut().ktree for _ in range(240)) / 240)
-    assert shares[0] > 0.8 and shares[1] < 0.2
-    no_ktrees = _Search(problem, empty, ImproveOptions(start_size=4, ktree_pieces=False), 0, None)
-    assert not any(no_ktrees.cut().ktree for _ in range(50))
-
-
 @pytest.mark.parametrize("seed", range(3))
 def test_k_tree_pieces_are_valid_never_worse_and_below_the_optimum(seed):
-    """6 k-tree pieces from the empty network at k = 2 on 9 variables, against the DP's
-    optimum."""
+    """A turn of k-tree pieces from the empty network at k = 2 on 9 variables, against the
+    DP's optimum."""
     cache = random_cache(9, seed, max_size=3, density=0.4)
     problem = Problem(cache, 2)
     empty = make_solution(problem, [()] * 9, bound=None, status="feasible", method="start")
     search = _Search(problem, empty, ImproveOptions(start_size=4), seed, None)
-    search.counts.update(improvements=1000, ktree_gains=1000)  # a share of 1001/1002: k-tree pieces
-    for _ in range(6):
+    search._draw_ktree()  # their turn
+    for _ in range(KTREE_STUCK_PIECES - 1):  # fewer than end a turn without a gain: only theirs
         piece = search.cut()
         assert piece.ktree and piece.problem.treewidth is None  # no treewidth model
         search.take(piece, *_solve_piece(piece.problem, piece.start, piece.fixed, piece.ancestry, None, 60.0, 0))
     sol = search.result(empty, seed, None, 1)
-    assert sol.stats["ktree_pieces"] == 6 and sol.stats["ktree_gains"] > 1000 and sol.stats["ktrees"] >= 1
+    assert sol.stats["ktree_pieces"] == KTREE_STUCK_PIECES - 1 and sol.stats["ktree_gains"] >= 1
     assert sol.score > empty.score and verify_result(cache, sol.to_json(problem), 2) == []
     assert sol.score == pytest.approx(sum(cache.score_of(v, ps) for v, ps in enumerate(sol.parents)))
     assert sol.score <= solve(problem, "dp").score + 1e-6

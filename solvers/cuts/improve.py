@@ -511,12 +511,13 @@ class _Search:
         self.stalled_at: float | None = None
         self.counts = {"pieces": 0, "improvements": 0, "rejected": 0, "timed_out": 0, "sub_seconds": 0.0,
                        "moral_pieces": 0, "moral_gains": 0, "too_wide": 0}
-        # k-tree pieces (module docstring): the current k-tree H* (None: drawn when next
-        # needed), their own adapted size (with no treewidth model they solve at about twice
-        # a tree piece's) and their own count of pieces in a row without a gain
+        # k-tree pieces (module docstring): the current k-tree H* (None: H's pieces' turn),
+        # their own adapted size (with no treewidth model they solve at about twice a tree
+        # piece's), their own count of pieces in a row without a gain, and whether H* gained
         self.ktree: Adjacency | None = None
         self.ktree_size = self.size
         self.ktree_since_gain = 0
+        self.ktree_gained = False
         self.ktree_turns = options.ktree_pieces and self.state.tri is not None and problem.treewidth < problem.n - 1
         self.trajectory = [{"time": round(time.monotonic() - self.t0, 4), "incumbent": self.state.score,
                             "bound": None}]
@@ -524,25 +525,26 @@ class _Search:
             control.report(incumbent=self.state.score)
 
     def _ktree_for_next(self) -> Adjacency | None:
-        """H* if the next piece is a k-tree piece, else None. The share of k-tree pieces
-        follows the gains: (1 + k-tree pieces' gains) / (2 + all gains), so a search whose
-        gains come from one kind of piece spends most of its pieces on that kind. H* is
-        drawn anew (a k-tree containing H, the vertices it adds drawn at random) when there
-        is none, when σ changed, or when a family of the network is no longer a clique of it."""
-        if not self.ktree_turns or self.size >= self.problem.n:  # a tree piece of every variable proves
-            return None
-        gains = self.counts["improvements"]
-        k_gains = self.counts.get("ktree_gains", 0)
-        if self.rng.random() >= (1 + k_gains) / (2 + gains):
+        """H* if the next piece is a k-tree piece (their turn), else None. H* is drawn anew
+        when σ changed or a family of the network stopped being a clique of it (a piece cut
+        before it, with ``jobs`` >= 2)."""
+        if self.ktree is None or self.size >= self.problem.n:  # a tree piece of every variable proves
             return None
         state = self.state
         # σ must stay H*'s perfect elimination order: a k-tree piece is glued in along σ
-        if self.ktree is None or state.order != self._ktree_order \
+        if state.order != self._ktree_order \
                 or not all(_clique_with(self.ktree, v, ps) for v, ps in enumerate(state.parents)):
-            self.ktree = fill_to_k_tree(state.tri, state.order, state.k, self.rng)
-            self._ktree_order = list(state.order)
-            self.counts["ktrees"] = self.counts.get("ktrees", 0) + 1
+            self._draw_ktree()
         return self.ktree
+
+    def _draw_ktree(self) -> None:
+        """H*: a k-tree containing H, the vertices it adds drawn at random."""
+        state = self.state
+        self.ktree = fill_to_k_tree(state.tri, state.order, state.k, self.rng)
+        self._ktree_order = list(state.order)
+        self.ktree_gained = False
+        self.ktree_since_gain = 0
+        self.counts["ktrees"] = self.counts.get("ktrees", 0) + 1
 
     def cut(self, busy: Sequence[_Piece] = ()) -> _Piece:
         """The next piece; with pieces out for solving (``busy``), one that shares no
@@ -601,6 +603,7 @@ class _Search:
                 if piece.ktree:
                     counts["ktree_gains"] = counts.get("ktree_gains", 0) + 1
                     self.ktree_since_gain = -1
+                    self.ktree_gained = True
                 else:
                     self.since_gain = -1
                 self.dry = -1
@@ -633,16 +636,22 @@ class _Search:
         self.dry = self.dry + 1 if self.dry < 0 or self.piece_limit >= self.max_piece_limit else 0
         if self.dry >= STALL_PIECES and self.stalled_at is None:
             self.stalled_at = math.floor(100 * (time.monotonic() - self.t0)) / 100  # never past the wall time
-        if self.ktree_since_gain >= KTREE_STUCK_PIECES:  # H*'s pieces gave out: another H*, on a redrawn H
-            self.ktree_since_gain = 0
-            self.ktree = None
+        if self.ktree is not None and self.ktree_since_gain >= KTREE_STUCK_PIECES:
+            # H*'s pieces gave out: on a redrawn H, another H* if this one gained, else H's pieces
             if state.redraw(self.rng):
                 counts["redrawn"] = counts.get("redrawn", 0) + 1
-        if self.since_gain >= STUCK_PIECES and not self.proved:
+            if self.ktree_gained:
+                self._draw_ktree()
+            else:
+                self.ktree = None
+                self.since_gain = 0
+        elif self.since_gain >= STUCK_PIECES and not self.proved:
             self.since_gain = 0
             # larger pieces (module docstring)
             self.piece_limit = min(self.max_piece_limit, 2 * self.piece_limit)
-            if state.tri is not None and state.redraw(self.rng):
+            if self.ktree_turns:  # then H*'s pieces (module docstring)
+                self._draw_ktree()
+            elif state.tri is not None and state.redraw(self.rng):
                 counts["redrawn"] = counts.get("redrawn", 0) + 1
         if self.control is not None:
             self.control.report(iterations=counts["pieces"])
