@@ -78,17 +78,18 @@ with σ as the certificate, whatever the families. A k-tree piece is cut as a mo
 candidate sets only those whose family is a clique of H*, and no treewidth model: at
 plants (k = 5) they solved at 20–25 free variables where tree pieces reached 10–13. Glued
 in as a moral piece (σ kept, H the fill-in of the new moral graph along σ, inside H*).
-They are cut among H's pieces, each piece a k-tree piece with probability
-(1 + their gains) / (2 + all gains), so the search spends its pieces where its gains came
-from: at plants nearly all gains are k-tree pieces', at munin H's pieces gain as well.
-They only search networks inside H*, so after ``KTREE_STUCK_PIECES`` of them in a row
-without a gain H is redrawn and another H* drawn from it (H* is also drawn anew when σ
-changes or a family of the network stops being a clique of it, as H's pieces may do).
+They only search networks inside H*, so they take turns with H's pieces: when H's pieces
+are stuck (``STUCK_PIECES`` without a gain) the piece limit doubles and a k-tree of the
+current H is drawn; when ``KTREE_STUCK_PIECES`` k-tree pieces in a row gain nothing, H is
+redrawn and, if that k-tree gave a gain, another one is drawn from the new H and their
+turn goes on, else H's pieces go on. A k-MAX start already holds the best families of its
+own k-tree, so H's pieces come first. H* is drawn anew when σ changes or a family of the
+network stops being a clique of it (a piece cut before it, with ``jobs`` >= 2).
 From auto's 60 s network at plants k = 5 (−249,433.7) the best network inside one such
 k-tree was −248,111.1, which k-tree pieces reached in 6.7 s (the unbounded `cuts` ILP on
 the cache cut down to the k-tree's cliques proved it optimal there); a search of whole
-k-trees, one after another, gained 1,600–2,600 in 60 s where H's pieces first, then one
-k-tree's, had gained 850.
+k-trees, one after another, gained 1,600–2,600 in 60 s from there, where H's pieces
+first, then one k-tree's, gained 850.
 
 Larger pieces once the small ones give out (issue 33.3). Each time the search is stuck
 (``STUCK_PIECES`` pieces without a gain, with or without a bound), a piece's time limit
@@ -162,9 +163,9 @@ REDRAW_TRIES = 6
 #: has stalled (two redraws of H at that limit gave nothing): ``improve`` with
 #: ``stop_when_stalled`` returns, and the method restarts from another k-MAX network.
 STALL_PIECES = 2 * STUCK_PIECES
-#: k-tree pieces in a row without a gain after which H is redrawn and another k-tree drawn
-#: from it: at plants (k = 8, 60 s from one network, two seeds) 6 ended about 1,400 ahead
-#: of 12, at k = 5 level with it (docs/auto.md).
+#: k-tree pieces in a row without a gain that end a k-tree (module docstring): at plants
+#: (k = 8, 60 s from one network, two seeds, with a schedule since replaced) 6 ended about
+#: 1,400 ahead of 12, at k = 5 level with it (docs/auto.md).
 KTREE_STUCK_PIECES = 6
 #: A restart needs at least this many seconds: at 60 s a k-MAX start of 8 s and 42 s of
 #: pieces reached −245,478 at plants k = 8, better than a search that stalled at 1,800 s.
