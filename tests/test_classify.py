@@ -10,6 +10,7 @@ from twbn.scoring.classify import class_posterior, classification_scores, naive_
 from twbn.scoring.data import dataset_from_frame
 
 
+@pytest.mark.slow  # 9-18 s; moved out of the default run to keep it under 10 min
 def test_posterior_equals_pgmpy_variable_elimination():
     from pgmpy.inference import VariableElimination
 

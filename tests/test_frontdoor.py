@@ -55,6 +55,7 @@ def _string_frame() -> pd.DataFrame:
     return df.apply(lambda col: "lo" + col.astype(str))
 
 
+@pytest.mark.slow  # 9-18 s; moved out of the default run to keep it under 10 min
 def test_learn_from_a_dataframe_with_string_states(tmp_path, capsys):
     df = _string_frame()
     train, test = df.iloc[:400], df.iloc[400:]
@@ -205,6 +206,7 @@ def test_auto_unbounded_uses_dp_up_to_its_limit():
     assert choose_method(Problem(_sized_cache(20), 19)).method == "dp"
 
 
+@pytest.mark.slow  # 9-18 s; moved out of the default run to keep it under 10 min
 def test_learn_cli_scores_data_first_and_keeps_the_cache(tmp_path, capsys):
     out, jkl = tmp_path / "r.json", tmp_path / "h.jkl"
     assert main(["learn", str(BUNDLED / "housing.csv.gz"), "--treewidth", "2", "--max-parents", "2",

@@ -325,6 +325,7 @@ def _cache_of(work: Path, stats: dict):
     return read_jkl(hits[0])
 
 
+@pytest.mark.slow  # 9-18 s; moved out of the default run to keep it under 10 min
 def test_a_cache_changed_on_disk_is_scored_again(tmp_path, capsys):
     cfg = _config(tmp_path, seeds="[0]", folds=1)
     store = tmp_path / "s.sqlite"
@@ -374,7 +375,7 @@ def test_dask_executor_without_dask_leaves_no_store(tmp_path, capsys, monkeypatc
     assert not store.exists() and not (tmp_path / "s.sqlite.work").exists()
 
 
-@pytest.mark.parametrize("signum,executor", [(signal.SIGINT, "local"),
+@pytest.mark.parametrize("signum,executor", [pytest.param(signal.SIGINT, "local", marks=pytest.mark.slow),  # 22 s each
                                              pytest.param(signal.SIGTERM, "local", marks=pytest.mark.slow),
                                              pytest.param(signal.SIGINT, "dask", marks=pytest.mark.slow)])
 def test_a_signal_stops_the_grid_and_keeps_every_finished_cell(tmp_path, signum, executor):
@@ -570,6 +571,7 @@ def test_each_cell_uses_the_processes_it_is_given(tmp_path, capsys):
             load_config(_config(tmp_path, name="b", cell_jobs=bad))
 
 
+@pytest.mark.slow  # 9-18 s; moved out of the default run to keep it under 10 min
 def test_cells_runs_only_the_matching_cells_and_scores_only_their_folds(tmp_path, capsys):
     cfg = _config(tmp_path, time_limit=1)  # kg, 2 folds, 2 seeds: 4 cells
     store = tmp_path / "c.sqlite"

@@ -85,7 +85,7 @@ def test_lp_bound_between_the_full_lp_and_the_trivial_bound(seed, k):
     assert stats["complete"] and optimum - 1e-6 <= tighter <= bound + 1e-6
 
 
-@pytest.mark.parametrize("k", [1, 2])
+@pytest.mark.parametrize("k", [1, pytest.param(2, marks=pytest.mark.slow)])  # k = 2: 9 s
 def test_lp_bound_on_a_real_cache_against_the_dp(k):
     cache = build_cache(read_csv(BUNDLED / "housing.csv.gz"), score="bic", max_parents=3, progress=False)[0]
     problem = Problem(cache, k)
