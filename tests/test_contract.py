@@ -122,7 +122,7 @@ def _twbn(*args, **kw):
 
 @pytest.mark.parametrize("method,extra,wait", [
     ("kg", ["--time-limit", "inf"], 4.0),
-    ("cuts", ["--warm-start", "tree", "--time-limit", "120"], 8.0),
+    pytest.param("cuts", ["--warm-start", "tree", "--time-limit", "120"], 8.0, marks=pytest.mark.slow),
     # the MIP engines stop on request too (HiGHS's cancelSolve; CP-SAT's stop_search in its child)
     pytest.param("milp", ["--warm-start", "tree", "--time-limit", "120"], 8.0, marks=pytest.mark.slow),
     pytest.param("cp", ["--warm-start", "tree", "--time-limit", "120", "--option", "workers=1"], 8.0,
@@ -320,6 +320,7 @@ def test_kill_9_of_experiment_leaves_no_cell_and_resume_runs_the_rest(tmp_path):
     assert not list(work.glob("twbn-cell-*"))
 
 
+@pytest.mark.slow  # 6-12 s; moved out of the default run to keep it under 10 min
 def test_no_bound_is_worse_than_the_sum_of_best_local_scores(wdbc):
     problem = Problem(wdbc, 3)
     trivial = sum(max(s.tolist()) for s in wdbc.scores)  # each variable's best cached score, by hand

@@ -292,6 +292,7 @@ def test_a_write_that_fails_after_the_work_keeps_the_result_and_says_where(tmp_p
     assert result["status"] == "optimal"
 
 
+@pytest.mark.slow  # 6-12 s; moved out of the default run to keep it under 10 min
 def test_report_reads_a_store_on_read_only_media(made, tmp_path):
     """Issue 31.12: a store on a read-only mount (as root, a tmpfs remounted read-only)."""
     import shutil

@@ -49,6 +49,7 @@ def _rows(store):
         return db.execute("SELECT key, status, score, test_loglik, test_rows, result FROM cells").fetchall()
 
 
+@pytest.mark.slow  # 6-12 s; moved out of the default run to keep it under 10 min
 def test_quick_grid_end_to_end(tmp_path, capsys):
     cfg = _config(tmp_path, methods=('name = "kg"', 'name = "dp"'))
     store = tmp_path / "s.sqlite"
@@ -114,6 +115,7 @@ def test_quick_grid_through_dask_local_cluster(tmp_path):
     assert sorted(r[0] for r in _rows(local)) == sorted(rows)
 
 
+@pytest.mark.slow  # 6-12 s; moved out of the default run to keep it under 10 min
 def test_crash_and_overrun_cost_one_cell(tmp_path):
     # the memory limit leaves the cell no room to build a model (pyomo's import alone needs
     # more); the kill margin is shorter than the start-up of a cell, so kg overruns; the DP
@@ -550,6 +552,7 @@ def test_a_sweep_never_scores_lower_at_a_larger_bound_and_waits_for_the_smaller_
     assert kept >= 1 and dips >= 1
 
 
+@pytest.mark.slow  # 6-12 s; moved out of the default run to keep it under 10 min
 def test_each_cell_uses_the_processes_it_is_given(tmp_path, capsys):
     # improve with small pieces: at n = 8 it solves them two at a time with cell_jobs = 2
     methods = ('name = "improve"\noptions = { start_size = 3 }',)
