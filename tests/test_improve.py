@@ -14,7 +14,7 @@ from twbn.formulations.solution import make_solution
 from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.cuts.branch_and_cut import solve_cuts
-from twbn.solvers.cuts.improve import (KTREE_STUCK_PIECES, RESTART_MIN_S, STALL_PIECES, STUCK_PIECES, SUB_OPTIONS,
+from twbn.solvers.cuts.improve import (KTREE_AFTER_PIECES, KTREE_ONLY_MIN_K, KTREE_STUCK_PIECES, RESTART_MIN_S, STALL_PIECES, STUCK_PIECES, SUB_OPTIONS,
                                       _Search, _State, _clash, _solve_piece, choose_piece, improve, piece_problem,
                                       random_peo)
 from twbn.solvers.registry import run, solve
@@ -143,15 +143,15 @@ def test_improve_reaches_the_dp_optimum_from_a_poor_start(seed):
     assert whole.stats["pieces"] == 1
 
 
-def _stuck(n: int = 20) -> tuple[Problem, object]:
+def _stuck(n: int = 20, k: int = 2) -> tuple[Problem, object]:
     """A problem whose empty network is optimal (every parent costs 1), and that network:
     no piece can gain, so the search is stuck every ``STUCK_PIECES`` pieces."""
     families = [{(): -1.0, **({(v - 1,): -2.0} if v else {})} for v in range(n)]
-    problem = Problem(ScoreCache.from_mapping([f"x{v}" for v in range(n)], families), 2)
+    problem = Problem(ScoreCache.from_mapping([f"x{v}" for v in range(n)], families), k)
     return problem, make_solution(problem, [()] * n, bound=None, status="feasible", method="start")
 
 
-def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap():
+def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap(monkeypatch):
     problem, empty = _stuck()
     # H's pieces alone: 11 pieces without a gain: not stuck yet; the 12th (STUCK_PIECES): 2 s -> 4 s
     tree = dict(start_size=4, ktree_pieces=False)
@@ -166,18 +166,25 @@ def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap():
                     time_limit=None, seed=0)
     assert "piece_time_limit" not in fixed.stats
     # with k-tree pieces (on 60 variables, more than MAX_SIZE: no piece is the whole problem,
-    # whose proof ends the search): the 12th piece ends H's pieces' turn (the limit doubles, a
-    # k-tree is drawn), the 18th the k-tree pieces' turn (6 without a gain: the limit stays),
-    # the 30th H's pieces' again, the 36th the k-tree pieces' again
+    # whose proof ends the search), k = 3: the 6th piece (KTREE_AFTER_PIECES) ends H's pieces'
+    # turn (the limit doubles, a k-tree is drawn); from then on every 6 k-tree pieces without a
+    # gain end a k-tree and the next is drawn: k-trees only, the limit stays
+    assert KTREE_AFTER_PIECES == 6 and KTREE_STUCK_PIECES == 6 and KTREE_ONLY_MIN_K == 3
+    problem, empty = _stuck(60, 3)
+    turns = [improve(problem, empty, ImproveOptions(max_pieces=m, start_size=4), time_limit=None, seed=0).stats
+             for m in (5, 6, 12, 18)]
+    assert [t.get("ktrees") for t in turns] == [None, 1, 2, 3]
+    assert [t.get("ktree_pieces") for t in turns] == [None, None, 6, 12]
+    assert [t.get("piece_time_limit") for t in turns] == [None, 4.0, 4.0, 4.0]
+    # at k = 2 turns: the 12th piece (STUCK_PIECES) ends H's pieces' turn, the 18th the
+    # k-tree's (6 without a gain: H's pieces again), the 30th H's again, the 36th the k-tree's
     problem, empty = _stuck(60)
     turns = [improve(problem, empty, ImproveOptions(max_pieces=m, start_size=4), time_limit=None, seed=0).stats
              for m in (12, 18, 30, 36)]
     assert [t.get("ktrees") for t in turns] == [1, 1, 2, 2]
-    assert [t.get("ktree_pieces") for t in turns] == [None, KTREE_STUCK_PIECES, KTREE_STUCK_PIECES,
-                                                      2 * KTREE_STUCK_PIECES]
-    assert [t["piece_time_limit"] for t in turns] == [4.0, 4.0, 8.0, 8.0] and [t["pieces"] for t in turns] == [
-        12, 18, 30, 36]
-    # a k-tree that gained goes on to another k-tree when its pieces give out, not to H's pieces
+    assert [t.get("ktree_pieces") for t in turns] == [None, 6, 6, 12]
+    assert [t["piece_time_limit"] for t in turns] == [4.0, 4.0, 8.0, 8.0]
+    # and a k-tree that gained goes on to another k-tree, not to H's pieces
     search = _Search(problem, empty, ImproveOptions(start_size=4), 0, None)
     for _ in range(STUCK_PIECES + KTREE_STUCK_PIECES):
         if search.counts["pieces"] == STUCK_PIECES + KTREE_STUCK_PIECES - 1:
@@ -186,6 +193,17 @@ def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap():
         assert piece.ktree == (search.counts["pieces"] >= STUCK_PIECES)
         search.take(piece, piece.start, 0.01, 2.0)
     assert search.counts["ktrees"] == 2 and search.cut().ktree
+    problem, empty = _stuck(60, 3)
+    # a k-tree ends after KTREE_SECONDS, gain or not: with none, each k-tree piece has its own
+    search = _Search(problem, empty, ImproveOptions(start_size=4), 0, None)
+    import twbn.solvers.cuts.improve as improve_module
+
+    monkeypatch.setattr(improve_module, "KTREE_SECONDS", 0.0)
+    for i in range(KTREE_AFTER_PIECES + 3):
+        piece = search.cut()
+        assert piece.ktree == (i >= KTREE_AFTER_PIECES)
+        search.take(piece, piece.start, 0.01, 2.0)
+    assert search.counts["ktrees"] == 4 and search.counts["ktree_pieces"] == 3
     # a piece that ran 2 s past its limit makes later pieces end 2 s before the deadline
     search = _Search(problem, empty, ImproveOptions(start_size=4), 0, None)
     piece = search.cut()

@@ -78,12 +78,14 @@ with σ as the certificate, whatever the families. A k-tree piece is cut as a mo
 candidate sets only those whose family is a clique of H*, and no treewidth model: at
 plants (k = 5) they solved at 20–25 free variables where tree pieces reached 10–13. Glued
 in as a moral piece (σ kept, H the fill-in of the new moral graph along σ, inside H*).
-They only search networks inside H*, so they take turns with H's pieces: when H's pieces
-are stuck (``STUCK_PIECES`` without a gain) the piece limit doubles and a k-tree of the
-current H is drawn; when ``KTREE_STUCK_PIECES`` k-tree pieces in a row gain nothing, H is
-redrawn and, if that k-tree gave a gain, another one is drawn from the new H and their
-turn goes on, else H's pieces go on. A k-MAX start already holds the best families of its
-own k-tree, so H's pieces come first. H* is drawn anew when σ changes or a family of the
+They only search networks inside H*, so H's pieces come first (a k-MAX start already
+holds the best families of its own k-tree). At k >= ``KTREE_ONLY_MIN_K``, once H's pieces
+are stuck (``KTREE_AFTER_PIECES`` without a gain) the piece limit doubles and k-trees take
+over for the rest of the search: one ends after ``KTREE_STUCK_PIECES`` of its pieces in a
+row without a gain or after ``KTREE_SECONDS``, and the next is drawn from a redrawn H.
+Below that k they take turns: H's pieces are stuck after ``STUCK_PIECES``; when a k-tree's
+pieces give out, H is redrawn, and another k-tree is drawn only if that one gained, else
+H's pieces go on. H* is drawn anew when σ changes or a family of the
 network stops being a clique of it (a piece cut before it, with ``jobs`` >= 2).
 From auto's 60 s network at plants k = 5 (−249,433.7) the best network inside one such
 k-tree was −248,111.1, which k-tree pieces reached in 6.7 s (the unbounded `cuts` ILP on
@@ -167,6 +169,19 @@ STALL_PIECES = 2 * STUCK_PIECES
 #: (k = 8, 60 s from one network, two seeds, with a schedule since replaced) 6 ended about
 #: 1,400 ahead of 12, at k = 5 level with it (docs/auto.md).
 KTREE_STUCK_PIECES = 6
+#: Seconds after which a k-tree ends even while it gains: later k-trees, on redrawn H, gain
+#: more than the tail of one (an experiment of whole k-trees at 6 s each, docs/auto.md).
+KTREE_SECONDS = 6.0
+#: H's pieces in a row without a gain after which k-tree turns begin (k-tree pieces on):
+#: sooner than a redraw of H alone (``STUCK_PIECES``); at plants (60 s from searched
+#: networks, 3 seeds) 6 with k-trees from then on ended 540 (k = 5) and 890 (k = 8) ahead
+#: of 12 with turns back to H's pieces.
+KTREE_AFTER_PIECES = 6
+#: The smallest k at which k-trees take over once H's pieces are stuck. At k = 2 they lost
+#: 524 (baudio) and 280 (jester) at 60 s, below BLIP there: H's larger pieces are what gains
+#: at k = 2, so below this k a k-tree that gained nothing hands back to H's pieces after
+#: ``KTREE_STUCK_PIECES``, and H's pieces are stuck after ``STUCK_PIECES``.
+KTREE_ONLY_MIN_K = 3
 #: A restart needs at least this many seconds: at 60 s a k-MAX start of 8 s and 42 s of
 #: pieces reached −245,478 at plants k = 8, better than a search that stalled at 1,800 s.
 RESTART_MIN_S = 60.0
@@ -518,8 +533,9 @@ class _Search:
         self.ktree: Adjacency | None = None
         self.ktree_size = self.size
         self.ktree_since_gain = 0
-        self.ktree_gained = False
         self.ktree_turns = options.ktree_pieces and self.state.tri is not None and problem.treewidth < problem.n - 1
+        self.ktree_only = self.ktree_turns and problem.treewidth >= KTREE_ONLY_MIN_K  # after H's first stall
+        self.ktree_gained = False
         self.trajectory = [{"time": round(time.monotonic() - self.t0, 4), "incumbent": self.state.score,
                             "bound": None}]
         if control is not None:
@@ -543,8 +559,9 @@ class _Search:
         state = self.state
         self.ktree = fill_to_k_tree(state.tri, state.order, state.k, self.rng)
         self._ktree_order = list(state.order)
-        self.ktree_gained = False
+        self._ktree_t0 = time.monotonic()
         self.ktree_since_gain = 0
+        self.ktree_gained = False
         self.counts["ktrees"] = self.counts.get("ktrees", 0) + 1
 
     def cut(self, busy: Sequence[_Piece] = ()) -> _Piece:
@@ -637,16 +654,18 @@ class _Search:
         self.dry = self.dry + 1 if self.dry < 0 or self.piece_limit >= self.max_piece_limit else 0
         if self.dry >= STALL_PIECES and self.stalled_at is None:
             self.stalled_at = math.floor(100 * (time.monotonic() - self.t0)) / 100  # never past the wall time
-        if self.ktree is not None and self.ktree_since_gain >= KTREE_STUCK_PIECES:
-            # H*'s pieces gave out: on a redrawn H, another H* if this one gained, else H's pieces
+        if self.ktree is not None and (self.ktree_since_gain >= KTREE_STUCK_PIECES or (
+                self.ktree_only and time.monotonic() - self._ktree_t0 > KTREE_SECONDS)):
+            # H*'s pieces gave out or had their time: another H* of a redrawn H (below
+            # KTREE_ONLY_MIN_K, only if this one gained; else H's pieces)
             if state.redraw(self.rng):
                 counts["redrawn"] = counts.get("redrawn", 0) + 1
-            if self.ktree_gained:
+            if self.ktree_only or self.ktree_gained:
                 self._draw_ktree()
             else:
                 self.ktree = None
                 self.since_gain = 0
-        elif self.since_gain >= STUCK_PIECES and not self.proved:
+        elif self.since_gain >= (KTREE_AFTER_PIECES if self.ktree_only else STUCK_PIECES) and not self.proved:
             self.since_gain = 0
             # larger pieces (module docstring)
             self.piece_limit = min(self.max_piece_limit, 2 * self.piece_limit)
