@@ -172,7 +172,7 @@ KTREE_STUCK_PIECES = 6
 #: Seconds after which a k-tree ends even while it gains: later k-trees, on redrawn H, gain
 #: more than the tail of one (an experiment of whole k-trees at 6 s each, docs/auto.md).
 KTREE_SECONDS = 6.0
-#: H's pieces in a row without a gain after which k-tree turns begin (k-tree pieces on):
+#: H's pieces in a row without a gain after which k-trees take over (k >= KTREE_ONLY_MIN_K):
 #: sooner than a redraw of H alone (``STUCK_PIECES``); at plants (60 s from searched
 #: networks, 3 seeds) 6 with k-trees from then on ended 540 (k = 5) and 890 (k = 8) ahead
 #: of 12 with turns back to H's pieces.
