@@ -15,7 +15,7 @@ from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.cuts.branch_and_cut import solve_cuts
 from twbn.solvers.cuts.improve import (KTREE_AFTER_PIECES, KTREE_ONLY_MIN_K, KTREE_STUCK_PIECES, RESTART_MIN_S,
-                                       STALL_PIECES, STUCK_PIECES, SUB_OPTIONS,
+                                      STALL_PIECES, STUCK_PIECES, SUB_OPTIONS,
                                       _Search, _State, _clash, _solve_piece, choose_piece, improve, piece_problem,
                                       random_peo)
 from twbn.solvers.registry import run, solve
