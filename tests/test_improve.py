@@ -233,6 +233,13 @@ def test_a_stalled_search_returns_only_when_asked_and_with_time_for_a_restart():
                                                    max_pieces=STALL_PIECES + 3), time_limit=RESTART_MIN_S - 5,
                     seed=0, stop_when_stalled=True)
     assert short.stats["pieces"] == STALL_PIECES + 3 and "ended_stalled" not in short.stats
+    # at k = 3 k-trees take over after KTREE_AFTER_PIECES (the limit 2 s -> 4 s, below its cap
+    # of 16 s, where it stays): from then on every k-tree piece counts
+    problem, empty = _stuck(60, 3)
+    stalled = improve(problem, empty, ImproveOptions(start_size=4), time_limit=RESTART_MIN_S + 60, seed=0,
+                      stop_when_stalled=True)
+    assert stalled.stats["ended_stalled"] and stalled.stats["pieces"] == KTREE_AFTER_PIECES + STALL_PIECES
+    assert stalled.stats["ktree_pieces"] == STALL_PIECES and stalled.stats["piece_time_limit"] == 4.0
 
 
 @pytest.mark.slow  # 6 s

@@ -63,7 +63,8 @@ valid H, with the order as its perfect elimination order).
 
 Restarts (issue 33.3). At the largest piece limit a search can still stall: at plants,
 k = 8, 1,800 s, its last gain came 559 s into 1,008 s. Once ``STALL_PIECES`` pieces in a
-row at that limit gained nothing, the method goes on from another k-MAX network (the
+row at that limit gained nothing (or, once k-trees have taken over, ``STALL_PIECES``
+k-tree pieces: their limit no longer grows), the method goes on from another k-MAX network (the
 next seed, its start stage capped as the first one's) with what is left, while at least
 ``RESTART_MIN_S`` is, and keeps the best network of all its searches. Where k-MAX gives
 back a network already searched from (at plants every seed's best was seed 1's), that
@@ -161,9 +162,10 @@ STUCK_PIECES = 12
 #: Random greedy orders of the moral graph tried per redraw; min-fill up to this n, then
 #: min-degree (min-fill's Python loop takes seconds at n = 1,041).
 REDRAW_TRIES = 6
-#: Pieces in a row at the largest piece time limit without a gain after which the search
-#: has stalled (two redraws of H at that limit gave nothing): ``improve`` with
-#: ``stop_when_stalled`` returns, and the method restarts from another k-MAX network.
+#: Pieces in a row at the largest piece time limit (or k-tree pieces after k-trees took
+#: over) without a gain after which the search has stalled (two redraws of H at that limit
+#: gave nothing): ``improve`` with ``stop_when_stalled`` returns, and the method restarts
+#: from another k-MAX network.
 STALL_PIECES = 2 * STUCK_PIECES
 #: k-tree pieces in a row without a gain that end a k-tree (module docstring): at plants
 #: (k = 8, 60 s from one network, two seeds, with a schedule since replaced) 6 ended about
@@ -651,7 +653,11 @@ class _Search:
         else:
             self.size = size
             self.since_gain += 1
-        self.dry = self.dry + 1 if self.dry < 0 or self.piece_limit >= self.max_piece_limit else 0
+        # at the last limit the search will use: its cap, or k-trees' takeover (from then on
+        # the limit never grows; without this a search at k >= KTREE_ONLY_MIN_K never stalled,
+        # so it never restarted)
+        last_limit = self.piece_limit >= self.max_piece_limit or (self.ktree_only and piece.ktree)
+        self.dry = self.dry + 1 if self.dry < 0 or last_limit else 0
         if self.dry >= STALL_PIECES and self.stalled_at is None:
             self.stalled_at = math.floor(100 * (time.monotonic() - self.t0)) / 100  # never past the wall time
         if self.ktree is not None and (self.ktree_since_gain >= KTREE_STUCK_PIECES or (
@@ -757,8 +763,9 @@ def improve(
         solve pieces (the job the LP's bound had beside it comes back, registry.solve);
         ignored with a ``scheduler``. ``stats["joined"]`` says when they joined.
     stop_when_stalled : bool, default False
-        Return once ``STALL_PIECES`` pieces in a row at the largest piece time limit gained
-        nothing (``stats["stalled"]``: seconds into the search, recorded either way).
+        Return once ``STALL_PIECES`` pieces in a row at the largest piece time limit (or
+        k-tree pieces, once k-trees took over) gained nothing (``stats["stalled"]``: seconds
+        into the search, recorded either way).
 
     Returns
     -------
