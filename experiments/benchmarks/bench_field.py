@@ -16,7 +16,7 @@ Run: ``python -m twbn.experiments.benchmarks.bench_field --anchors DIR [--budget
 [--caches plants baudio] [--ks 2 5 8]`` (about 25 minutes at 60 s). ``--scaling``: auto
 on one job at the budget and twice it, beside two jobs at the budget (field-scaling.md,
 about 36 minutes at 60 s); with ``--seed S`` every run takes seed S instead of 1
-(field-scaling-seedS…md).
+(field-scaling-seedS…md; with ``--budgets``, field-budgets…-seedS…md).
 """
 
 from __future__ import annotations
@@ -168,8 +168,8 @@ def main() -> None:
                     help="with --scaling: 2-job runs of earlier code (JSON lines of cache, k, before_2jobs: a --one "
                          "record), shown beside this code's")
     ap.add_argument("--seed", type=int, default=1,
-                    help="with --scaling: the seed of every run (default 1, as the other tables); results name it "
-                         "when it is not 1")
+                    help="with --scaling or --budgets: the seed of every run (default 1, as the other tables); "
+                         "results name it when it is not 1")
     ap.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
@@ -181,8 +181,8 @@ def main() -> None:
         ap.error("--anchors DIR is required")
     if args.versus is not None and not (args.budgets and os.access(args.versus, os.X_OK)):
         ap.error("--versus takes an interpreter that runs (an earlier checkout's .venv/bin/python), with --budgets")
-    if args.seed != 1 and not args.scaling:
-        ap.error("--seed is for --scaling (the other tables are seed 1's)")
+    if args.seed != 1 and not (args.scaling or args.budgets):
+        ap.error("--seed is for --scaling and --budgets (the other tables are seed 1's)")
     if args.others:
         others(args)
         return
@@ -393,9 +393,10 @@ def _scaling_row(r: dict) -> str:
             f"{'yes' if all(g['valid'] for k, g in r.items() if k.startswith('auto')) else 'NO'} |")
 
 
-def _two_at_a_time(runs: list[tuple], records: Path | None = None) -> dict:
+def _two_at_a_time(runs: list[tuple], records: Path | None = None, seed: int = 1) -> dict:
     """``--one`` runs (key, path, k, method, budget[, python]), longest first, always two
-    at a time (one process per core) until all are done; their records by key.
+    at a time (one process per core) until all are done, each with ``seed``; their records
+    by key.
 
     ``records``: a JSON-lines file that keeps every finished run (key and record) as it
     ends, so that a queue of hours can stop and go on later: runs already in it are not
@@ -413,7 +414,7 @@ def _two_at_a_time(runs: list[tuple], records: Path | None = None) -> dict:
     while todo or running:
         while todo and len(running) < 2:
             key, path, k, method, budget, *python = todo.pop(0)
-            running[key] = _spawn_one(path, k, method, budget, 1, *python)
+            running[key] = _spawn_one(path, k, method, budget, 1, *(python or [None]), seed=seed)
         finished = next((key for key, p in running.items() if p.poll() is not None), None)
         if finished is None:
             time.sleep(0.2)
@@ -451,13 +452,15 @@ def budgets(args) -> None:
     rows, records = [], []
     paths = {name: Path(args.anchors) / "caches" / f"{name}.jkl.gz" for name in args.caches}
     runs = []
+    seeded = () if args.seed == 1 else (f"seed {args.seed}",)  # seed 1's keys as before: records stay valid
     for name in args.caches:
         for k in args.ks:
             for t in ran:
-                runs.append(((name, k, t), paths[name], k, "auto", t))
+                runs.append(((name, k, t, *seeded), paths[name], k, "auto", t))
                 if versus is not None:  # the same cell by the earlier checkout, side by side with it
-                    runs.append(((name, k, t, "before"), paths[name], k, "auto", t, versus))
-    done = _two_at_a_time(runs, None if args.records is None else Path(args.records))
+                    runs.append(((name, k, t, "before", *seeded), paths[name], k, "auto", t, versus))
+    done = {key[:len(key) - len(seeded)]: got for key, got in
+            _two_at_a_time(runs, None if args.records is None else Path(args.records), args.seed).items()}
     from twbn.solvers.method_options import ImproveOptions
 
     pieces = lambda g: (f"{g['pieces']} ({g['improvements']}, {g.get('redrawn') or 0}"  # noqa: E731
@@ -497,7 +500,7 @@ def budgets(args) -> None:
     text = "\n".join([
         "# Any budget: auto on one job at " + ", ".join(f"{t:g}" for t in times) + " s"
         + ("" if versus is None else ", beside earlier code"), "",
-        f"Machine: {machine()}. Seed 1, one job, two runs at a time (one process per core, the longest "
+        f"Machine: {machine()}. Seed {args.seed}, one job, two runs at a time (one process per core, the longest "
         "first). Above n = 40 `auto` "
         "runs `improve` from k-MAX (20 % of the method's part), keeping 30 % of the budget for the cluster LP's "
         "bound at n ≥ 60. Gap: to the run's own proved bound."
@@ -507,7 +510,7 @@ def budgets(args) -> None:
                                   f"records of an earlier run ({args.with_json}), not re-run."), "", *head, *rows, ""])
     stem = "field-budgets-versus" if versus is not None else \
         "field-budgets-" + "-".join(f"{t:g}" for t in times) if earlier else "field-budgets"
-    _write(stem, args.caches, args.ks, text, records)
+    _write(stem if args.seed == 1 else f"{stem}-seed{args.seed}", args.caches, args.ks, text, records)
 
 
 def width_rows(args) -> None:
