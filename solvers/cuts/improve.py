@@ -64,11 +64,12 @@ valid H, with the order as its perfect elimination order).
 Restarts (issue 33.3). At the largest piece limit a search can still stall: at plants,
 k = 8, 1,800 s, its last gain came 559 s into 1,008 s. Once ``STALL_PIECES`` pieces in a
 row at that limit gained nothing (or, once k-trees have taken over, ``STALL_PIECES``
-k-tree pieces: their limit no longer grows), the method goes on from another k-MAX network (the
-next seed, its start stage capped as the first one's) with what is left, while at least
-``RESTART_MIN_S`` is, and keeps the best network of all its searches. Where k-MAX gives
-back a network already searched from (at plants every seed's best was seed 1's), that
-restart is dropped and the next ones start from k-G's networks, whose random orders differ.
+k-tree pieces: their limit no longer grows), the method goes on from another k-MAX
+network (the next seed, its start stage capped as the first one's) with what is left,
+while at least ``RESTART_MIN_S`` is, and keeps the best network of all its searches.
+Where k-MAX gives back a network already searched from (at plants every seed's best was
+seed 1's), that restart is dropped and the next ones start from k-G's networks, whose
+random orders differ.
 
 K-tree pieces (issue 33.3). A tree piece carries the treewidth model (8b–8h), which only
 solves for pieces of about a dozen variables. Fix instead a k-tree H* that contains H (H
