@@ -414,7 +414,7 @@ def _two_at_a_time(runs: list[tuple], records: Path | None = None, seed: int = 1
     while todo or running:
         while todo and len(running) < 2:
             key, path, k, method, budget, *python = todo.pop(0)
-            running[key] = _spawn_one(path, k, method, budget, 1, *(python or [None]), seed=seed)
+            running[key] = _spawn_one(path, k, method, budget, 1, python[0] if python else None, seed=seed)
         finished = next((key for key, p in running.items() if p.poll() is not None), None)
         if finished is None:
             time.sleep(0.2)

@@ -654,11 +654,7 @@ class _Search:
         else:
             self.size = size
             self.since_gain += 1
-        # at the last limit the search will use: its cap, or k-trees' takeover (from then on
-        # the limit never grows; without this a search at k >= KTREE_ONLY_MIN_K never stalled,
-        # so it never restarted)
-        last_limit = self.piece_limit >= self.max_piece_limit or (self.ktree_only and piece.ktree)
-        self.dry = self.dry + 1 if self.dry < 0 or last_limit else 0
+        self.dry = self.dry + 1 if self.dry < 0 or self.piece_limit >= self.max_piece_limit else 0
         if self.dry >= STALL_PIECES and self.stalled_at is None:
             self.stalled_at = math.floor(100 * (time.monotonic() - self.t0)) / 100  # never past the wall time
         if self.ktree is not None and (self.ktree_since_gain >= KTREE_STUCK_PIECES or (
@@ -678,6 +674,10 @@ class _Search:
             self.piece_limit = min(self.max_piece_limit, 2 * self.piece_limit)
             if self.ktree_turns:  # then H*'s pieces (module docstring)
                 self._draw_ktree()
+                if self.ktree_only:
+                    # k-trees keep this limit for the rest of the search: it is the cap, so
+                    # their pieces count toward a stall (else no search here could restart)
+                    self.max_piece_limit = self.piece_limit
             elif state.tri is not None and state.redraw(self.rng):
                 counts["redrawn"] = counts.get("redrawn", 0) + 1
         if self.control is not None:
