@@ -247,6 +247,7 @@ def test_a_stalled_method_restarts_from_other_networks_and_keeps_the_best(monkey
     import twbn.solvers.cuts.improve as improve_module
 
     monkeypatch.setattr(improve_module, "RESTART_MIN_S", 0.5)  # restarts within seconds, not minutes
+    monkeypatch.setattr(improve_module, "RESTART_START_MAX_S", 0.3)  # binds below a fifth of what is left
     problem = Problem(random_cache(30, 5, max_size=2, density=0.4), 2)
     sol = solve(problem, "improve", time_limit=6.0, seed=3,
                 options={"piece_time_limit": 0.05, "max_piece_time_limit": 0.05, "start_size": 4})
@@ -258,6 +259,11 @@ def test_a_stalled_method_restarts_from_other_networks_and_keeps_the_best(monkey
     assert incumbents == sorted(incumbents) and incumbents[-1] == pytest.approx(sol.score)
     stages = [s["stage"] for s in sol.stats["budget"]["stages"]]
     assert "k-MAX restart 1" in stages and sol.wall_time <= 6.0 + 1.0
+    # the first start has a fifth of the method's time (6 s less the LP bound's share: about
+    # 1.1 s); every restart's start at most RESTART_START_MAX_S
+    allotted = {s["stage"]: s["allotted"] for s in sol.stats["budget"]["stages"]}
+    assert allotted["k-MAX start"] > 1.0
+    assert all(a <= 0.3 for name, a in allotted.items() if "restart" in name)
     assert sol.stats["pieces"] >= STALL_PIECES * len(restarts)  # every search but the last stalled
     assert verify_result(problem.cache, sol.to_json(problem), 2) == []
     # with restarts off the first search runs to the limit

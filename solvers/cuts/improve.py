@@ -65,7 +65,7 @@ Restarts (issue 33.3). At the largest piece limit a search can still stall: at p
 k = 8, 1,800 s, its last gain came 559 s into 1,008 s. Once ``STALL_PIECES`` pieces in a
 row at that limit gained nothing (or, once k-trees have taken over, ``STALL_PIECES``
 k-tree pieces: their limit no longer grows), the method goes on from another k-MAX
-network (the next seed, its start stage capped as the first one's) with what is left,
+network (the next seed, its start stage capped at ``RESTART_START_MAX_S``) with what is left,
 while at least ``RESTART_MIN_S`` is, and keeps the best network of all its searches.
 Where k-MAX gives back a network already searched from (at plants every seed's best was
 seed 1's), that restart is dropped and the next ones start from k-G's networks, whose
@@ -188,6 +188,11 @@ KTREE_ONLY_MIN_K = 3
 #: A restart needs at least this many seconds: at 60 s a k-MAX start of 8 s and 42 s of
 #: pieces reached −245,478 at plants k = 8, better than a search that stalled at 1,800 s.
 RESTART_MIN_S = 60.0
+#: A restart's start stage takes at most this many seconds (the first start: ``START_MAX_S``).
+#: At plants (1,800 s, k = 5 and 8, 3 seeds each) a k-G start after 60 s was 6,000–10,000
+#: below where its search ended, the first restart's 60 s k-MAX start was always a repeat,
+#: and 240 of the 1,218 s after the first search went to starts.
+RESTART_START_MAX_S = 12.0
 #: How far a stuck search's doubling takes a piece's time limit by default (2 s -> 16 s).
 PIECE_LIMIT_GROWTH = 8
 REDRAW_FILL_MAX_N = 200
@@ -928,9 +933,9 @@ def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: 
 
 
 def _start_network(problem: Problem, budget: Budget, seed: int | None, jobs: int, scheduler: str | None,
-                   name: str, method: str = "kmax") -> tuple[SolverResult, dict]:
+                   name: str, method: str = "kmax", at_most: float = START_MAX_S) -> tuple[SolverResult, dict]:
     """k-MAX's network (or ``method``'s: a restart's may be k-G's) on a stage of
-    ``IMPROVE_START_SHARE`` of ``budget`` (at most ``START_MAX_S``), as ``--warm-start
+    ``IMPROVE_START_SHARE`` of ``budget`` (at most ``at_most`` seconds), as ``--warm-start
     kmax`` would give; with jobs to spare, more runs (seeds ``seed`` + 1 …) beside it, the
     best kept. Without a bound (or k >= n - 1), the network at ``UNBOUNDED_START_K``,
     certified as one of the unbounded problem. Returns the start (its parents None if none
@@ -941,7 +946,7 @@ def _start_network(problem: Problem, budget: Budget, seed: int | None, jobs: int
     bounded = problem if not void else Problem(
         problem.cache, min(problem.n - 1, UNBOUNDED_START_K), problem.forbidden, problem.required)
     info: dict = {}
-    with budget.stage(name, IMPROVE_START_SHARE, at_most=START_MAX_S) as stage:
+    with budget.stage(name, IMPROVE_START_SHARE, at_most=at_most) as stage:
         side = [Alone(bounded, method, stage, None if seed is None else seed + i)
                 for i in range(1, jobs)] if jobs >= 2 and scheduler is None \
             and stage.left() > 2 * PARALLEL_MARGIN else []
@@ -996,7 +1001,8 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
         r = len(runs) + repeated + 1
         r_seed = None if seed is None else seed + 1000 * r
         stage = {"kmax": "k-MAX", "kg": "k-G"}[start_method] + f" restart {r}"
-        other, _ = _start_network(problem, budget, r_seed, jobs, scheduler, stage, start_method)
+        other, _ = _start_network(problem, budget, r_seed, jobs, scheduler, stage, start_method,
+                                  at_most=RESTART_START_MAX_S)
         if other.parents is None or budget.expired():
             break
         if tuple(other.parents) in searched and start_method == "kmax":
