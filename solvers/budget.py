@@ -26,11 +26,12 @@ __all__ = ["Budget", "bound_share", "WARM_START_SHARE", "START_MAX_S", "BOUND_SH
 #: A method-name warm start (``--warm-start kg``, auto's k-G start) gets this share; the
 #: method gets what is left of the same budget.
 WARM_START_SHARE = 0.2
-#: ... and at most this many seconds, as does ``improve``'s own k-MAX start (its restarts'
-#: starts: ``RESTART_START_MAX_S``, solvers/cuts/improve.py): in 1,800 s runs (auto, one job, 2026-11-26) k-MAX's start had 360 s and
-#: reached what k-MAX alone reaches in 60 s in 6 of 8 cells (plants k = 2, 5, 8, baudio
-#: k = 2, 5, munin k = 2), and at most 180 more in the other two (munin k = 5, 8), while
-#: the improver gained thousands in the time left to it.
+#: ... and at most this many seconds, as does ``improve``'s own k-MAX start (its
+#: restarts' starts: ``RESTART_START_MAX_S``, solvers/cuts/improve.py): in 1,800 s runs
+#: (auto, one job, 2026-11-26) k-MAX's start had 360 s and reached what k-MAX alone
+#: reaches in 60 s in 6 of 8 cells (plants k = 2, 5, 8, baudio k = 2, 5, munin k = 2), and
+#: at most 180 more in the other two (munin k = 5, 8), while the improver gained thousands
+#: in the time left to it.
 START_MAX_S = 60.0
 #: The cluster LP's bound (solvers/relaxation.py) after an anytime method, where the
 #: method asks for it: this share below ``LARGE_BOUND_N`` variables, ``LARGE_BOUND_SHARE``
