@@ -356,7 +356,9 @@ def test_a_network_that_reaches_the_trivial_bound_is_proved_optimal():
 def test_quiet_means_quiet_for_every_backend(tmp_path, method, solver):
     """Issue 31.11: -q prints nothing on stdout, whichever engine runs (the LP bound of
     the heuristics is HiGHS too; its quiet constructor keeps highspy 1.16's banner out).
-    At n = 45 kmax keeps part of its budget for that bound, so HiGHS does run."""
+    At n = 45 kmax keeps part of its budget for that bound, so HiGHS does run. Whether
+    its 0.1 s of LP beats the trivial bound varies from run to run (it did in 3 of 5), so
+    the check is that the LP ran, not that its bound was kept."""
     jkl = tmp_path / "c.jkl"
     write_jkl(random_cache(45, seed=4, max_size=2), jkl)
     args = ["learn", jkl, "--treewidth", "2", "--method", method, "--time-limit", "3", "-o", tmp_path / "r.json",
@@ -368,7 +370,7 @@ def test_quiet_means_quiet_for_every_backend(tmp_path, method, solver):
     assert proc.returncode in (0, 3), proc.stderr
     assert proc.stdout == "" and proc.stderr == ""
     if method == "kmax":
-        assert json.loads((tmp_path / "r.json").read_text())["stats"]["bound_source"].startswith("cluster LP")
+        assert "rows" in json.loads((tmp_path / "r.json").read_text())["stats"]["lp_bound"]
 
 
 _SCIP_SIGINT = """
