@@ -38,6 +38,7 @@ def test_docstring_examples_run(name):
         assert result.attempted > 0
 
 
+@pytest.mark.slow  # 7-13 s; out of the default run to keep it under 10 min (CI runs it)
 def test_readme_python_example_runs_and_prints_what_it_says(capsys):
     """The README's first Python block, run as written, prints the lines shown under it."""
     text = (BUNDLED.parents[1] / "README.md").read_text(encoding="utf-8")
@@ -161,7 +162,8 @@ def test_auto_rule(n, k, method):
                                  "improve": "kmax" if k is not None else None}.get(method)
 
 
-@pytest.mark.parametrize("n,k,expected", [(12, 2, "dp"), (24, 2, "cuts"), (CUTS_BOUNDED_MAX_N + 5, 3, "improve")])
+@pytest.mark.parametrize("n,k,expected", [(12, 2, "dp"), pytest.param(24, 2, "cuts", marks=pytest.mark.slow),  # 8 s
+                                          (CUTS_BOUNDED_MAX_N + 5, 3, "improve")])
 def test_auto_small_middle_large_results_pass_check(tmp_path, capsys, n, k, expected):
     from twbn.scoring.jkl import write_jkl
 

@@ -47,7 +47,8 @@ def test_milp_k1_on_real_data_equals_branching_oracle(backend):
     assert sum(cache.score_of(v, p) for v, p in enumerate(optimal_forest(problem))) == pytest.approx(sol.score, abs=1e-6)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", [pytest.param(b, marks=pytest.mark.slow) if b == "cbc" else b  # cbc: 6.5 s
+                                     for b in BACKENDS])
 def test_warm_start_is_the_first_incumbent(backend):
     cache = random_cache(8, 3, max_size=3, density=0.4)
     problem = Problem(cache, 2)
