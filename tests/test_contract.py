@@ -294,7 +294,7 @@ def _cell_processes(work: Path) -> list[int]:
     return pids
 
 
-@pytest.mark.slow  # 7-13 s; out of the default run to keep it under 10 min (CI runs it)
+@pytest.mark.slow  # 13 s: out of the default run, which must stay under 10 min
 def test_kill_9_of_experiment_leaves_no_cell_and_resume_runs_the_rest(tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text(f'name = "t"\ntreewidths = [2, 3]\ntime_limit = 4\nseeds = [0, 1]\n[[data]]\nname = "h"\n'

@@ -33,7 +33,7 @@ def test_model_variants_are_equivalent(redundant, permutation):
     assert sol.status == "optimal" and sol.score == pytest.approx(solve(problem, "dp").score, abs=1e-6)
 
 
-@pytest.mark.slow  # 7-13 s; out of the default run to keep it under 10 min (CI runs it)
+@pytest.mark.slow  # 7 s: out of the default run, which must stay under 10 min
 def test_k1_on_real_data_equals_branching_oracle():
     from tests.conftest import BUNDLED
 

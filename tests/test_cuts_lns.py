@@ -107,7 +107,7 @@ def test_bounded_cuts_with_lns_reports_it_and_stays_exact():
     assert "lns_calls" not in solve_cuts(Problem(cache), seed=0).stats  # unbounded: off by default
 
 
-@pytest.mark.slow  # 7-13 s; out of the default run to keep it under 10 min (CI runs it)
+@pytest.mark.slow  # 7 s: out of the default run, which must stay under 10 min
 def test_lns_improves_a_poor_start():
     # from the empty network, the first neighbourhood (8 of the 10 variables) is re-solved
     # after the root LP, and this cache's root does not close (3 nodes), so the search must

@@ -38,7 +38,7 @@ def test_docstring_examples_run(name):
         assert result.attempted > 0
 
 
-@pytest.mark.slow  # 7-13 s; out of the default run to keep it under 10 min (CI runs it)
+@pytest.mark.slow  # 12 s: out of the default run, which must stay under 10 min
 def test_readme_python_example_runs_and_prints_what_it_says(capsys):
     """The README's first Python block, run as written, prints the lines shown under it."""
     text = (BUNDLED.parents[1] / "README.md").read_text(encoding="utf-8")

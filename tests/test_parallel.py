@@ -130,7 +130,7 @@ def test_the_lp_beside_improve_has_its_share_of_both_jobs_then_gives_its_job_bac
     assert alone.stats["lp_bound"].get("complete") or alone.stats["lp_bound"]["seconds"] > 6.0 - 1.0 - 1.5
 
 
-@pytest.mark.slow  # 7-13 s; out of the default run to keep it under 10 min (CI runs it)
+@pytest.mark.slow  # 8 s: out of the default run, which must stay under 10 min
 def test_improve_takes_the_jobs_that_join_partway():
     """improve's own loop: one job, then a second from 1 s on (pieces on two worker
     processes); and two jobs, then a third. Never worse than its start, and valid."""

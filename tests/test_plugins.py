@@ -50,7 +50,7 @@ def test_the_documented_plugin_keeps_the_contract():
     assert all(len(p) <= 1 for p in sol.parents.values())
 
 
-@pytest.mark.slow  # 7-13 s; out of the default run to keep it under 10 min (CI runs it)
+@pytest.mark.slow  # 9 s: out of the default run, which must stay under 10 min
 def test_an_entry_point_plugin_is_found_without_an_import_everywhere(tmp_path):
     env = _install(tmp_path, "my_twbn_plugin", EXAMPLE,
                    {"forest": "my_twbn_plugin:METHOD", "broken": "no_such_module:METHOD"})

@@ -111,7 +111,7 @@ def test_phase2_engines_agree():
             assert a[1] == pytest.approx(b[1], abs=1e-6)
 
 
-@pytest.mark.slow  # 7-13 s; out of the default run to keep it under 10 min (CI runs it)
+@pytest.mark.slow  # 7 s: out of the default run, which must stay under 10 min
 def test_s2_keeps_its_time_limit_when_phase2_is_the_ilp():
     """Phase 2 by the cluster-cut ILP gets the time left, so a short budget is kept
     (within start-up and the last ILP's wind-down), and its networks still verify."""
