@@ -12,6 +12,8 @@ import resource
 import sys
 import time
 
+__all__ = ["run", "main"]
+
 
 def run(spec: dict) -> dict:
     import twbn

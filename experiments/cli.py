@@ -30,6 +30,11 @@ from twbn.scoring.networks import NetworkError
 from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS, PRUNING_MODES
 from twbn.scoring.errors import TwbnError
 
+__all__ = ["UserError", "data_arg", "config_arg", "score_summary", "cmd_score", "score_from_args",
+           "cmd_generate", "cmd_sample", "is_cache_path", "process_started", "cmd_learn", "cmd_methods",
+           "cmd_check", "cmd_demo", "cmd_evaluate", "cmd_export", "cmd_experiment", "cmd_data", "cmd_report",
+           "build_parser", "main"]
+
 USER_ERRORS = (TwbnError, NetworkError, DataError, JklError, CacheError, InfeasibleError, ValueError)
 
 

@@ -60,6 +60,8 @@ from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
 from twbn.scoring.parent_sets import PRUNING_MODES
 from twbn.scoring.errors import TwbnError
 
+__all__ = ["ConfigError", "Cell", "Config", "load_config", "expand"]
+
 #: The top-level keys a config may have.
 KEYS = frozenset({"name", "score", "ess", "max_splits", "max_bins", "approximate", "candidates", "time_per_variable",
                   "max_parents", "pruning", "folds", "seeds", "treewidths", "time_limit", "memory_limit_mb",

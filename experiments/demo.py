@@ -16,6 +16,8 @@ from twbn.scoring.jkl import atomic_write_text, read_jkl, write_jkl
 from twbn.scoring.parent_sets import PRUNING_MODES, build_cache
 from twbn.solvers.registry import solve
 
+__all__ = ["run_demo", "held_out", "grid"]
+
 DATA_DIR = Path(__file__).parent / "data"
 
 

@@ -49,6 +49,9 @@ from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
 from twbn.scoring.errors import ScoringStopped, TwbnError
 from twbn.solvers.registry import get_method
 
+__all__ = ["ExperimentError", "fold_rows", "file_sha256", "cache_key", "prepare_caches", "run_cell",
+           "predecessors", "work_folder", "run_experiment"]
+
 EXECUTORS = ("local", "dask")
 #: How long to keep trying to reach a Dask scheduler before giving up.
 

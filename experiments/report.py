@@ -30,6 +30,9 @@ from twbn.experiments.stats import sign_test, w_score
 from twbn.experiments.store import Store
 from twbn.scoring.jkl import atomic_write_text
 
+__all__ = ["classification_lines", "references", "wins_table", "save_png", "candidate_lines",
+           "pruning_lines", "write_report", "write_staged"]
+
 CELL_FIELDS = ["key", "data", "fold", "treewidth", "method", "seed", "status", "score", "bound", "gap", "width",
                "wall_time", "test_loglik", "test_rows", "junction_tree_s", "max_clique", "ve_query_s", "table_entries",
                "class_accuracy", "class_log_loss", "nb_accuracy", "nb_log_loss", "error"]

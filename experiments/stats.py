@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+__all__ = ["w_score", "sign_test", "structural_hamming_distance"]
+
 
 def w_score(reference: float, score: float) -> float:
     """Worsening against a reference score G (Scanagatta et al. 2016): (G − T) / |G|, so

@@ -21,6 +21,8 @@ from pathlib import Path
 
 from twbn.scoring.errors import TwbnError
 
+__all__ = ["environment", "StoreError", "Store"]
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id INTEGER PRIMARY KEY AUTOINCREMENT,

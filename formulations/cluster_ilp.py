@@ -72,6 +72,9 @@ from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.scoring.errors import TwbnError
 
+__all__ = ["FamilyTable", "cycle_clusters", "restrict_to_graph", "ClusterIlp", "BuildTimeout",
+           "build_cluster_ilp", "start_values", "triangulation_arcs"]
+
 
 @dataclass
 class FamilyTable:

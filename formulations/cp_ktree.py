@@ -42,6 +42,8 @@ from dataclasses import dataclass
 
 from twbn.formulations.problem import Problem
 
+__all__ = ["KTreeCp", "build_ktree_cp", "add_hint"]
+
 SCALE = 1e6
 
 

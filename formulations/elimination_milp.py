@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from twbn.formulations.cluster_ilp import MAX_ROWS_8D, BuildTimeout
 from twbn.formulations.problem import Problem
 
+__all__ = ["MilpOptions", "EliminationMilp", "build_elimination_milp", "start_values"]
+
 
 @dataclass(frozen=True)
 class MilpOptions:

@@ -13,6 +13,11 @@ from __future__ import annotations
 import itertools
 from typing import Iterable, Sequence
 
+__all__ = ["moral_graph", "is_acyclic", "fits_in_graph", "copy_adjacency", "elimination_width", "fill_in",
+           "random_greedy_order", "min_fill_order", "min_degree_order", "perfect_elimination_order",
+           "exact_treewidth", "tree_decomposition", "is_tree_decomposition", "k_tree_from_construction",
+           "fill_to_k_tree", "is_k_tree", "k_cliques"]
+
 Adjacency = dict[int, set[int]]
 
 

@@ -34,6 +34,8 @@ from typing import Sequence
 
 from twbn.formulations.graphs import Adjacency
 
+__all__ = ["n_k_trees", "decode_k_tree", "random_k_tree"]
+
 
 def n_k_trees(n: int, k: int) -> int:
     """The number of labelled k-trees on n ≥ k+1 vertices."""

@@ -21,6 +21,8 @@ from typing import Iterable
 from twbn.scoring.cache import ScoreCache
 from twbn.scoring.errors import TwbnError
 
+__all__ = ["InfeasibleError", "parse_arcs", "read_arc_file", "Problem"]
+
 Arc = tuple[int, int]
 
 

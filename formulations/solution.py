@@ -14,6 +14,8 @@ from twbn.formulations.problem import Problem
 from twbn.scoring.cache import ParentSet
 from twbn.scoring.jkl import atomic_write_text
 
+__all__ = ["SolverResult", "certificate_order", "make_solution", "start_or_nothing"]
+
 STATUSES = ("optimal", "feasible", "infeasible", "unknown")
 
 

@@ -12,6 +12,8 @@ from typing import Any
 
 from twbn.scoring.cache import ScoreCache
 
+__all__ = ["verify_result"]
+
 REL_TOL = 1e-9
 OPTIMAL_GAP = 1e-6
 

@@ -15,6 +15,8 @@ import numpy as np
 
 from twbn.scoring.errors import TwbnError
 
+__all__ = ["CacheError", "ScoreCache"]
+
 ParentSet = tuple[int, ...]
 
 

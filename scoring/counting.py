@@ -18,6 +18,8 @@ import math
 import numpy as np
 from numba import njit
 
+__all__ = ["extend_codes", "nlogn_table", "family_scores"]
+
 
 @njit(cache=True, nogil=True)
 def extend_codes(codes: np.ndarray, q: int, column: np.ndarray, r: int):

@@ -19,6 +19,9 @@ import numpy as np
 
 from twbn.scoring.errors import TwbnError
 
+__all__ = ["DataError", "Dataset", "state_order", "encode_columns", "read_csv", "read_csv_columns",
+           "state_values", "dataset_from_frame", "as_dataset"]
+
 #: Cell texts that mean "missing". Missing values are an error: the scores assume
 #: complete data, and silently treating "NA" as a state would change every score. Not
 #: "None": it is a state of child, hailfinder and insurance (bnlearn), so data sampled

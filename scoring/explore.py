@@ -42,6 +42,9 @@ from twbn.scoring.local_scores import PENALISED_LL_SCORES, Scorer
 from twbn.scoring.parallel import fork_map, shared
 from twbn.scoring.parent_sets import _fires, parent_cap
 
+__all__ = ["pairwise_mutual_information", "candidate_parents", "explore_variable", "drop_dominated",
+           "explore_cache"]
+
 #: Variables per block of the pairwise mutual-information product.
 MI_BLOCK = 512
 

@@ -23,6 +23,9 @@ import numpy as np
 from twbn.scoring.jkl import atomic_path
 from twbn.scoring.errors import TwbnError
 
+__all__ = ["InferenceUnavailable", "require_pgmpy", "network_model", "learned_model", "write_bif",
+           "elimination_cliques", "table_entries", "junction_trees", "inference_time"]
+
 
 class InferenceUnavailable(TwbnError, ImportError):
     """pgmpy is not installed."""

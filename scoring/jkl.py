@@ -25,6 +25,9 @@ from pathlib import Path
 from twbn.scoring.cache import CacheError, ScoreCache
 from twbn.scoring.errors import TwbnError
 
+__all__ = ["JklError", "sidecar_path", "OutputError", "is_special_file", "check_output", "atomic_path",
+           "atomic_write_bytes", "atomic_write_text", "format_jkl", "format_names", "write_jkl", "read_jkl"]
+
 
 class JklError(TwbnError, ValueError):
     """A malformed jkl file; the message names the file and line.

@@ -17,6 +17,8 @@ import numpy as np
 
 from twbn.scoring.data import DataError, Dataset, state_order
 
+__all__ = ["align", "fit_cpts", "log_likelihood", "held_out_log_likelihood"]
+
 
 def align(train: Dataset, test: Dataset, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Codes of ``names`` in both data sets over the union of their states, and arities.

@@ -22,6 +22,8 @@ import numpy as np
 from twbn.scoring.counting import extend_codes, family_scores, nlogn_table
 from twbn.scoring.data import Dataset
 
+__all__ = ["penalty_weight", "Scorer", "local_score"]
+
 SCORES = ("bic", "aic", "bdeu")
 #: Scores whose penalty is c·(r−1)·q, for which the BIC pruning rules hold (with that c).
 PENALISED_LL_SCORES = ("bic", "aic")

@@ -47,6 +47,10 @@ from twbn.scoring.cache import ScoreCache
 from twbn.scoring.mixed_data import CATEGORICAL, MixedData
 from twbn.scoring.parallel import fork_map, shared
 
+__all__ = ["categorical_leaf", "continuous_leaf", "continuous_leaf_stats", "pcart_fit",
+           "log_tree_normaliser", "pcart_score", "quantile_bins", "ft_score", "local_structure_score",
+           "build_local_structure_cache"]
+
 LOCAL_STRUCTURE_SCORES = ("pcart", "pcartp", "ft", "ftp")
 ALPHA = 0.5
 NU, LAMBDA, MU_BAR, A = 1.0, 1.0, 0.0, 1.0

@@ -17,6 +17,8 @@ import numpy as np
 
 from twbn.scoring.data import DEFAULT_MAX_STATES, DataError, read_csv_columns, state_order
 
+__all__ = ["MixedData", "from_columns", "read_mixed_csv"]
+
 CATEGORICAL, CONTINUOUS = "categorical", "continuous"
 #: A numeric column with at most this many distinct values is taken as categorical.
 DEFAULT_MAX_CATEGORICAL = 10

@@ -30,6 +30,8 @@ from twbn.scoring.data import DataError, Dataset
 from twbn.scoring.jkl import atomic_write_bytes
 from twbn.scoring.errors import TwbnError
 
+__all__ = ["NetworkError", "Network", "random_network", "sample", "read_bif", "write_bif", "write_csv"]
+
 
 class NetworkError(TwbnError, ValueError):
     """A malformed network or BIF file; the message names where."""

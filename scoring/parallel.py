@@ -10,6 +10,8 @@ from typing import Any
 
 from twbn.scoring.errors import ScoringStopped
 
+__all__ = ["shared", "fork_map"]
+
 _STATE: dict = {}
 
 

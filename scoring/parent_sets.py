@@ -49,6 +49,9 @@ from twbn.scoring.data import Dataset
 from twbn.scoring.local_scores import PENALISED_LL_SCORES, Scorer
 from twbn.scoring.errors import ScoringStopped, TwbnError
 
+__all__ = ["ScoringTooLarge", "ExhaustiveEstimate", "estimate_cost", "default_memory_limit",
+           "resident_bytes", "exhaustive_estimate", "parent_cap", "resolve_rules", "build_cache"]
+
 RULE_NAMES = {
     1: "subset dominance (de Campos & Ji 2011, Thm 1)",
     2: "N·H(X|P) bound (de Campos & Ji 2011, Thm 4)",

@@ -16,6 +16,8 @@ import math
 import numpy as np
 from numba import njit
 
+__all__ = ["field_widths", "fits", "pcart_dp"]
+
 #: Dense memo up to 2^20 nodes (about 25 MB).
 MAX_BITS = 20
 

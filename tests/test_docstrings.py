@@ -51,3 +51,67 @@ def test_every_error_a_user_can_meet_is_exported_and_derives_from_the_base():
               and issubclass(getattr(twbn, n), BaseException)]
     assert len(errors) >= 12
     assert all(issubclass(e, twbn.TwbnError) for e in errors)
+
+
+PACKAGES = ["twbn.scoring", "twbn.formulations", "twbn.solvers", "twbn.experiments"]
+
+
+def _modules():
+    import importlib
+    import pkgutil
+
+    out = []
+    for pkg in PACKAGES:
+        mod = importlib.import_module(pkg)
+        out.append(pkg)
+        out += [m.name for m in pkgutil.walk_packages(mod.__path__, pkg + ".")
+                if ".benchmarks" not in m.name]
+    return out
+
+
+@pytest.mark.parametrize("name", _modules())
+def test_every_module_says_what_it_holds_and_exports_names_it_defines(name):
+    """A module docstring; each module (not a package) an ``__all__`` of names it has."""
+    import importlib
+
+    mod = importlib.import_module(name)
+    assert (mod.__doc__ or "").strip(), name
+    if not hasattr(mod, "__path__"):
+        assert isinstance(getattr(mod, "__all__", None), list), name
+        missing = [n for n in mod.__all__ if not hasattr(mod, n)]
+        assert not missing, (name, missing)
+
+
+#: The one public function of each built-in method's module, as networkx's algorithm modules.
+SOLVE_FUNCTIONS = ["twbn.solvers.exact.dp:solve_dp", "twbn.solvers.models.milp:solve_milp",
+                   "twbn.solvers.cuts.branch_and_cut:solve_cuts", "twbn.solvers.models.cp:solve_cp",
+                   "twbn.solvers.heuristics.kg:solve_kg", "twbn.solvers.heuristics.kmax:solve_kmax",
+                   "twbn.solvers.cuts.improve:improve", "twbn.solvers.heuristics.kastar:solve_kastar",
+                   "twbn.solvers.heuristics.s2:solve_s2"]
+
+
+def test_every_builtin_method_module_is_listed():
+    """A new built-in method's module adds its solve function above."""
+    from twbn.solvers.registry import BUILTIN
+
+    modules = {w.split(":")[0] for w in BUILTIN} - {"twbn.solvers.auto"}  # auto chooses; it solves nothing itself
+    assert modules == {w.split(":")[0] for w in SOLVE_FUNCTIONS}
+
+
+@pytest.mark.parametrize("where", SOLVE_FUNCTIONS)
+def test_every_solve_function_has_sections_and_examples_that_run(where):
+    import importlib
+
+    module, attr = where.split(":")
+    mod = importlib.import_module(module)
+    fn = getattr(mod, attr)
+    assert attr in mod.__all__
+    doc = inspect.getdoc(fn) or ""
+    for section in ("Parameters", "Returns", "Raises", "Examples"):
+        assert f"{section}\n{'-' * len(section)}" in doc, (where, section)
+    tests = [t for t in doctest.DocTestFinder(recurse=False).find(fn, attr, globs=dict(vars(mod))) if t.examples]
+    assert tests, where
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    for t in tests:
+        runner.run(t)
+    assert runner.failures == 0, where

@@ -64,6 +64,8 @@ from twbn.solvers.method import Method
 from twbn.solvers.method_options import CutsOptions
 from twbn.solvers.models.backends import _finite, record_scip_trajectory, root_bound, scip_interrupt, scip_model
 
+__all__ = ["sink_heuristic", "Backoff", "solve_cuts", "METHOD"]
+
 EXACT_MODES = ("always", "root", "never")
 #: Greedy clusters that seed the matroid-row search besides the fractional variables:
 #: mushroom's bound after 600 s was −90,453 with none, −90,847 with 2, −90,721 with all
@@ -516,23 +518,73 @@ def solve_cuts(
     extend: Sequence = (),
     _report: bool = True,
 ) -> SolverResult:
-    """Solve ``problem`` with the cluster-cut ILP: unbounded when ``problem.treewidth`` is
-    None, bounded otherwise, or — with ``within``, a chordal graph no wider than the bound —
-    over the DAGs whose moral graph lies inside that graph. ``options`` (a CutsOptions;
-    the defaults when None): ``cluster_k``, the largest k of the k-cluster rows (4)
-    separated (1: cluster rows (3) only); ``matroid``: separate the matroid rows (5) of
-    rank 2 … ``cluster_k`` too; ``lns``: improve the incumbent by large-neighbourhood
-    search (solvers/cuts/lns.py), None meaning in the bounded mode only; ``lns_share``:
-    the largest share of the elapsed time it may take (more finds better networks in long
-    runs, at the bound's expense). ``fixed_y``: values for triangulation variables y_ij of the bounded model
-    (the LNS fixes those between variables it holds fixed; a start's values there are
-    taken as given). ``ancestry``: pairs (a, b), a an ancestor of b through variables
-    outside the problem, which no network may close into a cycle (build_cluster_ilp).
-    ``scip_params``: SCIP
-    parameters by name, set after twbn's own (e.g. ``{"separating/maxrounds": 5}``).
-    ``extend``: functions ``f(model, ilp)`` called on the built pyscipopt model (and
-    twbn's ClusterIlp, which maps its variables back) before it is solved: a researcher's
-    rows, constraint handlers or objective terms (twbn.models.ClusterCutIlp)."""
+    """The best network by the cluster-cut ILP (formulations/cluster_ilp.py) in SCIP,
+    with the cluster rows (3) and their strengthenings separated as cuts: unbounded when
+    ``problem.treewidth`` is None, bounded otherwise, or, with ``within``, over the DAGs
+    whose moral graph lies inside a given chordal graph.
+
+    Parameters
+    ----------
+    problem : Problem
+        Bounded or not.
+    options : CutsOptions, optional
+        The defaults when None. ``exact``: when to separate cluster rows by a sub-IP;
+        ``edges``: the 2-cluster rows up front; ``cluster_k``: the largest k of the
+        k-cluster rows (4) separated (1: cluster rows (3) only); ``matroid``: the matroid
+        rows (5) of rank 2 … ``cluster_k`` too; ``minor``: the minor density rows (6);
+        ``lns``: improve the incumbent by large-neighbourhood search (solvers/cuts/lns.py),
+        None meaning in the bounded mode only; ``lns_share``: the largest share of the
+        elapsed time it may take (more finds better networks in long runs, at the bound's
+        expense).
+    time_limit : float, optional
+        Seconds, the model's build included; None: until SCIP proves the optimum.
+    seed : int, optional
+        SCIP's random seed shift and the LNS's choices.
+    warm_start : SolverResult, optional
+        A network of ``problem``: SCIP's first incumbent, and the answer when the model is
+        not built in time.
+    within : dict of sets, optional
+        A chordal graph (adjacency by index) no wider than the bound; the networks'
+        moral graphs must lie inside it (S2's phase 2).
+    fixed_y : dict, optional
+        Values for triangulation variables y_ij of the bounded model (the LNS fixes those
+        between variables it holds fixed; a start's values there are taken as given).
+    ancestry : sequence of (int, int)
+        Pairs (a, b), a an ancestor of b through variables outside the problem, which no
+        network may close into a cycle (build_cluster_ilp).
+    scip_params : dict, optional
+        SCIP parameters by name, set after twbn's own (e.g.
+        ``{"separating/maxrounds": 5}``).
+    control : RunControl, optional
+        Stop requests (SCIP's incumbent is kept) and progress.
+    extend : sequence of callables
+        Functions ``f(model, ilp)`` called on the built pyscipopt model (and twbn's
+        ClusterIlp, which maps its variables back) before it is solved: a researcher's
+        rows, constraint handlers or objective terms (twbn.models.ClusterCutIlp).
+
+    Returns
+    -------
+    SolverResult
+        ``optimal`` when SCIP proved it, else ``feasible`` with SCIP's bound,
+        ``infeasible``, or ``unknown``; ``stats`` counts the rows of each kind separated,
+        the nodes and the root bound.
+
+    Raises
+    ------
+    ValueError
+        ``fixed_y`` without a treewidth bound or with ``within``.
+
+    Examples
+    --------
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> cache = ScoreCache.from_mapping("ABCD", [{(): -10.0, (1,): -7.0, (1, 2): -4.0}, {(): -10.0},
+    ...                                          {(): -10.0, (1,): -9.0}, {(): -10.0, (0,): -6.0}])
+    >>> sol = solve_cuts(Problem(cache, 1), time_limit=30, seed=0)
+    >>> sol.status, sol.score, sol.width
+    ('optimal', -32.0, 1)
+    >>> solve_cuts(Problem(cache, None), time_limit=30, seed=0).score  # A takes {B, C}
+    -29.0
+    """
     import pyscipopt
 
     options = options or CutsOptions()  # which validated its values

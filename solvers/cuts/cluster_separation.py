@@ -37,6 +37,8 @@ from numba import njit
 
 from twbn.formulations.cluster_ilp import FamilyTable
 
+__all__ = ["greedy_clusters", "exact_clusters", "local_kclusters", "local_matroid_rows"]
+
 #: A cut must be violated by more than this to be added.
 MIN_VIOLATION = 1e-4
 _SUPPORT = 1e-6

@@ -32,6 +32,8 @@ from twbn.formulations.graphs import moral_graph
 from twbn.formulations.problem import Problem
 from twbn.scoring.cache import ParentSet, ScoreCache
 
+__all__ = ["neighbourhood", "fixed_outside", "fixed_fill"]
+
 
 def neighbourhood(parents: Sequence[ParentSet], size: int, rng: random.Random) -> list[int]:
     """``size`` variables that hang together: breadth-first from a random variable through

@@ -46,6 +46,8 @@ import numpy as np
 
 from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION
 
+__all__ = ["MinorRow", "minor_density_rows"]
+
 #: How much a merge's smaller part degree counts against its gain when choosing merges.
 SERIES_WEIGHT = 1.0
 #: Searches after the first, each from V less one vertex of the first row: at wdbc k = 2's

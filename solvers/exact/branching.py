@@ -14,6 +14,8 @@ import networkx as nx
 from twbn.formulations.problem import Problem
 from twbn.scoring.cache import ParentSet
 
+__all__ = ["optimal_forest"]
+
 
 def optimal_forest(problem: Problem) -> list[ParentSet]:
     """Parents of the best treewidth-≤1 network over ``problem.candidates``.

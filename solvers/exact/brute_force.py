@@ -12,6 +12,8 @@ import itertools
 from twbn.formulations.graphs import exact_treewidth, moral_graph
 from twbn.scoring.cache import ScoreCache
 
+__all__ = ["brute_force_optimum"]
+
 
 def _acyclic(parents) -> bool:
     n = len(parents)

@@ -20,8 +20,29 @@ __all__ = ["solve_dp", "METHOD"]
 
 
 def solve_dp(problem: Problem, *, time_limit: float | None = None) -> SolverResult:
-    """The optimum of ``problem``, proved; status ``unknown`` if the bounded DP passes
-    ``time_limit`` seconds, ``infeasible`` when no network satisfies the constraints.
+    """The optimum of ``problem``, proved: a maximum branching for k <= 1 (Chu–Liu /
+    Edmonds), the Korhonen–Parviainen DP over k-trees for a larger bound, the
+    Silander–Myllymäki DP over subsets without one.
+
+    Parameters
+    ----------
+    problem : Problem
+        Any problem. The tables grow as 2^n (unbounded: at most 24 variables) and as
+        C(n, k + 1)·(k + 1)!·2^n (bounded, k >= 2): tables past the memory limit are
+        refused.
+    time_limit : float, optional
+        Seconds the bounded DP may run; None: until it ends.
+
+    Returns
+    -------
+    SolverResult
+        Status ``optimal`` with the bound equal to the score; ``unknown`` if the DP passed
+        ``time_limit``; ``infeasible`` when no network satisfies the constraints.
+
+    Raises
+    ------
+    ValueError
+        When the DP's tables would not fit in memory (the message gives their size).
 
     Examples
     --------

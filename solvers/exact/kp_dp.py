@@ -35,6 +35,8 @@ from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.solvers.exact.unbounded import _compress, best_parent_tables, unbounded_optimum
 from twbn.scoring.errors import TwbnError
 
+__all__ = ["DPTimeout", "table_bytes", "bounded_treewidth_optimum"]
+
 NEG = -np.inf
 #: Refuse instances whose tables would exceed this many bytes (the machine has 24 GB).
 DEFAULT_MEMORY_LIMIT = 18 * 2**30

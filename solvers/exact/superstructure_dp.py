@@ -26,6 +26,8 @@ from twbn.formulations.graphs import (Adjacency, elimination_width, fits_in_grap
                                      perfect_elimination_order, tree_decomposition)
 from twbn.scoring.cache import ParentSet, ScoreCache
 
+__all__ = ["NiceNode", "nice_tree_decomposition", "greedy_dag_in_chordal_graph", "best_dag_in_graph"]
+
 NEG = float("-inf")
 
 

@@ -14,6 +14,8 @@ from numba import njit
 
 from twbn.scoring.cache import ScoreCache
 
+__all__ = ["best_parent_tables", "unbounded_optimum"]
+
 MAX_VARIABLES = 24
 
 

@@ -15,6 +15,8 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.solvers.control import cooperating
 
+__all__ = ["whole_clique_solution", "require_bound", "search", "Anytime"]
+
 #: Budget (seconds) of the anytime heuristics when neither a time limit nor an iteration
 #: limit is given: the one definition, which the registry uses too.
 DEFAULT_TIME_LIMIT = 10.0

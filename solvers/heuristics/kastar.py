@@ -36,6 +36,8 @@ from twbn.solvers.heuristics.kg import _KG
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import KastarOptions
 
+__all__ = ["solve_kastar", "METHOD"]
+
 
 class _KAStar(_KG):
     def __init__(self, problem: Problem):
@@ -124,9 +126,46 @@ def solve_kastar(
     seed: int | None = None,
     control: "RunControl | None" = None,
 ) -> SolverResult:
-    """Anytime k-A* until ``time_limit`` (default 10 s) or ``options.max_iterations``
-    orders, each A* search expanding at most ``options.max_expansions`` nodes;
-    reproducible from ``seed`` as k-G."""
+    """The best network of width ≤ k that k-A* builds along random orders (Scanagatta et
+    al. 2016, Sec. 3.1: an A* search over the k-cliques each variable may join), until
+    ``time_limit`` or ``options.max_iterations`` orders.
+
+    Parameters
+    ----------
+    problem : Problem
+        A problem with a treewidth bound k >= 1.
+    options : KastarOptions, optional
+        ``max_iterations``: stop after this many orders; ``max_expansions``: nodes one A*
+        search may expand before it completes its order greedily (``stats``'
+        ``truncated_orders`` counts those); the defaults when None.
+    time_limit : float, optional
+        Seconds; 10 when neither it nor ``max_iterations`` is given.
+    seed : int, optional
+        Seeds the orders: with ``max_iterations`` and no time limit the result is
+        reproducible.
+    control : RunControl, optional
+        Stop requests (the best network so far is returned) and progress.
+
+    Returns
+    -------
+    SolverResult
+        Status ``feasible`` (k-A* proves no bound), the best network with the perfect
+        elimination order of its k-tree as certificate.
+
+    Raises
+    ------
+    ValueError
+        Without a treewidth bound k >= 1.
+
+    Examples
+    --------
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> cache = ScoreCache.from_mapping("ABCD", [{(): -10.0, (1,): -7.0, (1, 2): -4.0}, {(): -10.0},
+    ...                                          {(): -10.0, (1,): -9.0}, {(): -10.0, (0,): -6.0}])
+    >>> sol = solve_kastar(Problem(cache, 1), KastarOptions(max_iterations=20), seed=0)
+    >>> sol.status, sol.score, sol.width
+    ('feasible', -32.0, 1)
+    """
     options = options or KastarOptions()
     max_iterations, max_expansions = options.max_iterations, options.max_expansions
     require_bound(problem, "kastar")

@@ -41,6 +41,8 @@ from twbn.solvers.method import Method
 from twbn.solvers.method_options import KgOptions
 from twbn.solvers.exact.unbounded import unbounded_optimum
 
+__all__ = ["solve_kg", "METHOD"]
+
 
 
 #: The first clique's best DAG is found by the exact DP up to this many variables (k <= 15);
@@ -293,9 +295,47 @@ def solve_kg(
     problem: Problem, options: KgOptions | None = None, *, time_limit: float | None = None, seed: int | None = None,
     control: "RunControl | None" = None,
 ) -> SolverResult:
-    """Anytime k-G until ``time_limit`` (default 10 s) or ``options.max_iterations``
-    orders; the sequence of orders is reproducible from ``seed`` (so with
-    ``max_iterations`` and no time limit, so is the result)."""
+    """The best network of width ≤ k that k-G builds along random orders (Scanagatta et
+    al. 2016, Sec. 3.2), until ``time_limit`` or ``options.max_iterations`` orders.
+
+    Parameters
+    ----------
+    problem : Problem
+        A problem with a treewidth bound k >= 1.
+    options : KgOptions, optional
+        ``max_iterations``: stop after this many orders (or at the time limit, whichever
+        comes first); the defaults when None.
+    time_limit : float, optional
+        Seconds; 10 when neither it nor ``max_iterations`` is given.
+    seed : int, optional
+        Seeds the orders: with ``max_iterations`` and no time limit the result is
+        reproducible.
+    control : RunControl, optional
+        Stop requests (the best network so far is returned) and progress.
+
+    Returns
+    -------
+    SolverResult
+        Status ``feasible`` (k-G proves no bound), the best network with the perfect
+        elimination order of its k-tree as certificate; ``stats`` holds the statistics of
+        the paper's Tables 2 and 3 (iterations, median and best score).
+
+    Raises
+    ------
+    ValueError
+        Without a treewidth bound k >= 1.
+
+    Examples
+    --------
+    A's best family {B, C} closes a triangle, which width 1 does not allow:
+
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> cache = ScoreCache.from_mapping("ABCD", [{(): -10.0, (1,): -7.0, (1, 2): -4.0}, {(): -10.0},
+    ...                                          {(): -10.0, (1,): -9.0}, {(): -10.0, (0,): -6.0}])
+    >>> sol = solve_kg(Problem(cache, 1), KgOptions(max_iterations=20), seed=0)
+    >>> sol.status, sol.score, sol.width
+    ('feasible', -32.0, 1)
+    """
     max_iterations = (options or KgOptions()).max_iterations
     require_bound(problem, "kg")
     t0 = time.monotonic()

@@ -122,14 +122,46 @@ def solve_kmax(
     problem: Problem, options: KmaxOptions | None = None, *, time_limit: float | None = None,
     seed: int | None = None, control: "RunControl | None" = None,
 ) -> SolverResult:
-    """Anytime k-MAX until ``time_limit`` (default 10 s) or ``options.max_iterations``
-    networks; reproducible from ``seed`` (with ``max_iterations`` and no time limit, so is
-    the result).
+    """The best network of width ≤ k that k-MAX builds from random first variables
+    (Scanagatta et al. 2018: the variable of least normalised loss joins next), until
+    ``time_limit`` or ``options.max_iterations`` networks.
+
+    Parameters
+    ----------
+    problem : Problem
+        A problem with a treewidth bound k >= 1.
+    options : KmaxOptions, optional
+        ``max_iterations``: stop after this many networks (or at the time limit, whichever
+        comes first); the defaults when None.
+    time_limit : float, optional
+        Seconds; 10 when neither it nor ``max_iterations`` is given.
+    seed : int, optional
+        Seeds the first variables: with ``max_iterations`` and no time limit the result is
+        reproducible.
+    control : RunControl, optional
+        Stop requests (the best network so far is returned) and progress.
+
+    Returns
+    -------
+    SolverResult
+        Status ``feasible`` (k-MAX proves no bound), the best network with the perfect
+        elimination order of its k-tree as certificate.
 
     Raises
     ------
     ValueError
         Without a treewidth bound k >= 1.
+
+    Examples
+    --------
+    A's best family {B, C} closes a triangle, which width 1 does not allow:
+
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> cache = ScoreCache.from_mapping("ABCD", [{(): -10.0, (1,): -7.0, (1, 2): -4.0}, {(): -10.0},
+    ...                                          {(): -10.0, (1,): -9.0}, {(): -10.0, (0,): -6.0}])
+    >>> sol = solve_kmax(Problem(cache, 1), KmaxOptions(max_iterations=20), seed=0)
+    >>> sol.status, sol.score, sol.width
+    ('feasible', -32.0, 1)
     """
     max_iterations = (options or KmaxOptions()).max_iterations
     require_bound(problem, "kmax")

@@ -45,6 +45,8 @@ from twbn.solvers.exact.superstructure_dp import best_dag_in_graph, greedy_dag_i
 from twbn.solvers.budget import KTREE_SHARE, Budget
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import S2Options
+
+__all__ = ["pair_weights", "informative_score", "solve_s2", "METHOD", "METHOD_PLUS"]
 PHASE2 = ("auto", "dp", "cuts")
 #: "auto" uses the super-structure DP up to this k and the cluster-cut ILP above it: the
 #: DP's tables grow as 3^(k+1) per bag (zoo, one random k-tree: 0.02 s at k = 2, 1.2 s at
@@ -248,9 +250,53 @@ def solve_s2(
     control: "RunControl | None" = None,
     phase2: str = "auto",
 ) -> SolverResult:
-    """Anytime S2 (or S2+ with ``plus``) until ``time_limit`` (default 10 s) or
-    ``options.max_iterations`` k-trees through phase 2 (by ``phase2``: auto, dp or
-    cuts); reproducible from ``seed``."""
+    """The best network of width ≤ k found inside sampled k-trees (S2 of Nie et al. 2015
+    as Scanagatta et al. 2016, Sec. 3.4, reimplement it; with ``plus``, S2+: k-trees by
+    an A* search on the informativeness), until
+    ``time_limit`` or ``options.max_iterations`` k-trees went through phase 2.
+
+    Parameters
+    ----------
+    problem : Problem
+        A problem with a treewidth bound k >= 1.
+    options : S2Options, optional
+        ``max_iterations``: stop after this many k-trees through phase 2;
+        ``max_expansions``: nodes one S2+ search may expand; the defaults when None.
+    plus : bool, default False
+        S2+ instead of S2.
+    time_limit : float, optional
+        Seconds; 10 when neither it nor ``max_iterations`` is given.
+    seed : int, optional
+        Seeds the k-trees and the acceptance test: with ``max_iterations`` and no time
+        limit the result is reproducible.
+    control : RunControl, optional
+        Stop requests (the best network so far is returned) and progress.
+    phase2 : {"auto", "dp", "cuts"}, default "auto"
+        How phase 2 finds the best network inside a k-tree: the DP over its tree
+        decomposition, the cluster-cut ILP restricted to it, or (auto) the DP up to
+        k = ``AUTO_DP_MAX_K`` and the ILP above.
+
+    Returns
+    -------
+    SolverResult
+        Status ``feasible`` (S2 proves no bound), the best network with its k-tree's
+        elimination order as certificate; ``stats`` counts sampled k-trees and phase-2
+        calls the deadline cut short.
+
+    Raises
+    ------
+    ValueError
+        Without a treewidth bound k >= 1, or for an unknown ``phase2``.
+
+    Examples
+    --------
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> cache = ScoreCache.from_mapping("ABCD", [{(): -10.0, (1,): -7.0, (1, 2): -4.0}, {(): -10.0},
+    ...                                          {(): -10.0, (1,): -9.0}, {(): -10.0, (0,): -6.0}])
+    >>> sol = solve_s2(Problem(cache, 1), S2Options(max_iterations=10), plus=True, seed=0)
+    >>> sol.status, sol.score, sol.width
+    ('feasible', -32.0, 1)
+    """
     options = options or S2Options()
     max_iterations, max_expansions = options.max_iterations, options.max_expansions
     method = "s2plus" if plus else "s2"

@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 
 from twbn.scoring.errors import TwbnError
 
+__all__ = ["BackendUnavailable", "MipOutcome", "solve_lp_file", "scip_model", "scip_interrupt",
+           "quiet_highs", "record_scip_trajectory", "root_bound"]
+
 BACKENDS = ("highs", "scip", "cbc")
 
 

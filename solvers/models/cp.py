@@ -25,6 +25,8 @@ from twbn.solvers.method import Method
 from twbn.solvers.method_options import CpOptions
 from twbn.solvers.parallel import end_pool
 
+__all__ = ["run_isolated", "solve_cp", "hint_check", "METHOD"]
+
 #: Seconds allowed beyond the time limit before the child is stopped: CP-SAT's own limit
 #: ends RETURN_SECONDS before the deadline, but building the model is not timed (at
 #: n = 1,041 it outlasts a minute), so the parent stops the child and keeps the start it
@@ -162,15 +164,52 @@ def solve_cp(
     control=None,
     extend=(),
 ) -> SolverResult:
-    """CP-SAT on the k-tree model in a spawned child, within ``time_limit`` (the spawn and
-    the build included); ``warm_start`` becomes a hint, and the answer when the child
-    overruns. ``options`` (a CpOptions; the defaults when None): search ``workers``, the
-    ``redundant`` clique-count constraints, the order as a ``permutation``. With a
-    RunControl the child's solutions reach its live line and a stop request ends the
-    search with its best solution. ``extend``: functions ``f(model, cp)`` called in the
-    child on the built OR-tools CpModel (and twbn's k-tree model, which maps its
-    variables back) before it is solved; they must be importable module-level functions,
-    since they are pickled to the child (twbn.models.KtreeCp)."""
+    """The best network by CP-SAT on the k-tree model (formulations/cp_ktree.py), solved
+    in a spawned child process within ``time_limit``, the spawn and the build included.
+
+    Parameters
+    ----------
+    problem : Problem
+        Bounded or not (without a bound only the ancestry order keeps it acyclic).
+    options : CpOptions, optional
+        Search ``workers`` (default one per core), the ``redundant`` clique-count
+        constraints, the order as a ``permutation``; the defaults when None.
+    time_limit : float, optional
+        Seconds; None: until CP-SAT proves the optimum.
+    seed : int, optional
+        CP-SAT's random seed.
+    warm_start : SolverResult, optional
+        A network of ``problem``: CP-SAT's hint, and the answer when the model is not
+        built in time.
+    control : RunControl, optional
+        The child's solutions reach its live line; a stop request ends the search with its
+        best solution.
+    extend : sequence of callables
+        Functions ``f(model, cp)`` called in the child on the built OR-tools CpModel (and
+        twbn's k-tree model, which maps its variables back) before it is solved; they
+        must be importable module-level functions, since they are pickled to the child
+        (twbn.models.KtreeCp).
+
+    Returns
+    -------
+    SolverResult
+        ``optimal`` when CP-SAT proved it, else ``feasible`` with its bound,
+        ``infeasible``, or ``unknown`` (no network in time; the warm start if given).
+
+    Raises
+    ------
+    ValueError
+        Without OR-tools installed.
+
+    Examples
+    --------
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> cache = ScoreCache.from_mapping("ABCD", [{(): -10.0, (1,): -7.0, (1, 2): -4.0}, {(): -10.0},
+    ...                                          {(): -10.0, (1,): -9.0}, {(): -10.0, (0,): -6.0}])
+    >>> sol = solve_cp(Problem(cache, 1), CpOptions(workers=1), time_limit=30, seed=0)
+    >>> sol.status, sol.score, sol.width
+    ('optimal', -32.0, 1)
+    """
     options = options or CpOptions()
     workers = options.workers
     import importlib.util

@@ -16,6 +16,8 @@ from twbn.solvers.budget import MILP_BUILD_SHARE, Budget
 from twbn.solvers.method import Method
 from twbn.solvers.models.backends import solve_lp_file
 
+__all__ = ["write_lp", "solve_milp", "METHOD"]
+
 
 
 def write_lp(milp, path: str) -> dict[str, str]:
@@ -43,12 +45,56 @@ def solve_milp(
     control=None,
     extend: Sequence[Callable] = (),
 ) -> SolverResult:
-    """The elimination-order MILP of Nie et al. (2014) (formulations/elimination_milp.py)
-    built in pyomo within ``MILP_BUILD_SHARE`` of ``time_limit``, written as an LP file and
-    solved by ``solver`` (highs, scip or cbc) in the rest; ``warm_start`` becomes the
-    engine's start. ``extend``: functions ``f(model, milp)`` called on the built pyomo
-    model (and twbn's EliminationMilp, which maps its variables back) before it is
-    written: a researcher's constraints, cuts or objective terms (twbn.models.NieMilp)."""
+    """The best network by the elimination-order MILP of Nie et al. (2014), Fig. 6
+    (formulations/elimination_milp.py), built in pyomo within ``MILP_BUILD_SHARE`` of
+    ``time_limit``, written as an LP file and solved by a MIP engine in the rest.
+
+    Parameters
+    ----------
+    problem : Problem
+        Bounded or not (without a bound the order constraints alone keep it acyclic).
+    solver : {"highs", "scip", "cbc"}, default "highs"
+        The MIP engine.
+    time_limit : float, optional
+        Seconds for building, writing and solving; None: until the engine proves the
+        optimum.
+    seed : int, optional
+        The engine's random seed.
+    warm_start : SolverResult, optional
+        A network of ``problem``: the engine's first incumbent (its elimination order is
+        recomputed when it does not certify the bound).
+    options : MilpOptions, optional
+        The model's strengthenings (8c/8f's tight big-M, the aggregated 8f–8h, the
+        2-cycle and order-pair rows); all on when None, ``MilpOptions.plain()`` for Fig. 6
+        as published.
+    control : RunControl, optional
+        Stop requests (the engine's incumbent is kept) and progress.
+    extend : sequence of callables
+        Functions ``f(model, milp)`` called on the built pyomo model (and twbn's
+        EliminationMilp, which maps its variables back) before it is written: a
+        researcher's constraints, cuts or objective terms (twbn.models.NieMilp).
+
+    Returns
+    -------
+    SolverResult
+        ``optimal`` when the engine proved it, else ``feasible`` with the engine's bound,
+        ``infeasible``, or ``unknown`` (no network in time; the warm start if given); the
+        trajectory of (time, incumbent, bound) counts the build.
+
+    Raises
+    ------
+    BackendUnavailable
+        For an engine that is not one of the three or not installed.
+
+    Examples
+    --------
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> cache = ScoreCache.from_mapping("ABCD", [{(): -10.0, (1,): -7.0, (1, 2): -4.0}, {(): -10.0},
+    ...                                          {(): -10.0, (1,): -9.0}, {(): -10.0, (0,): -6.0}])
+    >>> sol = solve_milp(Problem(cache, 1), solver="highs", time_limit=30)
+    >>> sol.status, sol.score, sol.width
+    ('optimal', -32.0, 1)
+    """
     solver = solver or "highs"
     t0 = time.monotonic()
     deadline = None if time_limit is None else t0 + MILP_BUILD_SHARE * time_limit
