@@ -224,16 +224,15 @@ def test_a_stalled_search_returns_only_when_asked_and_with_time_for_a_restart():
     assert stalled.stats["ended_stalled"] and stalled.stats["pieces"] == stalled.stats["stall_pieces"] >= STALL_PIECES
     assert stalled.score == -60.0 and stalled.stats["stalled"] <= stalled.wall_time
     # not asked: it records when it stalled and goes on
-    more = stalled.stats["stall_pieces"] + 3
     going = improve(problem, empty, ImproveOptions(start_size=4, piece_time_limit=0.5, max_piece_time_limit=0.5,
-                                                   max_pieces=more), time_limit=None, seed=0)
-    assert going.stats["pieces"] == more and "ended_stalled" not in going.stats
+                                                   max_pieces=STALL_PIECES + 3), time_limit=None, seed=0)
+    assert going.stats["pieces"] == STALL_PIECES + 3 and "ended_stalled" not in going.stats
     assert going.stats["stalled"] is not None
     # asked, but with less than RESTART_MIN_S left: no restart could follow, so it goes on
     short = improve(problem, empty, ImproveOptions(start_size=4, piece_time_limit=0.5, max_piece_time_limit=0.5,
-                                                   max_pieces=more), time_limit=RESTART_MIN_S - 5,
+                                                   max_pieces=STALL_PIECES + 3), time_limit=RESTART_MIN_S - 5,
                     seed=0, stop_when_stalled=True)
-    assert short.stats["pieces"] == more and "ended_stalled" not in short.stats
+    assert short.stats["pieces"] == STALL_PIECES + 3 and "ended_stalled" not in short.stats
     # at k = 3 k-trees take over after KTREE_AFTER_PIECES (the limit 2 s -> 4 s, below its cap
     # of 16 s, where it stays): from then on every k-tree piece counts
     problem, empty = _stuck(60, 3)
