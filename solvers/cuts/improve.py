@@ -64,9 +64,7 @@ valid H, with the order as its perfect elimination order).
 Restarts (issue 33.3). At the largest piece limit a search can still stall: at plants,
 k = 8, 1,800 s, its last gain came 559 s into 1,008 s. Once ``STALL_PIECES`` pieces in a
 row at that limit gained nothing (or, once k-trees have taken over, ``STALL_PIECES``
-k-tree pieces: their limit no longer grows), and between them held ``STALL_COVER`` of
-the variables free (at n = 1,041 24 pieces re-solve a fiftieth of the network), the
-method goes on from another k-MAX
+k-tree pieces: their limit no longer grows), the method goes on from another k-MAX
 network (the next seed, its start stage capped at ``RESTART_START_MAX_S``) with what is left,
 while at least ``RESTART_MIN_S`` is, and keeps the best network of all its searches.
 Where k-MAX gives back a network already searched from (at plants every seed's best was
@@ -170,12 +168,6 @@ REDRAW_TRIES = 6
 #: gave nothing): ``improve`` with ``stop_when_stalled`` returns, and the method restarts
 #: from another k-MAX network.
 STALL_PIECES = 2 * STUCK_PIECES
-#: ... and those pieces held at least this share of the variables free between them: every
-#: part of the network was re-solved without a gain. At munin (n = 1,041, k = 5 and 8,
-#: 1,800 s) 24 pieces of about 20 free variables made a search stall after 97-118 s, and
-#: its 10-18 restarts from k-MAX ended 460-2,230 below the single search of the code before
-#: restarts; at n <= 100 (24 pieces of 10-25 variables) the share is reached with the count.
-STALL_COVER = 0.9
 #: k-tree pieces in a row without a gain that end a k-tree (module docstring): at plants
 #: (k = 8, 60 s from one network, two seeds, with a schedule since replaced) 6 ended about
 #: 1,400 ahead of 12, at k = 5 level with it (docs/auto.md).
@@ -539,7 +531,6 @@ class _Search:
         self.proved = False
         self.since_gain = 0
         self.dry = 0  # pieces in a row at the largest piece limit without a gain
-        self.dry_free: set[int] = set()  # the variables those pieces held free
         self.stop_when_stalled = stop_when_stalled
         self.stalled_at: float | None = None
         self.counts = {"pieces": 0, "improvements": 0, "rejected": 0, "timed_out": 0, "sub_seconds": 0.0,
@@ -668,15 +659,9 @@ class _Search:
         else:
             self.size = size
             self.since_gain += 1
-        if self.dry >= 0 and self.piece_limit >= self.max_piece_limit:
-            self.dry += 1
-            self.dry_free.update(piece.free)
-        else:  # a gain (dry = -1), or not yet at the largest limit
-            self.dry, self.dry_free = 0, set()
-        if self.dry >= STALL_PIECES and len(self.dry_free) >= STALL_COVER * self.problem.n \
-                and self.stalled_at is None:
+        self.dry = self.dry + 1 if self.dry < 0 or self.piece_limit >= self.max_piece_limit else 0
+        if self.dry >= STALL_PIECES and self.stalled_at is None:
             self.stalled_at = math.floor(100 * (time.monotonic() - self.t0)) / 100  # never past the wall time
-            self.counts["stall_pieces"] = self.dry
         if self.ktree is not None and (self.ktree_since_gain >= KTREE_STUCK_PIECES or (
                 self.ktree_only and time.monotonic() - self._ktree_t0 > KTREE_SECONDS)):
             # H*'s pieces gave out or had their time: another H* of a redrawn H (below
@@ -785,9 +770,8 @@ def improve(
         ignored with a ``scheduler``. ``stats["joined"]`` says when they joined.
     stop_when_stalled : bool, default False
         Return once ``STALL_PIECES`` pieces in a row at the largest piece time limit (or
-        k-tree pieces, once k-trees took over), holding ``STALL_COVER`` of the variables
-        free between them, gained nothing (``stats["stalled"]``: seconds into the search,
-        recorded either way; ``stats["stall_pieces"]``: how many pieces that took).
+        k-tree pieces, once k-trees took over) gained nothing (``stats["stalled"]``: seconds
+        into the search, recorded either way).
 
     Returns
     -------
