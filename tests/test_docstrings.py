@@ -37,8 +37,12 @@ def test_every_public_name_has_sections_and_examples_that_run(name):
             assert f"{section}\n{'-' * len(section)}" in doc, (name, section)
     elif inspect.isclass(obj) and not issubclass(obj, BaseException):
         assert "Parameters\n----------" in doc, name
-    tests = [t for t in doctest.DocTestFinder(recurse=False).find(obj, name, globs={"twbn": twbn, **vars(
-        inspect.getmodule(obj))}) if t.examples]
+    _examples_run(obj, name, {"twbn": twbn, **vars(inspect.getmodule(obj))})
+
+
+def _examples_run(obj, name: str, globs: dict) -> None:
+    """``obj``'s docstring has examples, and they pass (run with ``globs``)."""
+    tests = [t for t in doctest.DocTestFinder(recurse=False).find(obj, name, globs=globs) if t.examples]
     assert tests, name
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     for t in tests:
@@ -109,9 +113,4 @@ def test_every_solve_function_has_sections_and_examples_that_run(where):
     doc = inspect.getdoc(fn) or ""
     for section in ("Parameters", "Returns", "Raises", "Examples"):
         assert f"{section}\n{'-' * len(section)}" in doc, (where, section)
-    tests = [t for t in doctest.DocTestFinder(recurse=False).find(fn, attr, globs=dict(vars(mod))) if t.examples]
-    assert tests, where
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
-    for t in tests:
-        runner.run(t)
-    assert runner.failures == 0, where
+    _examples_run(fn, where, dict(vars(mod)))
