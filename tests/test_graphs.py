@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from twbn.formulations.graphs import (
-    elimination_width, exact_treewidth, fill_in, fill_to_k_tree, is_k_tree, is_tree_decomposition, k_cliques,
+    degeneracy, elimination_width, exact_treewidth, fill_in, fill_to_k_tree, is_k_tree, is_tree_decomposition, k_cliques,
     k_tree_from_construction, min_degree_order, min_fill_order, moral_graph, perfect_elimination_order,
     tree_decomposition,
 )
@@ -42,6 +42,34 @@ def test_exact_treewidth_known_values(graph, tw):
     assert w == tw and elimination_width(adj_of(g), order) == tw
     assert elimination_width(adj_of(g), min_fill_order(adj_of(g))) >= tw
     assert elimination_width(adj_of(g), min_degree_order(adj_of(g))) >= tw
+
+
+@pytest.mark.parametrize("graph, d", [
+    (nx.path_graph(6), 1), (nx.cycle_graph(6), 2), (nx.complete_graph(5), 4), (nx.grid_2d_graph(3, 3), 2),
+    (nx.petersen_graph(), 3), (nx.empty_graph(3), 0), (nx.star_graph(5), 1),
+])
+def test_degeneracy_known_values(graph, d):
+    # by hand: a tree always has a leaf; every vertex of a cycle or of the Petersen graph
+    # has degree 2 or 3, and so on in each subgraph; a grid's corner has degree 2
+    assert degeneracy(adj_of(nx.convert_node_labels_to_integers(graph))) == d
+
+
+@settings(max_examples=80, deadline=None)
+@given(n=st.integers(0, 9), edges=st.lists(st.tuples(st.integers(0, 8), st.integers(0, 8)), max_size=24))
+def test_degeneracy_bounds_the_treewidth_and_every_edge_count(n, edges):
+    """networkx's core numbers agree; the treewidth is at least the degeneracy d; and every
+    set of m >= d + 1 vertices spans at most d·m - d(d+1)/2 edges (brute force)."""
+    g = nx.Graph()
+    g.add_nodes_from(range(n))
+    g.add_edges_from((a, b) for a, b in edges if a < n and b < n and a != b)
+    adj = adj_of(g)
+    d = degeneracy(adj)
+    assert d == max(nx.core_number(g).values(), default=0)
+    if n:
+        assert exact_treewidth(adj)[0] >= d
+    for m in range(d + 1, n + 1):
+        for subset in itertools.combinations(range(n), m):
+            assert g.subgraph(subset).number_of_edges() <= d * m - d * (d + 1) // 2
 
 
 def test_perfect_elimination_orders():
