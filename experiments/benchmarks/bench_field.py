@@ -84,8 +84,8 @@ def run_one(cache_path: str, k: int, method: str, budget: float, jobs: int = 1, 
     wall = time.monotonic() - t0 - load
     errors = verify_result(cache, sol.to_json(problem), k) if sol.parents is not None else None
     lp = sol.stats.get("lp_bound", {})
-    # a d-degenerate moral graph meets every edge count of width <= d (docs/auto.md, "Where
-    # issue 33's goals stand"): the cluster LP's width rows at k >= d cannot cut it off
+    # a d-degenerate moral graph meets the edge count of every width row at k >= d, so those
+    # rows of the cluster LP cannot cut it off (docs/auto.md, "Where issue 33's goals stand")
     moral = moral_graph(sol.parents) if sol.parents is not None else None
     return {"method": method, "score": sol.score, "bound": sol.bound, "status": sol.status,
             "trivial": lp.get("trivial"), "bound_source": sol.stats.get("bound_source"),
