@@ -224,7 +224,7 @@ def exact_treewidth(adj: Adjacency) -> tuple[int, list[int]]:
 
 def degeneracy(adj: Adjacency) -> int:
     """The degeneracy of a graph: the largest, over its subgraphs, of the smallest degree
-    in it, found by removing a vertex of smallest degree in turn (Matula & Beck 1983).
+    in it: the largest k whose k-core is not empty (networkx's core numbers; Matula & Beck 1983).
 
     It is a lower bound on the treewidth: the first vertex of a width-k elimination order
     of any subgraph has at most k neighbours in it. And a d-degenerate graph has at most
@@ -249,26 +249,12 @@ def degeneracy(adj: Adjacency) -> int:
     >>> degeneracy({0: {1}, 1: {0, 2}, 2: {1}})
     1
     """
-    degree = {v: len(nb) for v, nb in adj.items()}
-    buckets: dict[int, set[int]] = {}
-    for v, d in degree.items():
-        buckets.setdefault(d, set()).add(v)
-    alive, low, best = set(adj), 0, 0
-    while alive:
-        # a vertex's degree drops by one at a time, so the smallest is never below low − 1
-        low = max(low - 1, 0)
-        while not buckets.get(low):
-            low += 1
-        v = min(buckets[low])
-        buckets[low].discard(v)
-        alive.discard(v)
-        best = max(best, low)
-        for u in adj[v]:
-            if u in alive:
-                buckets[degree[u]].discard(u)
-                degree[u] -= 1
-                buckets.setdefault(degree[u], set()).add(u)
-    return best
+    import networkx as nx
+
+    g = nx.Graph()
+    g.add_nodes_from(adj)
+    g.add_edges_from((v, u) for v, nb in adj.items() for u in nb)
+    return max(nx.core_number(g).values(), default=0)  # the largest k with a nonempty k-core
 
 
 def tree_decomposition(adj: Adjacency, order: Sequence[int]) -> tuple[list[frozenset[int]], list[tuple[int, int]]]:
