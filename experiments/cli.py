@@ -471,9 +471,14 @@ def cmd_learn(args: argparse.Namespace) -> int:
         sol = written[-1]
         what = "its best network so far" if sol.parents is not None else "a result without a network"
         rest = len(outs) - len(written)
-        print(f"twbn: interrupted; wrote {what} to {where[sol.treewidth]}"
+        gone = sol.stats.get("abandoned")
+        print(f"twbn: interrupted; {gone.split(' without returning')[0] + ' and was abandoned; ' if gone else ''}"
+              f"wrote {what} to {where[sol.treewidth]}"
               + (f"; {rest} larger bound{'s' if rest > 1 else ''} not run" if rest else ""), file=sys.stderr)
         return EXIT_INTERRUPTED
+    for sol in written:
+        if sol.stats.get("abandoned") and sol.parents is not None:
+            print(f"twbn: {sol.stats['abandoned']}", file=sys.stderr)
     return 0 if all(s.parents is not None for s in written) else EXIT_NO_NETWORK
 
 

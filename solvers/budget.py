@@ -151,6 +151,15 @@ class Budget:
         #: ``time.monotonic()`` ``when`` on (a job the LP's bound had beside it comes back,
         #: issue 33.2); children inherit it.
         self.joining: tuple[float, int] | None = None
+        #: ``[network]``: the last network ``offer`` was given, shared with children.
+        self.offered: list = [None]
+
+    def offer(self, parents) -> None:
+        """Hand over the best network so far (what ``run`` would return: one tuple of
+        parent indices per variable), kept should the method be abandoned for running
+        past its deadline; certified only then. A method that returns on time need not
+        call it."""
+        self.offered[0] = parents
 
     def left(self) -> float:
         """Seconds left (0 once expired; ``inf`` without a limit)."""
@@ -192,11 +201,11 @@ class Budget:
         left = self.left()
         if math.isinf(left):
             child = Budget(None, control=self.control)
-            child.log, child.origin, child.joining = self.log, self.origin, self.joining
+            child.log, child.origin, child.joining, child.offered = self.log, self.origin, self.joining, self.offered
             return child
         child = Budget.__new__(Budget)
         child.control = self.control
-        child.log, child.origin, child.joining = self.log, self.origin, self.joining
+        child.log, child.origin, child.joining, child.offered = self.log, self.origin, self.joining, self.offered
         child.seconds = share * left if at_most is None else min(share * left, at_most)
         child.started = time.monotonic()
         child.deadline = min(self.deadline, child.started + child.seconds)

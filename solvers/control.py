@@ -8,7 +8,13 @@ A :class:`RunControl` goes down with a call to ``solve``.
   message to its child process, whose CP-SAT then stops its search),
   then return their best certified network as usual. While no cooperative method is
   running, a signal raises KeyboardInterrupt, as Python's default handler does, so that
-  exact methods, which have no network to keep, stop at once.
+  exact methods, which have no network to keep, stop at once. A second signal always
+  raises KeyboardInterrupt: the user who presses Ctrl-C twice wants out now.
+- **Abandoning** a method that does not stop (a plugin that never reads its budget):
+  :func:`abandoning` raises :class:`MethodOverran` inside it once its deadline, or a stop
+  request, is ``OVERRUN_GRACE_S`` behind. Python delivers it at the method's next
+  bytecode, so a pure-Python loop is stopped; code inside one long C call is stopped when
+  that call returns.
 - **Progress.** Methods report their incumbent, bound and iterations with ``report``;
   ``snapshot()`` gives the latest, for a live line on a terminal.
 """
@@ -16,12 +22,25 @@ A :class:`RunControl` goes down with a call to ``solve``.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import math
 import signal
 import threading
 import time
 from typing import Callable, Iterator
 
-__all__ = ["RunControl", "cooperating", "reporting"]
+__all__ = ["RunControl", "cooperating", "reporting", "abandoning", "MethodOverran", "OVERRUN_GRACE_S"]
+
+#: Seconds a method may run past its deadline, or past a stop request, before it is
+#: abandoned. The built-in methods stop within it (tests/test_contract.py); a method that
+#: needs more does not look at its budget.
+OVERRUN_GRACE_S = 2.0
+
+
+class MethodOverran(BaseException):
+    """Raised inside a method that ran ``OVERRUN_GRACE_S`` past its deadline or a stop
+    request. A BaseException, so that a method's own ``except Exception`` does not keep it
+    running."""
 
 
 class RunControl:
@@ -33,6 +52,9 @@ class RunControl:
         self._hooks: list[Callable[[], None]] = []
         self._cooperative = 0
         self.signal: int | None = None
+        #: ``time.monotonic()`` of the first stop request, None before one.
+        self.stopped_at: float | None = None
+        self._signals = 0
         self.t0 = time.monotonic()
         self._progress: dict = {"method": None, "incumbent": None, "bound": None, "iterations": None}
 
@@ -49,6 +71,8 @@ class RunControl:
         """Ask the running method to stop: set the flag and call its hooks."""
         if self.signal is None:
             self.signal = signum
+        if self.stopped_at is None:
+            self.stopped_at = time.monotonic()
         self._event.set()
         for hook in list(self._hooks):
             hook()
@@ -68,8 +92,9 @@ class RunControl:
                 self._hooks.remove(hook)
 
     def _handler(self, signum, _frame) -> None:
+        self._signals += 1
         self.request_stop(signum)
-        if not self._cooperative:
+        if not self._cooperative or self._signals > 1:
             raise KeyboardInterrupt
 
     @contextlib.contextmanager
@@ -99,6 +124,83 @@ class RunControl:
     def snapshot(self) -> dict:
         """The latest figures, with the seconds elapsed since the control was made."""
         return {**self._progress, "elapsed": time.monotonic() - self.t0}
+
+
+def _raise_in(thread_id: int, exc: type[BaseException] | None) -> None:
+    """Have ``exc`` raised in thread ``thread_id`` at its next bytecode (None: withdraw
+    one not yet raised)."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id),
+                                               None if exc is None else ctypes.py_object(exc))
+
+
+class _Watch:
+    """The thread behind :func:`abandoning`."""
+
+    def __init__(self, due: Callable[[], float], target: int) -> None:
+        self.due, self.target = due, target
+        self.lock = threading.Lock()
+        self.armed = True
+        self.fired_at: float | None = None
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True, name="twbn-abandon")
+
+    def _watch(self) -> None:
+        while not self.done.wait(0.05):
+            now = time.monotonic()
+            # once fired, again every second: a method may catch one with a bare except
+            if now >= self.due() and (self.fired_at is None or now >= self.fired_at + 1.0):
+                with self.lock:
+                    if not self.armed:
+                        return
+                    _raise_in(self.target, MethodOverran)
+                    self.fired_at = now
+
+    def disarm(self) -> None:
+        with self.lock:
+            if self.armed:
+                self.armed = False
+                if self.fired_at is not None:
+                    _raise_in(self.target, None)
+        self.done.set()
+
+
+@contextlib.contextmanager
+def abandoning(deadline: float | None, control: "RunControl | None" = None, *,
+               grace: float = OVERRUN_GRACE_S) -> Iterator[_Watch]:
+    """Raise :class:`MethodOverran` in this thread once ``grace`` seconds have passed
+    since ``deadline`` (a ``time.monotonic()``; None: none) or since ``control``'s stop
+    request, whichever is first; never after the block is left. The caller catches
+    MethodOverran around the block; ``watch.fired_at`` says whether it fired.
+
+    Examples
+    --------
+    >>> import time
+    >>> try:
+    ...     with abandoning(time.monotonic(), grace=0.1):
+    ...         while True:
+    ...             pass
+    ... except MethodOverran:
+    ...     print("abandoned")
+    abandoned
+    """
+    def due() -> float:
+        at = math.inf if deadline is None else deadline + grace
+        if control is not None and control.stopped_at is not None:
+            at = min(at, control.stopped_at + grace)
+        return at
+
+    watch = _Watch(due, threading.get_ident())
+    watch.thread.start()
+    try:
+        yield watch
+    finally:
+        # MethodOverran may arrive inside disarm itself, before it holds the lock
+        while True:
+            try:
+                watch.disarm()
+                break
+            except MethodOverran:
+                continue
 
 
 def die_with_parent(parent: int | None = None) -> None:

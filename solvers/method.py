@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -25,6 +26,7 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.scoring.errors import TwbnError
 from twbn.solvers.budget import Budget
+from twbn.solvers.control import OVERRUN_GRACE_S, MethodOverran, abandoning
 
 __all__ = ["Method", "MethodFailed", "NoOptions", "call_method"]
 
@@ -190,8 +192,13 @@ def call_method(method: Method, problem: Problem, options, budget: Budget, *, se
         kwargs["scheduler"] = scheduler
     if trusted:
         return method.run(problem, options, budget, **kwargs)
+    budget.offered = [None]  # its children share it: a network offered from any stage is kept
+    started = time.monotonic()
     try:
-        out = method.run(problem, options, budget, **kwargs)
+        with abandoning(budget.deadline, budget.control):
+            out = method.run(problem, options, budget, **kwargs)
+    except MethodOverran:
+        return _abandoned(method, problem, budget, started, seed=seed, solver=kwargs.get("solver"))
     except TwbnError:
         raise
     except Exception as exc:  # noqa: BLE001 - any failure of foreign code is the method's
@@ -205,6 +212,31 @@ def call_method(method: Method, problem: Problem, options, budget: Budget, *, se
         raise MethodFailed(f"method {method.name} returned an invalid network: {why}") from None
     _keep_model_bound(out, sol)
     return sol
+
+
+def _abandoned(method: Method, problem: Problem, budget: Budget, started: float, *, seed: int | None,
+               solver: str | None) -> SolverResult:
+    """The result of a method abandoned ``OVERRUN_GRACE_S`` past its deadline or a stop:
+    the last network it offered (``budget.offer``), certified, or none."""
+    control = budget.control
+    stopped = control is not None and control.stopped_at is not None and (
+        budget.deadline is None or control.stopped_at < budget.deadline)
+    limit = "a stop request" if stopped else f"the end of its budget ({budget.seconds:.3g} s)"
+    why = (f"method {method.name} ran {OVERRUN_GRACE_S:g} s past {limit} without returning and was abandoned "
+           "(it does not stop when budget.expired() says so)")
+    offered = budget.offered[0]
+    if offered is not None:
+        try:
+            sol = make_solution(problem, _parents_of(offered, problem, method.name), bound=None, status="feasible",
+                                method=method.name, seed=seed, solver=solver)
+        except (KeyError, ValueError, MethodFailed) as exc:
+            why += f"; the network it offered is invalid ({exc.args[0] if exc.args else exc})"
+        else:
+            sol.stats["abandoned"] = why + "; the last network it offered is kept"
+            return sol
+    return SolverResult(None, None, None, "unknown", method=method.name, seed=seed, solver=solver,
+                        wall_time=round(time.monotonic() - started, 4),
+                        stats={"reason": why + "; no network", "abandoned": why + "; no network"})
 
 
 def _keep_model_bound(out, sol: SolverResult) -> None:

@@ -108,3 +108,113 @@ def test_a_name_that_clashes_is_refused_and_a_bad_method_fails_the_contract():
                                                          for v in range(p.n)], lp_bound=False)
     failures = check_method(wide, time_limit=1.0, seeds=(0,))
     assert failures and all("raised MethodFailed" in f or "unknown option" in f for f in failures), failures
+
+
+BUSY = """import twbn
+
+def busy(problem, options, budget):  # never looks at its budget
+    while True:
+        pass
+
+def offers(problem, options, budget):  # offers a network, then never looks at its budget
+    budget.offer([()] * problem.n)
+    while True:
+        pass
+
+def swallows(problem, options, budget):  # catches everything it can, budget ignored
+    while True:
+        try:
+            while True:
+                pass
+        except Exception:
+            pass
+
+METHOD = twbn.Method("busy", busy, min_treewidth=1)
+OFFERS = twbn.Method("offers", offers, min_treewidth=1)
+SWALLOWS = twbn.Method("swallows", swallows, min_treewidth=1)
+"""
+
+
+def _started(env, *args):
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "twbn.experiments.cli", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(4)  # past start-up and scoring, inside the method (its limit is far away)
+    return proc
+
+
+@pytest.mark.slow  # 34 s: five commands, two of them waiting out the grace after a stop
+def test_a_method_that_ignores_its_budget_is_abandoned_at_its_limit_or_a_stop(tmp_path):
+    import signal
+    import time
+
+    env = _install(tmp_path, "busy_plugin", BUSY,
+                   {"busy": "busy_plugin:METHOD", "offers": "busy_plugin:OFFERS", "swallows": "busy_plugin:SWALLOWS"})
+    zoo = BUNDLED / "zoo.csv.gz"
+    # the limit: abandoned with one line naming it, no network, exit 3 (the timeout is a hang, not a timing)
+    out = tmp_path / "r.json"
+    proc = _twbn(env, "learn", zoo, "--treewidth", 2, "--method", "busy", "--time-limit", 3, "-o", out)
+    assert proc.returncode == 3, proc.stderr
+    assert re.search(r"busy: no network: unknown .*method busy ran 2 s past the end of its budget .* was abandoned",
+                     proc.stdout)
+    result = json.loads(out.read_text())
+    assert result["parents"] is None and "abandoned" in result["stats"]
+    # the network it offered is kept, certified, and said
+    out = tmp_path / "o.json"
+    proc = _twbn(env, "learn", zoo, "--treewidth", 2, "--method", "offers", "--time-limit", 3, "-o", out, "-q")
+    assert proc.returncode == 0 and "twbn: method offers ran 2 s past" in proc.stderr, proc.stderr
+    result = json.loads(out.read_text())
+    assert result["status"] == "feasible" and all(p == [] for p in result["parents"].values())
+    assert twbn.Solution(result).check(twbn.score(zoo)) == []
+    # one Ctrl-C: abandoned 2 s later, even when it catches Exception; SIGTERM alike
+    for method, sig in (("swallows", signal.SIGINT), ("busy", signal.SIGTERM)):
+        out = tmp_path / f"{method}.json"
+        proc = _started(env, "learn", zoo, "--treewidth", 2, "--method", method, "--time-limit", 600, "-o", out, "-q")
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, err
+        assert f"twbn: interrupted; method {method} ran 2 s past a stop request and was abandoned; wrote a result " \
+               f"without a network to {out}" in err
+        assert json.loads(out.read_text())["stats"]["interrupted"] is True
+    # a second Ctrl-C stops at once: before the 2 s grace of the first has passed
+    out = tmp_path / "twice.json"
+    proc = _started(env, "learn", zoo, "--treewidth", 2, "--method", "busy", "--time-limit", 600, "-o", out, "-q")
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.5)  # two signals at once are one (the kernel keeps one pending)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "abandoned" not in err, err
+    # the contract check, in a fresh process, by the entry point's name: the overrun is a failure
+    check = subprocess.run([sys.executable, "-c", "from twbn.testing import check_method; "
+                            "print(check_method('busy', seeds=(0,)))"], capture_output=True, text=True, env=env,
+                           timeout=120)
+    assert check.returncode == 0, check.stderr
+    assert "seed 0, k = 2: method busy ran 2 s past the end of its budget" in check.stdout
+
+
+def test_check_method_refuses_an_unknown_name_with_one_twbn_error():
+    with pytest.raises(twbn.TwbnError, match="unknown method 'no-such-method'; available: auto, dp"):
+        check_method("no-such-method")
+
+
+def test_a_method_that_overruns_its_limit_is_reported_by_check_method():
+    import time
+
+    def late(problem, options, budget):  # returns, but 1.5 s after its deadline
+        end = time.monotonic() + budget.left() + 1.5
+        while time.monotonic() < end:
+            pass
+        return [()] * problem.n
+
+    def offers_late(problem, options, budget):
+        budget.offer([()] * problem.n)
+        while True:
+            pass
+
+    assert check_method(twbn.Method("late-test", late, min_treewidth=1, lp_bound=False), time_limit=1.0,
+                        seeds=(0,)) == []  # within the grace: kept
+    failures = check_method(twbn.Method("offers-late-test", offers_late, min_treewidth=1), time_limit=1.0,
+                            seeds=(0,))
+    assert len(failures) == 1 and "method offers-late-test ran 2 s past the end of its budget" in failures[0]
+    assert "the last network it offered is kept" in failures[0]
