@@ -256,7 +256,9 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
     method, reason = choice.method, choice.describe()
     if method == "dp" and start is not None:
         start, reason = None, reason + "; the warm start is not used, the DP is exact"
-    if budget.seconds is None and method != "dp":
+    if budget.seconds is None and budget.endless and method != "dp":
+        reason += "; no time limit: until it ends or is stopped"
+    elif budget.seconds is None and method != "dp":
         log, origin = budget.log, budget.origin
         budget = Budget(AUTO_TIME_LIMIT, control=budget.control)
         budget.log, budget.origin = log, origin

@@ -137,8 +137,11 @@ class Budget:
             if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or math.isnan(seconds) \
                     or not seconds > 0:
                 raise ValueError(f"a budget is a positive number of seconds or None, got {seconds!r}")
-            if math.isinf(seconds):
-                seconds = None
+        #: Whether the caller asked for no limit (``inf``), rather than giving none (None:
+        #: the method's own default applies); children inherit it.
+        self.endless = seconds is not None and math.isinf(seconds)
+        if self.endless:
+            seconds = None
         self.seconds = seconds
         self.control = control
         #: What each stage was allotted and spent, shared by a budget and its children
@@ -200,11 +203,11 @@ class Budget:
             raise ValueError(f"at_most is a positive number of seconds, got {at_most!r}")
         left = self.left()
         if math.isinf(left):
-            child = Budget(None, control=self.control)
+            child = Budget(math.inf if self.endless else None, control=self.control)
             child.log, child.origin, child.joining, child.offered = self.log, self.origin, self.joining, self.offered
             return child
         child = Budget.__new__(Budget)
-        child.control = self.control
+        child.control, child.endless = self.control, False
         child.log, child.origin, child.joining, child.offered = self.log, self.origin, self.joining, self.offered
         child.seconds = share * left if at_most is None else min(share * left, at_most)
         child.started = time.monotonic()

@@ -118,6 +118,12 @@ def check_time_limit(time_limit) -> float | None:
     return None if math.isinf(value) else value
 
 
+def _endless(time_limit) -> bool:
+    """Whether the caller asked for no limit at all (``inf``), not for the method's default
+    (None)."""
+    return isinstance(time_limit, (int, float)) and not isinstance(time_limit, bool) and math.isinf(time_limit)
+
+
 def check_jobs(jobs) -> int:
     """A number of processes: an integer >= 1."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
@@ -146,7 +152,8 @@ def solve(
     backend (``solver``), its ``options`` (an instance of its options dataclass or a
     mapping of names to values), whether it takes a warm start and a problem with or
     without a bound, and the time limit (seconds; None: the method's default — the
-    heuristics stop after 10 s, exact methods run to the end). A problem that admits no
+    heuristics stop after 10 s, exact methods run to the end; ``inf``: no limit at all,
+    until the method ends or is stopped). A problem that admits no
     network (required arcs in a cycle, more required parents than k, no candidate set
     left for a variable) gives an ``infeasible`` SolverResult whose ``stats["reason"]`` says
     why, whatever the method. The result's ``time_limit`` is the limit given, its wall
@@ -167,7 +174,6 @@ def solve(
     check_jobs(jobs)
     spec = get_method(method)
     check_scheduler(scheduler, jobs, method, spec.distributed)
-    time_limit = check_time_limit(time_limit)
     opts = None if spec.options is None else parse_options(method, spec.options, options)
     if warm_start is not None:
         warm_start = certified_start(problem, warm_start)
@@ -175,13 +181,15 @@ def solve(
     if why is not None:
         return SolverResult(None, None, None, "infeasible", method=method, solver=solver, seed=seed,
                         time_limit=time_limit, stats={"reason": why})
+    endless = _endless(time_limit)
+    time_limit = check_time_limit(time_limit)
     own = budget is None
     if own:
-        limit = time_limit if time_limit is not None else spec.default_time_limit
+        limit = math.inf if endless else time_limit if time_limit is not None else spec.default_time_limit
         # made at entry: the checks above restrict the cache to the problem's candidates
         # (seconds at jester's 772,774 sets), which is part of the caller's budget
         budget = Budget(limit, control=control, started=entered)
-    elif budget.deadline is None and spec.default_time_limit is not None:
+    elif budget.deadline is None and not budget.endless and spec.default_time_limit is not None:
         log, origin = budget.log, budget.origin  # an unlimited stage: the method's own default
         budget = Budget(spec.default_time_limit, control=budget.control)
         budget.log, budget.origin = log, origin
@@ -363,6 +371,7 @@ def run(
     entered = time.monotonic() if started is None else min(started, time.monotonic())
     check_request(method, problem.treewidth, solver=solver, time_limit=time_limit, warm_start=warm_start,
                   options=options)
+    endless = _endless(time_limit)
     time_limit = check_time_limit(time_limit)
     check_jobs(jobs)
     check_scheduler(scheduler, jobs, method, get_method(method).distributed)
@@ -377,7 +386,8 @@ def run(
     try:
         spec = get_method(method)
         with cooperating(control) if spec.anytime else contextlib.nullcontext():  # as in solve()
-            return _run_with_start(problem, method, solver=solver, time_limit=time_limit, seed=seed,
+            return _run_with_start(problem, method, solver=solver, time_limit=math.inf if endless else time_limit,
+                                   seed=seed,
                                    warm_start=warm_start, options=options, control=control, entered=entered,
                                    jobs=jobs, scheduler=scheduler)
     finally:
@@ -388,8 +398,10 @@ def run(
 
 def _run_with_start(problem, method, *, solver, time_limit, seed, warm_start, options, control,
                     entered, jobs, scheduler) -> SolverResult:
-    """``run`` once checked: the warm start, then the method on what is left of one budget."""
+    """``run`` once checked: the warm start, then the method on what is left of one budget
+    (``time_limit`` inf: none, not even the method's default)."""
     root = Budget(time_limit, control=control, started=entered)
+    time_limit = check_time_limit(time_limit)
     warm, used, label = None, 0.0, None
     if warm_start is not None and infeasibility(problem) is None:
         if isinstance(warm_start, SolverResult):

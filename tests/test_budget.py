@@ -126,3 +126,38 @@ def test_precompile_compiles_every_cached_kernel(tmp_path):
     assert out.stdout.startswith("twbn: numba kernels ready (")
     cached = {re.sub(r"-\d+\.py\d+\.nbi$", "", p.name) for p in tmp_path.rglob("*.nbi")}
     assert kernels <= cached, f"not compiled by precompile: {sorted(kernels - cached)}"
+
+
+def test_an_infinite_limit_is_no_limit_and_none_is_the_method_s_default():
+    """Issue 63.4: ``inf`` ran only the method's default (60 s for auto's choice)."""
+    assert Budget(math.inf).endless and Budget(math.inf).child(0.5).endless
+    assert not Budget(None).endless and not Budget(5.0).child(0.5).endless
+    problem = Problem(random_cache(8, 2), 2)
+    default = solve(problem, "kg", options={"max_iterations": 50})
+    endless = solve(problem, "kg", time_limit=math.inf, options={"max_iterations": 50})
+    assert default.stats["budget"]["seconds"] == 10.0  # kg's declared default
+    assert endless.stats["budget"]["seconds"] is None and endless.time_limit is None
+    assert endless.stats["iterations"] == 50
+
+
+@pytest.mark.slow  # 40 s: auto's k-G start keeps its 10 s default either way, then cuts proves it
+def test_auto_takes_an_infinite_limit_as_none_rather_than_its_60_s_default():
+    problem = Problem(random_cache(16, 2, max_size=2, density=0.05), 2)
+    said: list[str] = []
+    sol = run(problem, "auto", time_limit=math.inf, log=said.append)
+    assert sol.status == "optimal" and sol.stats["budget"]["seconds"] is None
+    assert any("no time limit: until it ends or is stopped" in line for line in said), said
+    said.clear()
+    run(problem, "auto", log=said.append)
+    assert any("; 60 s budget" in line for line in said), said
+
+
+def test_a_heuristic_stopped_before_its_first_network_still_makes_one():
+    """Issue 63.4: auto stopped during its unbounded bound, then k-MAX's start saw the stop
+    and returned no network."""
+    problem = Problem(random_cache(8, 3), 2)
+    control = RunControl()
+    control.request_stop()
+    for method in ("kg", "kmax"):
+        sol = solve(problem, method, time_limit=5.0, control=control)
+        assert sol.parents is not None and sol.stats["iterations"] == 1 and sol.stats["interrupted"]

@@ -357,7 +357,8 @@ def learn(
         Seconds for the method. Scoring data first is not counted in it but is sized to it
         (exhaustive where expected to fit it, an exploration of about as long otherwise);
         with ``started``, both share it. Without one, exact methods run to the end, the
-        heuristics stop after 10 s, and ``auto`` gives anytime methods 60 s.
+        heuristics stop after 10 s, and ``auto`` gives anytime methods 60 s; ``inf``: no
+        limit at all (until the method ends or is stopped).
     seed : int, optional
         Seed of the randomised methods; the same seed gives the same network.
     solver : str, optional

@@ -92,8 +92,11 @@ class Anytime:
             self.trajectory.append({"time": round(time.monotonic() - self.t0, 4), "incumbent": score, "bound": None})
 
     def next_try(self) -> bool:
-        """Count a try; False once the time limit or the iteration limit is reached."""
-        if self.control is not None and self.control.stop_requested():
+        """Count a try; False once the time limit or the iteration limit is reached, or a
+        stop asked for, but never before the first try: a heuristic stopped before it had a
+        network makes one (k-MAX's start inside auto, interrupted during auto's unbounded
+        bound, returned no network before this)."""
+        if self.tries and self.control is not None and self.control.stop_requested():
             return False
         if self.tries and ((self.limit is not None and time.monotonic() - self.t0 >= self.limit)
                            or (self.max_iterations is not None and self.tries >= self.max_iterations)):
