@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -330,9 +331,10 @@ def _bounds(args: argparse.Namespace) -> list[int | None]:
     return sorted_bounds(args.treewidth) if isinstance(args.treewidth, list) else [args.treewidth]
 
 
-def _outputs(args: argparse.Namespace, stem: str) -> list[Path]:
+def _outputs(args: argparse.Namespace, stem: str, made: list[Path]) -> list[Path]:
     """One result file per bound: ``-o`` as given for one bound; for a sweep, ``-o`` is a
-    folder (files STEM.METHOD.kK.json in it) or a pattern with ``{k}``."""
+    folder (files STEM.METHOD.kK.json in it; ``DIR/`` is made if missing, and added to
+    ``made``) or a pattern with ``{k}``."""
     bounds = _bounds(args)
     if not isinstance(args.treewidth, list):
         return [Path(args.output) if args.output else Path(f"{stem}.{args.method}.json")]
@@ -341,8 +343,14 @@ def _outputs(args: argparse.Namespace, stem: str) -> list[Path]:
         return [Path(args.output.replace("{k}", "unbounded" if k is None else str(k))) for k in bounds]
     if args.output:
         folder = Path(args.output)
+        if not folder.is_dir() and args.output.endswith(("/", os.sep)) and not folder.exists():
+            if not folder.parent.is_dir():
+                raise UserError(f"cannot make the folder {folder}: {folder.parent} does not exist")
+            folder.mkdir()  # a trailing slash names a folder to make (removed again if nothing is written)
+            made.append(folder)
         if not folder.is_dir():
-            raise UserError(f"with several bounds -o names a folder or a pattern with {{k}}; {folder} is neither")
+            raise UserError(f"with several bounds -o names a folder (a new one: end it with /) or a pattern with "
+                            f"{{k}}; {folder} is neither")
         return [folder / name(k) for k in bounds]
     return [Path(name(k)) for k in bounds]
 
@@ -390,6 +398,16 @@ def process_started() -> float:
 
 
 def cmd_learn(args: argparse.Namespace) -> int:
+    made: list[Path] = []
+    try:
+        return _learn(args, made)
+    finally:
+        for folder in made:  # nothing half-written: a folder made for results that never came
+            if folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+
+
+def _learn(args: argparse.Namespace, made: list[Path]) -> int:
     from twbn.solvers.registry import check_request
 
     if args.help_options:
@@ -414,7 +432,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
             raise UserError("--scheduler needs --jobs 2 or more: the pieces sent to the cluster at once")
         check_scheduler(args.scheduler, jobs, args.method, get_method(args.method).distributed, reach=True)
     stem = Path(args.cache).name.split(".")[0]
-    outs = _outputs(args, stem)
+    outs = _outputs(args, stem, made)
     for out in outs:
         if not out.parent.exists():
             raise UserError(f"output folder {out.parent} does not exist")

@@ -99,8 +99,16 @@ def test_cli_sweep_writes_one_checked_result_per_bound(tmp_path, capsys):
     capsys.readouterr()
     # -o neither a folder nor a pattern: refused before anything runs
     assert main(["learn", str(jkl), "--treewidth", "1,2", "-o", str(tmp_path / "x.json")]) == 1
-    assert "a folder or a pattern" in capsys.readouterr().err
+    assert "a folder (a new one: end it with /) or a pattern" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists()
+    # issue 63.6: a trailing slash names a folder to make, as the README's sweep does
+    assert main(["learn", str(jkl), "--treewidth", "1,2", "--method", "dp", "-o", f"{tmp_path / 'new'}/", "-q"]) == 0
+    assert sorted(p.name for p in (tmp_path / "new").iterdir()) == ["c.dp.k1.json", "c.dp.k2.json"]
+    # ... but not one whose parent is missing, and none is left behind when nothing is written
+    assert main(["learn", str(jkl), "--treewidth", "1,2", "-o", f"{tmp_path / 'a' / 'b'}/"]) == 1
+    assert "cannot make the folder" in capsys.readouterr().err and not (tmp_path / "a").exists()
+    assert main(["learn", str(tmp_path / "missing.jkl"), "--treewidth", "1,2", "-o", f"{tmp_path / 'left'}/"]) == 1
+    assert not (tmp_path / "left").exists()
 
 
 def test_ctrl_c_in_twbn_learn_returns_the_best_network_so_far():
