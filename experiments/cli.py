@@ -44,6 +44,8 @@ USER_ERRORS = (TwbnError, NetworkError, DataError, JklError, CacheError, Infeasi
 EXIT_NO_NETWORK = EXIT_INCOMPLETE = 3
 #: Stopped by SIGINT or SIGTERM (``learn`` still writes its best result so far).
 EXIT_INTERRUPTED = 130
+#: The reader of the output went away (``| head``), as a tool killed by SIGPIPE reports.
+EXIT_BROKEN_PIPE = 141
 
 
 class UserError(TwbnError):
@@ -500,6 +502,23 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
     return 0 if all(s.parents is not None for s in written) else EXIT_NO_NETWORK
 
 
+#: How the summary line names a bound, by the start of its ``stats["bound_source"]``
+#: (solvers/bounds.py, auto.py, sweep.py, method.py). Each is a bound over the cache's
+#: parent sets: a network with a family outside the cache may score above it.
+_BOUND_LABELS = (
+    ("cluster LP", "the cluster LP's bound over the cache's parent sets"),
+    ("sum of each variable", "the sum of best local scores in the cache"),
+    ("the optimum without the treewidth bound", "the cache's optimum without the treewidth bound"),
+    ("the bound proved", "a larger bound's proof"),
+    ("the engine's bound", "the engine's bound on the extended model"),
+)
+
+
+def _bound_label(source: str) -> str:
+    """The summary line's name for a ``bound_source``; '' where the method proved it itself."""
+    return next((label for start, label in _BOUND_LABELS if source.startswith(start)), "")
+
+
 def _summary(sol) -> str:
     """One line on a result: status, score, bound and its source, arcs, width, time."""
     k = "unbounded" if sol.treewidth is None else f"treewidth <= {sol.treewidth}"
@@ -508,11 +527,10 @@ def _summary(sol) -> str:
         return f"{sol.method}: no network: {sol.status} ({k}) after {sol.wall_time:.2f} s: {stats.get('reason', '')}"
     bound = "none" if sol.bound is None else f"{sol.bound:.4f}"
     if sol.bound is not None:
-        source = stats.get("bound_source", "")
-        bound += f" (gap {100 * sol.gap:.2f}%" + (", the cluster LP's bound)" if source.startswith("cluster LP")
-                                                  else ", the sum of best local scores)" if source else ")")
+        label = _bound_label(stats.get("bound_source", ""))
+        bound += f" (gap {100 * sol.gap:.2f}%" + (f", {label})" if label else ")")
     moved = stats.get("gap_sources")
-    if moved and sol.bound is not None and sol.gap:
+    if moved and sol.bound is not None and sol.gap and moved.get("first_incumbent") is not None:
         bound += (f"; the bound moved {moved['bound_moved']:.6g} below the trivial one, the incumbent "
                   f"{moved['incumbent_moved']:.6g} above its first")
     kept = stats.get("kept_from_smaller_bound")
@@ -959,6 +977,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except USER_ERRORS as exc:
         print(f"twbn: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # the reader left (``twbn check … | head``): nothing to say, nowhere to say it
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit does not fail again
+        return EXIT_BROKEN_PIPE
     except OSError as exc:  # the file system: a folder it cannot write, a full disk, …
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"twbn: error: {where}{exc.strerror or exc}", file=sys.stderr)

@@ -303,7 +303,11 @@ def write_staged(out_dir: str | Path, make) -> list[Path]:
     import shutil
     import tempfile
 
+    from twbn.scoring.jkl import OutputError
+
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"{out} is not a folder: -o names the folder the report is written into")
     if not out.parent.exists():
         raise FileNotFoundError(f"folder {out.parent} of the report does not exist")
     try:

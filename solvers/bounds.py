@@ -86,7 +86,8 @@ def gap_sources(problem: Problem, sol: SolverResult) -> dict | None:
     if sol.score is None or sol.bound is None:
         return None
     trivial = trivial_bound(problem)
-    firsts = [p["incumbent"] for p in sol.trajectory if p.get("incumbent") is not None]
+    # an engine without a network yet records its incumbent as -1e20 (SCIP's "none")
+    firsts = [p["incumbent"] for p in sol.trajectory if p.get("incumbent") is not None and abs(p["incumbent"]) < 1e19]
     start = (sol.stats.get("warm_start") or {}).get("score")
     first = start if start is not None else (firsts[0] if firsts else sol.score)
     return {"trivial_bound": trivial, "bound": sol.bound, "bound_moved": round(trivial - sol.bound, 6),

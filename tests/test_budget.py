@@ -161,3 +161,34 @@ def test_a_heuristic_stopped_before_its_first_network_still_makes_one():
     for method in ("kg", "kmax"):
         sol = solve(problem, method, time_limit=5.0, control=control)
         assert sol.parents is not None and sol.stats["iterations"] == 1 and sol.stats["interrupted"]
+
+
+def test_the_first_incumbent_is_a_network_not_scip_s_none():
+    """Issue 63.7: ``cuts`` without a start reported "the incumbent 1e+20 above its first"."""
+    problem = Problem(random_cache(12, 2, max_size=2, density=0.5), 2)
+    sol = run(problem, "cuts", time_limit=2.0, seed=0)
+    real = [p["incumbent"] for p in sol.trajectory if p.get("incumbent") is not None and abs(p["incumbent"]) < 1e19]
+    g = sol.stats["gap_sources"]
+    assert g["first_incumbent"] == (real[0] if real else sol.score)
+    assert abs(g["incumbent_moved"]) < abs(sol.score)
+
+
+def test_the_summary_names_the_bound_by_what_proved_it():
+    """Issue 63.7: a bound from the unbounded optimum was labelled "the sum of best local
+    scores"; every label says it bounds over the cache's parent sets."""
+    from twbn.experiments.cli import _bound_label
+    from twbn.formulations.solution import make_solution
+    from twbn.solvers.auto import tighten_with_unbounded
+    from twbn.solvers.bounds import floor_bound
+
+    problem = Problem(random_cache(8, 2), 2)
+    net = solve(problem, "kg", time_limit=1.0, seed=0, _lp_bound=False)
+    floored = make_solution(problem, net.parents, bound=None, status="feasible", method="kg")
+    floor_bound(problem, floored)
+    assert _bound_label(floored.stats["bound_source"]) == "the sum of best local scores in the cache"
+    unbounded = solve(Problem(problem.candidates, None), "dp")
+    tighter = make_solution(problem, net.parents, bound=None, status="feasible", method="kg")
+    tighten_with_unbounded(tighter, unbounded)
+    assert _bound_label(tighter.stats["bound_source"]) == "the cache's optimum without the treewidth bound"
+    lp = run(Problem(random_cache(12, 2, max_size=2, density=0.5), 2), "kg", time_limit=2.0, seed=0)
+    assert _bound_label(lp.stats["bound_source"]) == "the cluster LP's bound over the cache's parent sets"

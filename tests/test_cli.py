@@ -96,6 +96,12 @@ def test_learn_then_check(tmp_path, capsys):
     # an unknown variable in an arc is a one-line user error
     assert main(["learn", str(cache), "--method", "dp", "--forbid", "NOPE,CRIM", "-o", str(tmp_path / "x.json")]) == 1
     assert "'NOPE' is not a variable" in capsys.readouterr().err
+    # issue 63.7: a reader that leaves early (``| true``) is no error to report
+    proc = subprocess.Popen([sys.executable, "-m", "twbn.experiments.cli", "check", str(cache), str(res)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # before check prints: its first line meets a closed pipe
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141 and err == ""
 
 
 def test_usage_error_exits_2():

@@ -155,3 +155,21 @@ def test_the_study_report_says_over_how_many_folds_a_junction_tree_time_is():
     rows = {tuple(line.split(" | ")[2:5:2]): line.split(" | ")[7] for line in lines if line.startswith("| audiology")}
     assert rows == {("4", "3"): "16.0 (2 of 3)", ("4", "4"): "10.0", ("4", "5"): "—", ("3", "3"): "30.0"}
     assert "not built" in "\n".join(lines)
+
+
+def test_a_report_onto_a_file_says_it_is_not_a_folder(tmp_path, capsys):
+    """Issue 63.7: ``report -o /dev/null`` said "File exists"."""
+    from twbn.experiments.benchmarks.machado_study import _csv
+
+    cells = tmp_path / "a.csv"
+    cells.write_text(_csv([{"config": "machado-study-audiology-ess1", "key": "audiology|fold=0|k=3|auto|seed=0",
+                            "data": "audiology", "fold": 0, "treewidth": 3, "method": "auto", "seed": 0,
+                            "status": "feasible", "score": -2900.0, "bound": -2850.0, "gap": 50.0 / 2900,
+                            "test_loglik": -765.0, "test_rows": 45, "width": 3, "ran": "improve", "ess": 1.0,
+                            "max_parents": 4, "folds": 5}]))
+    plain = tmp_path / "plain.txt"
+    plain.write_text("kept")
+    for target in (plain, "/dev/null"):
+        assert main(["report", "--layout", "machado", str(cells), "-o", str(target)]) == 1
+        assert f"twbn: error: {target} is not a folder: -o names the folder" in capsys.readouterr().err
+    assert plain.read_text() == "kept" and not list(tmp_path.glob(".plain.*"))
