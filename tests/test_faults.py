@@ -23,6 +23,14 @@ from twbn.scoring.jkl import write_jkl
 HOUSING = BUNDLED / "housing.csv.gz"
 
 
+@pytest.fixture(autouse=True)
+def _temporary_files_in_pytest_s_folder(tmp_path_factory, monkeypatch):
+    """The result a full disk could not take is kept in a new temporary folder: here, in
+    one of pytest's own (which it clears), not in the machine's (issue 63.8: four were left
+    after a run)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path_factory.mktemp("tmp")))
+
+
 @pytest.fixture
 def made(tmp_path):
     """A small cache, a result on it, and a store with one cell, in ``tmp_path/in``."""
