@@ -76,7 +76,11 @@ def main(argv: list[str]) -> int:
         # set here, before the heavy imports, rather than in a preexec_fn of the harness,
         # which is unsafe in a threaded parent (the local pool, a Dask worker)
         limit = int(spec["memory_limit_mb"]) * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        # a shell's own limit below the config's stays (raising it is refused): the lower holds
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     from twbn.scoring.jkl import atomic_write_text
 
     out = run(spec)

@@ -80,7 +80,8 @@ def run_demo(out_dir: Path) -> int:
             return 1
     if held_out(ds, out_dir):
         return 1
-    grid(out_dir)
+    if grid(out_dir):
+        return 3  # as ``twbn experiment`` exits when cells did not finish
     print(f"\nWrote the caches, their stats and the results (housing.*.json) in {out_dir}/")
     print(f"Try: twbn check {jkl} {out_dir}/housing.dp.2.json")
     return 0
@@ -113,9 +114,9 @@ def held_out(ds, out_dir: Path) -> int:
     return 1 if errors else 0
 
 
-def grid(out_dir: Path) -> None:
+def grid(out_dir: Path) -> int:
     """The quick experiment config (experiments/configs/quick.toml) into a fresh store,
-    and its report."""
+    and its report; the number of cells that failed or timed out (said on one line)."""
     import shutil
 
     from twbn.experiments.config import load_config
@@ -128,6 +129,14 @@ def grid(out_dir: Path) -> None:
         p.unlink(missing_ok=True)
     shutil.rmtree(work_folder(store), ignore_errors=True)
     print(f"\nExperiment grid {config.name!r}: each cell in its own process, results in {store}")
-    run_experiment(config, store, jobs=2, log=lambda m: print("  " + m))
+    counts = run_experiment(config, store, jobs=2, log=lambda m: print("  " + m))
+    bad = counts.get("failed", 0) + counts.get("timeout", 0)
+    if bad == sum(counts.values()):
+        print(f"twbn: all {bad} cells of the grid failed or timed out; their errors are in {store}", file=sys.stderr)
+        return bad
     written = write_report(store, out_dir / "report")
     print(f"  report: {', '.join(p.name for p in written)} in {out_dir / 'report'}/")
+    if bad:
+        print(f"twbn: {bad} of {sum(counts.values())} cells of the grid did not finish; their errors are in {store}",
+              file=sys.stderr)
+    return bad

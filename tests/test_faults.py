@@ -395,3 +395,21 @@ def test_scoring_asked_to_stop_returns_no_cache(how):
     assert len(asked) == 2  # it stopped when first told to
     plain = twbn.score(data, **kind)
     assert twbn.score(data, stop=lambda: False, **kind).parent_sets == plain.parent_sets
+
+
+def test_a_shell_memory_limit_below_the_config_s_is_kept_not_a_failure(tmp_path):
+    """Issue 63.3: under ``ulimit -v`` below ``memory_limit_mb`` every cell failed with
+    "not allowed to raise maximum limit"; the lower limit now holds."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'name = "m"\ntreewidths = [2]\ntime_limit = 2\nmax_parents = 2\nmemory_limit_mb = 16000\n'
+                   f'[[data]]\nname = "zoo"\npath = "{BUNDLED / "zoo.csv.gz"}"\n[[methods]]\nname = "kg"\n')
+    cap = 8 * 1024 ** 3  # below the config's 16,000 MB, above what a cell needs
+
+    def limited():
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    proc = subprocess.run([sys.executable, "-m", "twbn.experiments.cli", "experiment", str(cfg), "--store",
+                           str(tmp_path / "s.sqlite")], capture_output=True, text=True, preexec_fn=limited,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "zoo|fold=0|k=2|kg|seed=0: feasible" in proc.stdout
