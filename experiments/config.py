@@ -30,7 +30,8 @@ which cells are done.
     name = "housing"
     class = "class"            # optional: predict this variable on the test fold (folds >= 2)
     path = "experiments/data/housing.csv.gz"   # relative to the config file; $VAR and ${VAR}
-                                               # expand (e.g. $TWBN_DATA/debd/plants_train.csv.gz)
+                                               # expand (e.g. $TWBN_DATA/debd/plants_train.csv.gz);
+                                               # none: the bundled set of that name (twbn data list)
     [[methods]]
     name = "auto"              # the rule twbn learn applies, per cell (the result records its pick)
     [[methods]]
@@ -149,8 +150,15 @@ def load_config(path: str | Path) -> Config:
 
     data, classes = {}, {}
     for d in get("data", kind=list):
-        if not isinstance(d, dict) or "name" not in d or "path" not in d:
-            raise ConfigError(f"{path}: every [[data]] needs a name and a path")
+        if not isinstance(d, dict) or "name" not in d:
+            raise ConfigError(f"{path}: every [[data]] needs a name (and a path, unless it names a bundled set)")
+        if "path" not in d:
+            from twbn.scoring.datasets import BUNDLED, bundled_path
+
+            if d["name"] not in BUNDLED:
+                raise ConfigError(f"{path}: data {d['name']!r} needs a path (without one, name a bundled set: "
+                                  f"{', '.join(BUNDLED)})")
+            d = {**d, "path": str(bundled_path(d["name"]))}
         if set(d) - {"name", "path", "class"}:
             raise ConfigError(f"{path}: data {d['name']!r} has no field {sorted(set(d) - {'name', 'path', 'class'})[0]!r} "
                               "(fields: name, path, class; top-level keys go before the first [[data]])")

@@ -250,7 +250,12 @@ def _keep_model_bound(out, sol: SolverResult) -> None:
     sol.bound = max(float(bound), sol.score)
     sol.trajectory = list(getattr(out, "trajectory", None) or [])
     extended = ", ".join(stats["extended_by"]) or "nothing"
-    sol.stats["bound_source"] = f"the engine's bound on twbn's model extended by {extended} (valid if they are)"
-    sol.stats["extended_by"] = stats["extended_by"]
+    if str(stats.get("bound_source", "")).startswith("sum of each variable"):
+        sol.stats["bound_source"] = stats["bound_source"]  # the engine proved nothing (its model unbuilt)
+    else:
+        sol.stats["bound_source"] = f"the engine's bound on twbn's model extended by {extended} (valid if they are)"
+    for key in ("extended_by", "not_extended_by", "not_extended_because"):
+        if key in stats:
+            sol.stats[key] = stats[key]
     if sol.bound - sol.score <= 1e-9 * max(1.0, abs(sol.score)):
         sol.status = "optimal"

@@ -591,3 +591,16 @@ def test_cells_runs_only_the_matching_cells_and_scores_only_their_folds(tmp_path
     assert len(_rows(store)) == 3
     assert main(["experiment", str(cfg), "--store", str(store), "--resume", "-q"]) == 0
     assert len(_rows(store)) == 4
+
+
+def test_a_config_names_a_bundled_data_set_without_a_path(tmp_path):
+    """Issue 63.9: ``[[data]] name = "zoo"`` needed a path, unlike the command line."""
+    from twbn.experiments.config import ConfigError, load_config
+    from twbn.scoring.datasets import bundled_path
+
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('name = "b"\ntreewidths = [2]\n[[data]]\nname = "zoo"\n[[methods]]\nname = "kg"\n')
+    assert load_config(cfg).data == {"zoo": bundled_path("zoo")}
+    cfg.write_text('name = "b"\ntreewidths = [2]\n[[data]]\nname = "mine"\n[[methods]]\nname = "kg"\n')
+    with pytest.raises(ConfigError, match="data 'mine' needs a path \\(without one, name a bundled set: adult,"):
+        load_config(cfg)

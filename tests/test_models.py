@@ -120,3 +120,19 @@ def test_the_documented_model_change_runs_in_a_grid_beside_the_stock_model(tmp_p
     assert all(r["stats"]["extended_by"] == ["arc_bound"] for r in results)
     assert all("extended by arc_bound" in r["stats"]["bound_source"] or "cluster LP" in r["stats"]["bound_source"]
                for r in results)
+
+
+def test_an_extension_is_named_only_once_it_ran_on_a_built_model():
+    """Issue 63.9: with a budget too short to build the model, the extension never ran,
+    yet ``extended_by`` listed it."""
+    calls: list[str] = []
+
+    def marks(model, milp):
+        calls.append("ran")
+
+    problem = Problem(twbn.score(twbn.example_path("zoo"), max_parents=2), 2)
+    short = NieMilp(problem).extend(marks).solve(budget=0.01)
+    assert calls == [] and short.stats["extended_by"] == [] and short.stats["not_extended_by"] == ["marks"]
+    assert short.stats["bound_source"] == "sum of each variable's best candidate score"
+    built = NieMilp(Problem(random_cache(5, 1, max_size=1), 1)).extend(marks).solve(budget=20)
+    assert calls == ["ran"] and built.stats["extended_by"] == ["marks"] and "not_extended_by" not in built.stats

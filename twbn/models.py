@@ -50,10 +50,23 @@ from twbn.solvers.warm_start import certified_start, infeasibility
 __all__ = ["NieMilp", "ClusterCutIlp", "KtreeCp"]
 
 
+class _Applied:
+    """An extension that notes its name in ``seen`` once it has run on a built model."""
+
+    def __init__(self, fn: Callable, seen: list[str]) -> None:
+        self.fn, self.seen = fn, seen
+
+    def __call__(self, model, twbn_model) -> None:
+        self.fn(model, twbn_model)
+        self.seen.append(getattr(self.fn, "__name__", repr(self.fn)))
+
+
 class _Model:
     """What the three share: the problem, the options, the extensions, ``solve``."""
 
     method = ""
+    #: Whether the model is built in this process (its extensions can say they ran).
+    in_process = True
     options_class: type = object
     backends: tuple[str, ...] = ()
 
@@ -72,8 +85,11 @@ class _Model:
         self._extensions.append(fn)
         return self
 
-    def _run(self, budget: Budget, seed, start, backend) -> _Internal:
+    def _run(self, budget: Budget, seed, start, backend, seen: list[str]) -> _Internal:
         raise NotImplementedError
+
+    def _applied(self, seen: list[str]) -> list[Callable]:
+        return [_Applied(fn, seen) for fn in self._extensions]
 
     def solve(self, budget: "Budget | float | None" = None, *, seed: int | None = None,
               start: Solution | None = None, backend: str | None = None) -> Solution:
@@ -102,6 +118,7 @@ class _Model:
                              + (f"; choose one of {', '.join(self.backends)}" if self.backends else ""))
         budget = budget if isinstance(budget, Budget) else Budget(budget)
         entered = time.monotonic()
+        seen: list[str] = []
         why = infeasibility(self.problem)
         if why is not None:
             sol = _Internal(None, None, None, "infeasible", method=self.method, stats={"reason": why})
@@ -109,11 +126,16 @@ class _Model:
             if start is not None and not isinstance(start, _Internal):  # a twbn.Solution
                 start = _Internal.from_json(start.to_json(), self.problem)
             internal_start = None if start is None else certified_start(self.problem, start)
-            sol = self._run(budget, seed, internal_start, backend)
+            sol = self._run(budget, seed, internal_start, backend, seen)
         floor_bound(self.problem, sol)
         sol.time_limit = budget.seconds
         sol.wall_time = round(time.monotonic() - entered, 4)
-        sol.stats["extended_by"] = [getattr(fn, "__name__", repr(fn)) for fn in self._extensions]
+        names = [getattr(fn, "__name__", repr(fn)) for fn in self._extensions]
+        # only the extensions that ran: a budget too short to build the model runs none
+        sol.stats["extended_by"] = seen if self.in_process else names
+        if self.in_process and len(seen) < len(names):
+            sol.stats["not_extended_by"] = [n for n in names if n not in seen]
+            sol.stats["not_extended_because"] = "the model was not built (within the budget, or at all)"
         return Solution(sol.to_json(self.problem))
 
 
@@ -140,11 +162,12 @@ class NieMilp(_Model):
     options_class = MilpOptions
     backends = ("highs", "scip", "cbc")
 
-    def _run(self, budget, seed, start, backend):
+    def _run(self, budget, seed, start, backend, seen):
         from twbn.solvers.models.milp import solve_milp
 
         return solve_milp(self.problem, solver=backend or "highs", time_limit=budget.limit(), seed=seed,
-                          warm_start=start, options=self.options, control=budget.control, extend=self._extensions)
+                          warm_start=start, options=self.options, control=budget.control,
+                          extend=self._applied(seen))
 
 
 class ClusterCutIlp(_Model):
@@ -173,11 +196,11 @@ class ClusterCutIlp(_Model):
     options_class = CutsOptions
     backends = ("scip",)
 
-    def _run(self, budget, seed, start, backend):
+    def _run(self, budget, seed, start, backend, seen):
         from twbn.solvers.cuts.branch_and_cut import solve_cuts
 
         return solve_cuts(self.problem, self.options, time_limit=budget.limit(), seed=seed, warm_start=start,
-                          control=budget.control, extend=self._extensions)
+                          control=budget.control, extend=self._applied(seen))
 
 
 class KtreeCp(_Model):
@@ -203,8 +226,9 @@ class KtreeCp(_Model):
     method = "cp"
     options_class = CpOptions
     backends = ("cpsat",)
+    in_process = False  # built in its child, always: its extensions run there
 
-    def _run(self, budget, seed, start, backend):
+    def _run(self, budget, seed, start, backend, seen):
         from twbn.solvers.models.cp import solve_cp
 
         return solve_cp(self.problem, self.options, time_limit=budget.limit(), seed=seed, warm_start=start,
