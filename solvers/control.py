@@ -29,7 +29,8 @@ import threading
 import time
 from typing import Callable, Iterator
 
-__all__ = ["RunControl", "cooperating", "reporting", "abandoning", "MethodOverran", "OVERRUN_GRACE_S"]
+__all__ = ["RunControl", "cooperating", "reporting", "abandoning", "hearing_signals", "MethodOverran",
+           "OVERRUN_GRACE_S"]
 
 #: Seconds a method may run past its deadline, or past a stop request, before it is
 #: abandoned. The built-in methods stop within it (tests/test_contract.py); a method that
@@ -201,6 +202,53 @@ def abandoning(deadline: float | None, control: "RunControl | None" = None, *,
                 break
             except MethodOverran:
                 continue
+
+
+@contextlib.contextmanager
+def hearing_signals(hook: Callable[[], None]) -> Iterator[None]:
+    """Call ``hook`` from a thread as soon as a signal arrives while inside, for an engine
+    that runs in one long call of compiled code (HiGHS's presolve and root LP): Python's
+    own handler runs only once that call returns to the interpreter. The handler still
+    runs then, as usual. A no-op outside the main thread.
+
+    Examples
+    --------
+    >>> heard = []
+    >>> with hearing_signals(lambda: heard.append(1)):
+    ...     pass
+    >>> heard
+    []
+    """
+    import socket
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    read, write = socket.socketpair()
+    write.setblocking(False)
+    try:
+        previous = signal.set_wakeup_fd(write.fileno(), warn_on_full_buffer=False)
+    except ValueError:
+        read.close(), write.close()
+        yield
+        return
+
+    def listen() -> None:
+        try:
+            while read.recv(64):
+                hook()
+        except OSError:  # closed on leaving
+            pass
+
+    thread = threading.Thread(target=listen, daemon=True, name="twbn-signals")
+    thread.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+        write.close()
+        read.shutdown(socket.SHUT_RDWR)
+        read.close()
 
 
 def die_with_parent(parent: int | None = None) -> None:
