@@ -192,3 +192,38 @@ def test_the_summary_names_the_bound_by_what_proved_it():
     assert _bound_label(tighter.stats["bound_source"]) == "the cache's optimum without the treewidth bound"
     lp = run(Problem(random_cache(12, 2, max_size=2, density=0.5), 2), "kg", time_limit=2.0, seed=0)
     assert _bound_label(lp.stats["bound_source"]) == "the cluster LP's bound over the cache's parent sets"
+
+
+def test_a_stop_request_ends_the_milp_build_and_its_writing():
+    """Issue 63.5: milp took 7-14 s to stop, building and writing its pyomo model."""
+    from twbn.solvers.control import MethodOverran, abandoning
+    from twbn.solvers.models.milp import solve_milp
+
+    control = RunControl()
+    control.request_stop()
+    sol = solve_milp(Problem(random_cache(8, 2), 2), time_limit=30.0, control=control)
+    assert sol.parents is None and sol.stats["reason"] == "stopped while the MILP was being built"
+    # the writer's guard: a stop asked for from elsewhere is raised inside pure-Python work
+    control = RunControl()
+    threading.Timer(0.2, control.request_stop).start()
+    give_up = time.monotonic() + 60.0
+    with pytest.raises(MethodOverran):
+        with abandoning(None, control, grace=0.0):
+            while time.monotonic() < give_up:
+                pass
+
+
+def test_a_signal_is_heard_while_the_main_thread_is_elsewhere():
+    import os
+    import signal
+
+    from twbn.solvers.control import hearing_signals
+
+    heard = threading.Event()
+    previous = signal.signal(signal.SIGUSR1, lambda *a: None)
+    try:
+        with hearing_signals(heard.set):
+            os.kill(os.getpid(), signal.SIGUSR1)
+            assert heard.wait(30.0)
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
