@@ -131,7 +131,7 @@ def grid(out_dir: Path) -> int:
     print(f"\nExperiment grid {config.name!r}: each cell in its own process, results in {store}")
     counts = run_experiment(config, store, jobs=2, log=lambda m: print("  " + m))
     bad = counts.get("failed", 0) + counts.get("timeout", 0)
-    if bad == sum(counts.values()):
+    if bad and bad == sum(counts.values()):
         print(f"twbn: all {bad} cells of the grid failed or timed out; their errors are in {store}", file=sys.stderr)
         return bad
     written = write_report(store, out_dir / "report")
