@@ -45,6 +45,7 @@ from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.solvers.bounds import call_optimal_at_bound
 from twbn.solvers.budget import CUTS_IMPROVE_SHARE, UNBOUNDED_BOUND_SHARE, Budget
+from twbn.solvers.control import cooperating
 from twbn.solvers.method import Method
 from twbn.solvers.parallel import PARALLEL_MARGIN, Alone
 
@@ -244,6 +245,16 @@ def tighten_with_unbounded(sol: SolverResult, unbounded: SolverResult) -> None:
 
 def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, start: SolverResult | None,
          jobs: int, scheduler: str | None = None) -> SolverResult:
+    """:func:`_delegate` with a signal only setting the stop flag: between two stages (its
+    start's network made, the chosen method not yet entered) as inside them. A signal there
+    raised KeyboardInterrupt, and the start's network was lost ("a result without a
+    network"). The exact DP, which polls nothing, is uncooperative in the registry."""
+    with cooperating(budget.control):
+        return _delegate(problem, budget, seed=seed, start=start, jobs=jobs, scheduler=scheduler)
+
+
+def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: SolverResult | None,
+              jobs: int, scheduler: str | None = None) -> SolverResult:
     """Choose, say why, delegate: the chosen method gets what is left of the budget. With
     ``jobs`` >= 2, a method that runs in several processes itself (``improve``: pieces
     solved at once) gets the jobs, and the Dask ``scheduler`` if it declares
@@ -350,8 +361,9 @@ def _run(problem: Problem, options: None, budget: Budget, *, seed: int | None, s
 
 
 #: ``auto`` as the registry lists it: the default of ``twbn learn`` and ``twbn.learn``.
-#: Not ``anytime`` itself: the method it delegates to keeps its network on a signal (an
-#: exact DP, which has none to keep, stops at once).
+#: Not ``anytime`` to the registry: it cooperates itself between its stages, and the
+#: method it delegates to keeps its network on a signal (an exact DP, which has none to
+#: keep, stops at once).
 METHOD = Method("auto", _run, summary="chooses a method by size and budget, says why, and runs it (the default; "
                                      f"without a limit, {AUTO_TIME_LIMIT:g} s when it picks an anytime method)",
                 warm_start=True, seeded=True, parallel=True, distributed=True, anytime=False, lp_bound=False,

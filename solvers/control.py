@@ -29,7 +29,7 @@ import threading
 import time
 from typing import Callable, Iterator
 
-__all__ = ["RunControl", "cooperating", "reporting", "abandoning", "hearing_signals", "MethodOverran",
+__all__ = ["RunControl", "cooperating", "uncooperative", "reporting", "abandoning", "hearing_signals", "MethodOverran",
            "OVERRUN_GRACE_S"]
 
 #: Seconds a method may run past its deadline, or past a stop request, before it is
@@ -91,6 +91,19 @@ class RunControl:
             self._cooperative -= 1
             if hook is not None:
                 self._hooks.remove(hook)
+
+    @contextlib.contextmanager
+    def uncooperative(self) -> Iterator["RunControl"]:
+        """While inside, a method that polls nothing runs (an exact DP): a signal raises
+        KeyboardInterrupt there even when its caller cooperates (``auto``'s unbounded DP);
+        and at once if a stop came before it began, since it would not see that one either."""
+        if self._event.is_set():
+            raise KeyboardInterrupt
+        saved, self._cooperative = self._cooperative, 0
+        try:
+            yield self
+        finally:
+            self._cooperative = saved
 
     def _handler(self, signum, _frame) -> None:
         self._signals += 1
@@ -279,6 +292,11 @@ def one_core():
 def cooperating(control: "RunControl | None", hook: Callable[[], None] | None = None):
     """``control.cooperating(hook)``, or a no-op context when there is no control."""
     return control.cooperating(hook) if control is not None else contextlib.nullcontext()
+
+
+def uncooperative(control: "RunControl | None"):
+    """``control.uncooperative()``, or a no-op context when there is no control."""
+    return control.uncooperative() if control is not None else contextlib.nullcontext()
 
 
 def progress_line(snap: dict) -> str:

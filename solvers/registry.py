@@ -13,7 +13,6 @@ warm starts ``--warm-start`` names (solvers/warm_start.py).
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import logging
 import math
@@ -23,7 +22,7 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult
 from twbn.solvers.bounds import add_lp_bound, call_optimal_at_bound, floor_bound, gap_sources, take_lp_bound
 from twbn.solvers.budget import Budget
-from twbn.solvers.control import RunControl, cooperating, one_core
+from twbn.solvers.control import RunControl, cooperating, one_core, uncooperative
 from twbn.solvers.method import Method, NoOptions, call_method
 from twbn.solvers.parallel import BESIDE_RETURN_S, PARALLEL_MARGIN, BoundAlone, check_scheduler
 from twbn.solvers.method_options import OptionError, parse_options
@@ -216,7 +215,7 @@ def solve(
     # an anytime method keeps its network on a signal however deep it is (between the
     # pieces of improve, in its k-MAX start, in the LP bound after it): a signal only sets
     # the stop flag, which its loops and engines' hooks read
-    with cooperating(control) if spec.anytime else contextlib.nullcontext(), one_core():
+    with cooperating(control) if spec.anytime else uncooperative(control), one_core():
         try:
             with budget.stage(method, 1.0 - share) as stage:
                 stage.joining = joining or stage.joining
@@ -385,7 +384,7 @@ def run(
             logger.setLevel(logging.INFO)
     try:
         spec = get_method(method)
-        with cooperating(control) if spec.anytime else contextlib.nullcontext():  # as in solve()
+        with cooperating(control) if spec.anytime else uncooperative(control):  # as in solve()
             return _run_with_start(problem, method, solver=solver, time_limit=math.inf if endless else time_limit,
                                    seed=seed,
                                    warm_start=warm_start, options=options, control=control, entered=entered,

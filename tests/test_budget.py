@@ -227,3 +227,24 @@ def test_a_signal_is_heard_while_the_main_thread_is_elsewhere():
             assert heard.wait(30.0)
     finally:
         signal.signal(signal.SIGUSR1, previous)
+
+
+def test_a_method_that_polls_nothing_is_interrupted_inside_a_cooperating_caller():
+    import os
+    import signal
+
+    control = RunControl()
+    with control.catching(signal.SIGUSR1), control.cooperating():
+        os.kill(os.getpid(), signal.SIGUSR1)
+        time.sleep(0.01)  # the handler runs between two bytecodes of this thread
+        assert control.stop_requested()  # only the flag: the caller polls it
+        with pytest.raises(KeyboardInterrupt):  # a stop before it began: it would never see it
+            with control.uncooperative():
+                pass
+    control = RunControl()
+    with control.catching(signal.SIGUSR1), control.cooperating():
+        with pytest.raises(KeyboardInterrupt):
+            with control.uncooperative():
+                os.kill(os.getpid(), signal.SIGUSR1)
+                time.sleep(5.0)  # the handler raises here at once
+        assert control._cooperative == 1  # the caller cooperates again

@@ -493,6 +493,41 @@ def test_greedy_dag_in_a_k_tree_is_valid_and_never_above_the_dp():
         assert all(u in adj[v] for v, ps in enumerate(parents) for u in ps)
 
 
+def _signal_at(line: str):
+    """A log callback that sends this process SIGINT when ``line`` starts the message: a
+    signal at one exact moment of a run, not at a guessed time."""
+    def log(message: str) -> None:
+        if message.startswith(line):
+            os.kill(os.getpid(), signal.SIGINT)
+    return log
+
+
+def test_a_signal_between_autos_stages_keeps_its_start():
+    """CI, 2026-12-02: SIGINT 13.0 s into `twbn learn` (n = 300, k = 3) arrived after
+    k-MAX's start had returned and before improve began, where auto did not cooperate:
+    KeyboardInterrupt, and "wrote a result without a network". At the line auto logs
+    between its stages, a signal now only sets the flag, and the start is the result."""
+    import twbn
+
+    cache = _sparse_cache(60, seed=5)
+    sol = twbn.learn(cache, 3, time_limit=20, seed=0, log=_signal_at("auto: improve warm-started by kmax"))
+    assert sol.status == "feasible" and sol.stats["interrupted"] is True
+    assert sol.stats["warm_start"]["from"] == "kmax" and sol.score == sol.stats["warm_start"]["score"]
+    assert sol.check(cache, 3) == []
+
+
+def test_a_signal_before_autos_dp_stops_it_at_once():
+    """auto cooperating between its stages must not make the exact DP, which polls nothing,
+    run to its end after a stop: a stop before it begins raises KeyboardInterrupt at once."""
+    import twbn
+
+    cache = random_cache(12, seed=3, max_size=2)
+    alone = twbn.learn(cache, 2, time_limit=60)
+    assert alone.method == "dp" and alone.status == "optimal"  # what auto runs here
+    with pytest.raises(KeyboardInterrupt):
+        twbn.learn(cache, 2, time_limit=60, log=_signal_at("auto: dp"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("wait", [12.6, 13.0, 14.0, 16.5])
 def test_sigint_between_improves_pieces_keeps_the_network(tmp_path, wait):
