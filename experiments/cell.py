@@ -26,7 +26,7 @@ def run(spec: dict) -> dict:
     sol = twbn.learn(cache, spec["treewidth"], spec["method"], solver=spec.get("solver"),
                      time_limit=spec["time_limit"], seed=spec["seed"], warm_start=spec.get("warm_start"),
                      options=spec.get("options") or None, best_so_far=best, jobs=spec.get("jobs", 1),
-                     scheduler=spec.get("scheduler"),
+                     scheduler=spec.get("scheduler"), policy=twbn.Policy.from_mapping(spec.get("policy") or {}),
                      catch_signals=False)  # a stopped cell is not kept: SIGTERM ends it at once
     result = sol.to_json()
     errors = verify_result(cache, result, spec["treewidth"])

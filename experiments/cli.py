@@ -214,7 +214,7 @@ def score_from_args(args: argparse.Namespace, data_path: Path, *, learning: bool
     cache, stats = twbn.score(
         data_path, args.score, args.max_parents, ess=1.0 if args.ess is None else args.ess, pruning=args.pruning,
         approximate=approximate, time_limit=(None if args.time_per_variable is not None else
-                                             scoring_time(args.time_limit, args.started)) if learning else args.time_limit,
+                                             scoring_time(args.time_limit, args.started, getattr(args, "policy_", None))) if learning else args.time_limit,
         max_states=args.max_states, candidates=args.candidates, time_per_variable=args.time_per_variable,
         jobs=args.jobs, max_splits=args.max_splits, max_bins=args.max_bins, continuous=args.continuous or (),
         categorical=args.categorical or (), memory_limit=_memory_limit(args), progress=None if not args.quiet else False,
@@ -370,6 +370,7 @@ def _option_pairs(pairs: Sequence[str] | None) -> dict[str, str]:
 
 def _help_options(method: str) -> int:
     from twbn.solvers.method_options import describe_options
+    from twbn.solvers.policy import Policy
     from twbn.solvers.registry import get_method
 
     spec = get_method(method)
@@ -377,7 +378,7 @@ def _help_options(method: str) -> int:
     print(f"  backends (--solver): {', '.join(spec.backends) or 'none'}; "
           f"treewidth bound: {'required, k >= ' + str(spec.min_treewidth) if spec.min_treewidth is not None else 'optional'}; "
           f"warm start: {'yes' if spec.warm_start else 'no'}; default time limit: "
-          f"{'none (runs to the end)' if spec.default_time_limit is None else f'{spec.default_time_limit:g} s'}")
+          f"{'none (runs to the end)' if spec.default_seconds(Policy()) is None else f'{spec.default_seconds(Policy()):g} s'}")
     lines = describe_options(spec.options) if spec.options is not None else []
     print("  options (--option NAME=VALUE):" + ("" if lines else " none"))
     for line in lines:
@@ -419,6 +420,9 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
     if not is_cache_path(args.cache):
         args.cache = data_arg(args.cache)
     options = _option_pairs(args.option)
+    from twbn.solvers.policy import Policy
+
+    args.policy_ = policy = Policy.from_settings(args.policy or ())
     jobs = 1 if not args.jobs else args.jobs
     if not args.approximate and args.score not in LOCAL_STRUCTURE_SCORES:
         args.jobs = None  # exhaustive scoring runs in one process; the jobs are the method's
@@ -432,7 +436,8 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
 
         if jobs < 2:
             raise UserError("--scheduler needs --jobs 2 or more: the pieces sent to the cluster at once")
-        check_scheduler(args.scheduler, jobs, args.method, get_method(args.method).distributed, reach=True)
+        check_scheduler(args.scheduler, jobs, args.method, get_method(args.method).distributed, reach=True,
+                        policy=policy)
     stem = Path(args.cache).name.split(".")[0]
     outs = _outputs(args, stem, made)
     for out in outs:
@@ -481,7 +486,7 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
         twbn.learn(cache, args.treewidth, args.method, time_limit=args.time_limit, seed=args.seed, solver=args.solver,
                    warm_start=args.warm_start, forbid=forbid, require=require, options=options or None, jobs=jobs,
                    scheduler=args.scheduler, log=None if args.quiet else say, on_result=write, progress=draw_line(sys.stderr) if on_tty else None,
-                   started=args.started)
+                   started=args.started, policy=policy)
     except KeyboardInterrupt:
         pass  # a method with nothing to keep: learn gave the bound an 'unknown' result, written above
     finally:
@@ -537,6 +542,13 @@ def _summary(sol) -> str:
     note = "" if not kept else f"; the network of k = {kept['treewidth']} kept, {sol.method} found {kept['method_score']}"
     return (f"{sol.method}: {sol.status}, score {sol.score:.4f}, bound {bound}, {len(sol.arcs)} arcs, width {sol.width} "
             f"({k}), {sol.wall_time:.2f} s{note}")
+
+
+def cmd_policy(args: argparse.Namespace) -> int:
+    from twbn.solvers.policy import Policy, describe_policy
+
+    print(describe_policy(Policy.from_settings(args.settings)))
+    return 0
 
 
 def cmd_methods(args: argparse.Namespace) -> int:
@@ -884,6 +896,8 @@ def build_parser() -> argparse.ArgumentParser:
     le.add_argument("--option", action="append", metavar="NAME=VALUE",
                     help="a method option (repeatable); --help-options lists them")
     le.add_argument("--help-options", action="store_true", help="list the options of --method METHOD and exit")
+    le.add_argument("--policy", action="append", metavar="KEY=VALUE",
+                    help="a field of the search policy (repeatable), e.g. stuck_pieces=6; `twbn policy` lists them")
     le.add_argument("--scheduler", metavar="ADDRESS",
                     help="a Dask scheduler, e.g. tcp://host:8786: improve's pieces (auto's above n = 40), --jobs at "
                          "a time, go to its workers (which need twbn) instead of this machine's processes")
@@ -893,6 +907,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scoring_options(sc, learn=True)
     sc.add_argument("--save-cache", metavar="CACHE.jkl", help="also keep the score cache")
     le.set_defaults(func=cmd_learn)
+
+    po = sub.add_parser("policy", help="list the search policy's fields: time shares and search knobs, with "
+                                       "the measurements behind their defaults")
+    po.add_argument("settings", nargs="*", metavar="KEY=VALUE", help="show the policy with these fields changed")
+    po.set_defaults(func=cmd_policy)
 
     me = sub.add_parser("methods", help="list every method, built-in and plugin (entry points twbn.methods)")
     me.add_argument("--options", action="store_true", help="also list each method's options")

@@ -66,7 +66,7 @@ __all__ = ["ConfigError", "Cell", "Config", "load_config", "expand"]
 #: The top-level keys a config may have.
 KEYS = frozenset({"name", "score", "ess", "max_splits", "max_bins", "approximate", "candidates", "time_per_variable",
                   "max_parents", "pruning", "folds", "seeds", "treewidths", "time_limit", "memory_limit_mb",
-                  "kill_margin", "inference", "sweep", "cell_jobs", "data", "methods"})
+                  "kill_margin", "inference", "sweep", "cell_jobs", "data", "methods", "policy"})
 
 
 class ConfigError(TwbnError, ValueError):
@@ -122,6 +122,9 @@ class Config:
     sweep: bool = True
     #: processes each cell's method may use (``twbn.learn(jobs=)``: improve's pieces)
     cell_jobs: int = 1
+    #: the ``[policy]`` table: the twbn.Policy fields every method runs with, changed from
+    #: the defaults (a method's own ``policy`` changes more)
+    policy: dict = field(default_factory=dict)
 
 
 def load_config(path: str | Path) -> Config:
@@ -212,6 +215,7 @@ def load_config(path: str | Path) -> Config:
     METHODS = all_methods()
 
     tws = bounds(get("treewidths", kind=list), "treewidths")
+    shared = _policy(path, "[policy]", get("policy", {}, dict))
     methods = {}
     for m in get("methods", kind=list):
         if not isinstance(m, dict) or "name" not in m:
@@ -222,13 +226,14 @@ def load_config(path: str | Path) -> Config:
         if m["name"] in methods:
             raise ConfigError(f"{path}: method label {m['name']!r} is used twice")
         own = bounds(m["treewidths"], f"treewidths of method {m['name']!r}") if "treewidths" in m else None
-        unknown = set(m) - {"name", "method", "solver", "warm_start", "treewidths", "options"}
+        unknown = set(m) - {"name", "method", "solver", "warm_start", "treewidths", "options", "policy"}
         if unknown:
             raise ConfigError(f"{path}: method {m['name']!r} has no field {sorted(unknown)[0]!r} "
-                              "(fields: name, method, solver, warm_start, treewidths, options)")
+                              "(fields: name, method, solver, warm_start, treewidths, options, policy)")
         _check_method(path, m["name"], method, m.get("solver"), m.get("warm_start"), m.get("options"), own or tws)
         methods[m["name"]] = {"method": method, "solver": m.get("solver"), "warm_start": m.get("warm_start"),
-                              "treewidths": own, "options": dict(m.get("options") or {})}
+                              "treewidths": own, "options": dict(m.get("options") or {}),
+                              "policy": _policy(path, f"method {m['name']!r}: policy", m.get("policy") or {}, shared)}
     seeds = get("seeds", [0], list)
     if not seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds):
         raise ConfigError(f"{path}: seeds must be a non-empty list of integers >= 0, got {seeds!r}")
@@ -253,7 +258,20 @@ def load_config(path: str | Path) -> Config:
         treewidths=tuple(tws), methods=methods, time_limit=time_limit,
         memory_limit_mb=memory, kill_margin=float(margin), raw=raw,
         inference=get("inference", False, bool), classes=classes, sweep=get("sweep", True, bool),
-        cell_jobs=cell_jobs, **extra)
+        cell_jobs=cell_jobs, policy=shared, **extra)
+
+
+def _policy(path: Path, where: str, table, base: dict | None = None) -> dict:
+    """The twbn.Policy fields a table changes (on top of ``base``), checked: a ConfigError
+    naming the nearest field for a misspelt one."""
+    from twbn.solvers.policy import Policy, PolicyError
+
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: {where} must be a table, e.g. policy = {{ stuck_pieces = 6 }}")
+    try:
+        return Policy.from_mapping({**(base or {}), **table}).changed()
+    except PolicyError as exc:
+        raise ConfigError(f"{path}: {where}: {exc}") from None
 
 
 def _check_method(path: Path, label: str, method: str, solver, warm_start, options, treewidths) -> None:

@@ -206,7 +206,7 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path, start: dict
         return {"status": "failed", "wall_time": 0.0, "error": f"not visible on this worker: {', '.join(missing)}"}
     spec = {**{k: v for k, v in prepared[cell.data, cell.fold].items() if k != "stats"},
             "discrete": config.score not in LOCAL_STRUCTURE_SCORES, "treewidth": cell.treewidth, "method": m["method"],
-            "solver": m["solver"], "warm_start": m["warm_start"], "options": m.get("options") or {}, "time_limit": config.time_limit, "seed": cell.seed,
+            "solver": m["solver"], "warm_start": m["warm_start"], "options": m.get("options") or {}, "policy": m.get("policy") or {}, "time_limit": config.time_limit, "seed": cell.seed,
             "ess": config.ess, "memory_limit_mb": config.memory_limit_mb,
             "inference": config.inference, "class_variable": config.classes.get(cell.data), "start": start,
             "jobs": config.cell_jobs, "scheduler": scheduler}
@@ -306,7 +306,7 @@ def _row_of(fut) -> dict | None:
 
 
 @contextmanager
-def _dask_client(scheduler: str | None, jobs: int):
+def _dask_client(scheduler: str | None, jobs: int, policy: dict | None = None):
     try:
         from distributed import Client, LocalCluster
     except ImportError:
@@ -322,9 +322,10 @@ def _dask_client(scheduler: str | None, jobs: int):
             yield client
     else:
         from twbn.solvers.parallel import SchedulerUnavailable, dask_client
+        from twbn.solvers.policy import Policy
 
         try:
-            client = dask_client(scheduler)
+            client = dask_client(scheduler, Policy.from_mapping(policy or {}))
         except SchedulerUnavailable as e:
             raise ExperimentError(str(e)) from None
         with client:
@@ -394,7 +395,7 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
         stack.callback(lambda: stop.is_set() and [shutil.rmtree(d, ignore_errors=True)
                                                   for d in work.glob("twbn-cell-*")])
         # reach the cluster before scoring anything or starting a run
-        client = stack.enter_context(_dask_client(scheduler, jobs)) if executor == "dask" else None
+        client = stack.enter_context(_dask_client(scheduler, jobs, config.policy)) if executor == "dask" else None
         cells = [c for c in grid if c.key not in done
                  and (only is None or any(fnmatch.fnmatchcase(c.key, p) for p in only))]
         work.mkdir(exist_ok=True)

@@ -20,6 +20,8 @@ The rule comes from this project's measurements (docs/auto.md has the tables):
    (experiments/benchmarks/results/field.md). Unbounded above n = 40 the same, from a
    k-MAX network at k = 8.
 
+The thresholds and shares are the budget's :class:`~twbn.solvers.policy.Policy`'s
+(``cuts_max_n``, ``dp_unbounded_max_n``, ``dp_safety``, ``unbounded_bound_share``, ...).
 A user who names a method gets that method; ``auto`` is a method itself (``METHOD``):
 it chooses, says why (one line on the ``twbn`` logger, and ``stats["auto"]``), and
 delegates. Under a bound at n ≤ 40 it first solves the problem without the treewidth
@@ -44,43 +46,21 @@ from dataclasses import dataclass
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.solvers.bounds import call_optimal_at_bound
-from twbn.solvers.budget import CUTS_IMPROVE_SHARE, UNBOUNDED_BOUND_SHARE, Budget
+from twbn.solvers.budget import Budget
 from twbn.solvers.control import cooperating
 from twbn.solvers.method import Method
-from twbn.solvers.parallel import PARALLEL_MARGIN, Alone
+from twbn.solvers.parallel import Alone
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
 
-__all__ = ["Choice", "choose_method", "dp_seconds", "AUTO_TIME_LIMIT", "METHOD"]
+__all__ = ["Choice", "choose_method", "dp_seconds", "METHOD"]
 
 LOG = logging.getLogger("twbn")
 
-#: Largest n for which the unbounded DP runs (≈ 4 s at n = 22).
-DP_UNBOUNDED_MAX_N = 22
-#: Largest n for the bounded DP, by k (≤ 10 s measured; k ≥ 4 never picks the DP). At
-#: k ≤ 1 ``dp`` solves a maximum branching, polynomial at any n, and is always chosen.
-DP_BOUNDED_MAX_N = {2: 14, 3: 12}
-#: Largest n for which the bounded cluster-cut ILP is chosen.
-CUTS_BOUNDED_MAX_N = 40
-#: Largest n for which the unbounded cluster-cut ILP is chosen: at baudio (n = 100) its
-#: root LP did not finish in 120 s (bound: the trivial one, 5.4 % gap from an `improve`
-#: start of −627,418), while `improve` alone reached −623,428 with a 1.9 % LP bound in 60 s.
-CUTS_UNBOUNDED_MAX_N = 40
-#: Smallest k at which ``cuts`` starts from improve's network rather than k-G's once the
-#: unbounded optimum bounds the problem. At k = 2, 60 s, k-G's start did better: insurance
-#: (n = 27) 38 more, water (32) and letter (17) proved in 15 and 14 s instead of 38 s;
-#: at k = 3-5 improve's did (mushroom +16 to +98 in 9 of 9, wdbc +17 to +105 in 5 of 5).
-IMPROVE_START_MIN_K = 3
-#: Budget (seconds) when ``auto`` picks an anytime method and the caller gave none.
-AUTO_TIME_LIMIT = 60.0
 #: The DP's expected seconds, fitted to experiments/benchmarks/results/dp.md (housing):
 #: (seconds at n0, n0, growth per variable). Bounded: 9.65 s at n = 14, k = 2 (×3.4 per
 #: variable from n = 12 to 14); 10.65 s at n = 12, k = 3 (×3.5). Unbounded: O(n·2^n),
 #: 3–4 s at n = 22.
 DP_SECONDS = {2: (9.65, 14, 3.4), 3: (10.65, 12, 3.5), None: (4.0, 22, 2.0)}
-#: How much slower than the fit the DP may run here before ``auto`` counts it as not
-#: finishing: the README's housing k = 2 run took 13.7–14.1 s against the table's 9.65 s.
-DP_SAFETY = 1.6
-
-
 def dp_seconds(n: int, k: int | None) -> float:
     """The exact DP's expected seconds at ``n`` variables and bound ``k`` (None: unbounded),
     from the measured fit ``DP_SECONDS``; 0 at k <= 1, where it solves a maximum branching."""
@@ -108,11 +88,11 @@ class Choice:
         return f"auto: {how} ({self.reason})"
 
 
-def choose_method(problem: Problem, time_limit: float | None = None) -> Choice:
+def choose_method(problem: Problem, time_limit: float | None = None, policy: Policy = DEFAULT_POLICY) -> Choice:
     """The method ``auto`` runs on ``problem``, by n, k and the budget.
 
     The exact DP is chosen only where it is expected to finish within ``time_limit``
-    (``dp_seconds`` with a margin of ``DP_SAFETY``); with less time an anytime method that
+    (``dp_seconds`` with a margin of ``policy.dp_safety``); with less time an anytime method that
     returns its best network at the limit runs instead (the cluster-cut ILP from k-G).
 
     Parameters
@@ -121,6 +101,9 @@ def choose_method(problem: Problem, time_limit: float | None = None) -> Choice:
         The cache and treewidth bound (None for unbounded).
     time_limit : float, optional
         The caller's budget in seconds; None: no limit.
+    policy : Policy, optional
+        The thresholds (``dp_unbounded_max_n``, ``dp_bounded_max_n_k2``/``_k3``,
+        ``cuts_max_n``, ``dp_safety``); default: the measured ones.
 
     Returns
     -------
@@ -145,36 +128,36 @@ def choose_method(problem: Problem, time_limit: float | None = None) -> Choice:
     too_slow = None
     if time_limit is not None and (k is None or k >= 2):
         expect = dp_seconds(n, k)
-        if expect * DP_SAFETY > time_limit:
+        if expect * policy.dp_safety > time_limit:
             too_slow = (f"{where}: the exact DP needs about {expect:.0f} s, more than the {time_limit:g} s limit; "
                         "the cluster-cut ILP returns its best network at the limit")
     if k is None:
-        if n <= DP_UNBOUNDED_MAX_N and too_slow is None:
-            return Choice("dp", None, f"{where}: the exact DP takes seconds up to n = {DP_UNBOUNDED_MAX_N}")
-        if n <= DP_UNBOUNDED_MAX_N:
+        if n <= policy.dp_unbounded_max_n and too_slow is None:
+            return Choice("dp", None, f"{where}: the exact DP takes seconds up to n = {policy.dp_unbounded_max_n}")
+        if n <= policy.dp_unbounded_max_n:
             # unbounded, the cluster-cut ILP has no start to begin from (mushroom, 3 s:
             # −54,345 against improve's −45,565 from k-MAX; the optimum −45,563)
             return Choice("improve", None, too_slow.replace("the cluster-cut ILP returns its best network at the "
                                                             "limit", "a k-MAX network (k = 8) improved piece by "
                                                             "piece returns its best at the limit"))
-        if n <= CUTS_UNBOUNDED_MAX_N:
+        if n <= policy.cuts_max_n:
             return Choice("cuts", "kg" if problem.treewidth is not None else None,
-                          f"{where}: beyond the DP (n > {DP_UNBOUNDED_MAX_N}), the cluster-cut ILP proves "
+                          f"{where}: beyond the DP (n > {policy.dp_unbounded_max_n}), the cluster-cut ILP proves "
                           "optima or reports its gap")
-        return Choice("improve", None, f"{where}: above n = {CUTS_UNBOUNDED_MAX_N} the cluster-cut ILP's root LP "
+        return Choice("improve", None, f"{where}: above n = {policy.cuts_max_n} the cluster-cut ILP's root LP "
                                        "does not finish; a k-MAX network (k = 8) improved piece by piece, each "
                                        "piece solved exactly by that ILP, with the cluster LP's bound")
-    dp_max = DP_BOUNDED_MAX_N.get(k)
+    dp_max = policy.dp_bounded_max_n(k)
     if k <= 1:
         return Choice("dp", None, f"{where}: at most one parent each, a maximum branching solves it exactly")
     if dp_max is not None and n <= dp_max:
         if too_slow is not None:
             return Choice("cuts", "kg", too_slow)
         return Choice("dp", None, f"{where}: the exact DP takes seconds up to n = {dp_max} at this k")
-    if n <= CUTS_BOUNDED_MAX_N:
+    if n <= policy.cuts_max_n:
         return Choice("cuts", "kg", f"{where}: too large for the exact DP, small enough for the cluster-cut ILP "
-                                    f"(n <= {CUTS_BOUNDED_MAX_N}), which reports a certified gap")
-    return Choice("improve", "kmax", f"{where}: above n = {CUTS_BOUNDED_MAX_N} the cluster-cut ILP does not finish "
+                                    f"(n <= {policy.cuts_max_n}), which reports a certified gap")
+    return Choice("improve", "kmax", f"{where}: above n = {policy.cuts_max_n} the cluster-cut ILP does not finish "
                                      "its root LP in a minute; k-MAX's network improved piece by piece, each piece "
                                      "solved exactly by that ILP")
 
@@ -184,7 +167,7 @@ def choose_method(problem: Problem, time_limit: float | None = None) -> Choice:
 def unbounded_optimum_bound(problem: Problem, budget: Budget, seed: int | None = None) -> SolverResult | None:
     """The optimum without the treewidth bound but with at most k parents a variable: by
     the exact DP at n <= 22, where it is expected to take at most
-    ``UNBOUNDED_BOUND_SHARE`` of the budget, and by the cluster-cut ILP (``cuts``,
+    the policy's ``unbounded_bound_share`` of the budget, and by the cluster-cut ILP (``cuts``,
     unbounded) in that share at 22 < n <= 40. A network of width <= k has no family of
     more than k parents (a family is a clique of the moral graph, of at most k + 1
     variables), so it is one of those networks and this optimum bounds the bounded one
@@ -200,10 +183,11 @@ def unbounded_optimum_bound(problem: Problem, budget: Budget, seed: int | None =
     from twbn.solvers.registry import solve
     from twbn.solvers.warm_start import infeasibility
 
-    if problem.treewidth is None or problem.treewidth >= problem.n - 1 or problem.n > CUTS_UNBOUNDED_MAX_N:
+    policy = budget.policy
+    if problem.treewidth is None or problem.treewidth >= problem.n - 1 or problem.n > policy.cuts_max_n:
         return None
-    method = "dp" if problem.n <= DP_UNBOUNDED_MAX_N else "cuts"
-    if method == "dp" and dp_seconds(problem.n, None) * DP_SAFETY > UNBOUNDED_BOUND_SHARE * budget.left():
+    method = "dp" if problem.n <= policy.dp_unbounded_max_n else "cuts"
+    if method == "dp" and dp_seconds(problem.n, None) * policy.dp_safety > policy.unbounded_bound_share * budget.left():
         return None
     if method == "cuts" and budget.seconds is None:
         return None  # no share of nothing: the bounded problem gets the caller's open budget
@@ -214,7 +198,7 @@ def unbounded_optimum_bound(problem: Problem, budget: Budget, seed: int | None =
     if infeasibility(relaxed) is not None:
         return None
     with budget.stage(f"the optimum without the treewidth bound by {method} (a bound)",
-                      UNBOUNDED_BOUND_SHARE) as stage:
+                      policy.unbounded_bound_share) as stage:
         sol = solve(relaxed, method, budget=stage, seed=seed if method == "cuts" else None, _lp_bound=False)
     if sol.status == "optimal":
         return sol
@@ -263,7 +247,8 @@ def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: Solv
     from twbn.solvers.registry import get_method, solve
     from twbn.solvers.warm_start import MethodUnavailable, infeasibility, warm_start_solution
 
-    choice = choose_method(problem, budget.limit())
+    policy = budget.policy
+    choice = choose_method(problem, budget.limit(), policy)
     method, reason = choice.method, choice.describe()
     if method == "dp" and start is not None:
         start, reason = None, reason + "; the warm start is not used, the DP is exact"
@@ -271,9 +256,9 @@ def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: Solv
         reason += "; no time limit: until it ends or is stopped"
     elif budget.seconds is None and method != "dp":
         log, origin = budget.log, budget.origin
-        budget = Budget(AUTO_TIME_LIMIT, control=budget.control)
+        budget = Budget(policy.auto_time_limit, control=budget.control, policy=policy)
         budget.log, budget.origin = log, origin
-        reason += f"; {AUTO_TIME_LIMIT:g} s budget"
+        reason += f"; {policy.auto_time_limit:g} s budget"
     LOG.info(reason)
     entered = time.monotonic()
     unbounded, proved = None, False
@@ -295,15 +280,15 @@ def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: Solv
                                "bound": sol.bound}]
             return sol
     side = choice.warm_start  # runs alone beside a one-process method with jobs >= 2
-    if unbounded is not None and method == "cuts" and problem.treewidth >= IMPROVE_START_MIN_K:
+    if unbounded is not None and method == "cuts" and problem.treewidth >= policy.improve_start_min_k:
         # the unbounded optimum is wider than k and already bounds the problem: improve's
         # network first, then the cluster-cut ILP from it (which still proves optima)
         improved = "the given start's" if start is not None else "k-MAX's"
         what = f"the unbounded optimum (width {unbounded.width})" if proved else "the unbounded problem's bound"
         choice = Choice("cuts", None, choice.reason + f"; {what} "
                         f"bounds it, so the cluster-cut ILP starts from improve's network ({improved}, improved "
-                        f"piece by piece, {CUTS_IMPROVE_SHARE:.0%} of the rest) instead of k-G's",
-                        {"improve_share": CUTS_IMPROVE_SHARE})
+                        f"piece by piece, {policy.cuts_improve_share:.0%} of the rest) instead of k-G's",
+                        {"improve_share": policy.cuts_improve_share})
         LOG.info(f"auto: {what} bounds the problem: cuts starts from improve's network instead of k-G's")
     feasible = infeasibility(problem) is None
     parallel = None
@@ -315,7 +300,7 @@ def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: Solv
         LOG.info(f"auto: {method}'s pieces go to the dask scheduler at {scheduler}" if method_scheduler
                  else f"auto: {method} runs on this machine; the dask scheduler is not used")
     if jobs >= 2 and method_jobs == 1 and side is not None and budget.seconds is not None \
-            and budget.left() > 2 * PARALLEL_MARGIN and feasible:
+            and budget.left() > 2 * policy.parallel_margin_s and feasible:
         parallel = Alone(problem, side, budget, seed)
         LOG.info(f"auto: {side} also runs alone in a second process; the better network is kept")
     try:
@@ -365,6 +350,7 @@ def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: Solv
 #: method it delegates to keeps its network on a signal (an exact DP, which has none to
 #: keep, stops at once).
 METHOD = Method("auto", _run, summary="chooses a method by size and budget, says why, and runs it (the default; "
-                                     f"without a limit, {AUTO_TIME_LIMIT:g} s when it picks an anytime method)",
+                                     f"without a limit, {DEFAULT_POLICY.auto_time_limit:g} s when it picks an anytime "
+                                     "method)",
                 warm_start=True, seeded=True, parallel=True, distributed=True, anytime=False, lp_bound=False,
                 default_time_limit=None)

@@ -9,9 +9,13 @@ under the problem's constraints.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult
+
+if TYPE_CHECKING:
+    from twbn.solvers.policy import Policy
 
 __all__ = ["trivial_bound", "add_lp_bound", "floor_bound", "call_optimal_at_bound", "gap_sources"]
 
@@ -22,13 +26,16 @@ def trivial_bound(problem: Problem) -> float:
     return math.fsum(float(scores[0]) for scores in problem.candidates.scores)
 
 
-def add_lp_bound(problem: Problem, sol: SolverResult, seconds: float) -> None:
+def add_lp_bound(problem: Problem, sol: SolverResult, seconds: float, policy: "Policy | None" = None) -> None:
     """Give ``sol`` the cluster LP relaxation's bound (solvers/relaxation.py), computed in
     about ``seconds``, where it is better than the bound it has; the time counts in its
-    wall time and the bound in its last trajectory point."""
+    wall time and the bound in its last trajectory point. ``policy``: the LP's knobs
+    (default: the measured ones)."""
+    from twbn.solvers.policy import DEFAULT_POLICY
     from twbn.solvers.relaxation import cluster_lp_bound
 
-    bound, stats = cluster_lp_bound(problem, time_limit=max(0.05, seconds))
+    policy = policy or DEFAULT_POLICY
+    bound, stats = cluster_lp_bound(problem, time_limit=max(policy.min_engine_s, seconds), policy=policy)
     sol.wall_time = round(sol.wall_time + stats["seconds"], 4)
     take_lp_bound(sol, bound, stats)
 

@@ -7,7 +7,8 @@ deadline and back. A budget also carries the call's stop flag (SIGINT/SIGTERM, a
 :class:`~twbn.solvers.control.RunControl`): once a stop is asked for, the budget has
 expired, children included. Every method (``twbn.Method``) receives one; the engines
 inside the built-in methods are still handed seconds, taken from it once at their door
-(``limit()``).
+(``limit()``), with its :class:`~twbn.solvers.policy.Policy`: the shares a stage gets and
+every other knob are the budget's ``policy``'s, inherited by its children.
 """
 
 from __future__ import annotations
@@ -17,87 +18,25 @@ import math
 import time
 from typing import Iterator
 
-__all__ = ["Budget", "bound_share", "WARM_START_SHARE", "START_MAX_S", "BOUND_SHARE", "LARGE_BOUND_N", "LARGE_BOUND_SHARE", "IMPROVE_START_SHARE", "CUTS_IMPROVE_SHARE",
-           "UNBOUNDED_BOUND_SHARE", "SCORING_SHARE", "COMMAND_RESERVE_S", "MILP_BUILD_SHARE", "CUTS_BUILD_SHARE", "LNS_SHARE", "KTREE_SHARE"]
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
 
-# -- Shares: how a budget is divided, each with the measurement behind it ------------------
-# Between stages (a child per stage, ``Budget.stage``):
-
-#: A method-name warm start (``--warm-start kg``, auto's k-G start) gets this share; the
-#: method gets what is left of the same budget.
-WARM_START_SHARE = 0.2
-#: ... and at most this many seconds, as does ``improve``'s own k-MAX start (its
-#: restarts' starts: ``RESTART_START_MAX_S``, solvers/cuts/improve.py): in 1,800 s runs
-#: (auto, one job, 2026-11-26) k-MAX's start had 360 s and reached what k-MAX alone
-#: reaches in 60 s in 6 of 8 cells (plants k = 2, 5, 8, baudio k = 2, 5, munin k = 2), and
-#: at most 180 more in the other two (munin k = 5, 8), while the improver gained thousands
-#: in the time left to it.
-START_MAX_S = 60.0
-#: The cluster LP's bound (solvers/relaxation.py) after an anytime method, where the
-#: method asks for it: this share below ``LARGE_BOUND_N`` variables, ``LARGE_BOUND_SHARE``
-#: from there (``bound_share``).
-BOUND_SHARE = 0.1
-#: Measured (auto = improve from k-MAX, k = 5, 60 s, one core, 2026-11-25): the proved gap
-#: at a bound share of 0.1 / 0.2 / 0.3 was 11.25 / 10.47 / 10.09 % on plants (n = 69),
-#: 3.14 / 2.87 / 2.82 % on baudio (n = 100) with the same network at every share (the
-#: improver had stopped improving), and 2.92 / 2.51 / 2.39 % on munin5000 (n = 1,041),
-#: whose network lost 551 / 1,301 of 1,024,247 (0.13 %) at 0.2 / 0.3, still 4,375 ahead of
-#: BLIP's k-MAX. The gap shrinks at every n measured, so 0.3 from the smallest measured;
-#: below it the share is as it was (not measured).
-LARGE_BOUND_N, LARGE_BOUND_SHARE = 60, 0.3
-#: ``improve`` without a start: k-MAX's network on this share first.
-IMPROVE_START_SHARE = 0.2
-#: ``cuts`` above n = 40 without a start gives ``improve`` this share (option
-#: improve_share). Unbounded, 300 s, from an improve start of 81 s: SCIP's root on plants
-#: (n = 69) reached −223,027 in the rest, where the cluster LP's 30 s gave −227,412, and on
-#: baudio (n = 100) did not solve its first LP; improve alone for the whole budget ended
-#: 2,867 and 4,079 ahead. Hence most of the budget goes to improve.
-CUTS_IMPROVE_SHARE = 0.6
-#: ``auto`` on a bounded problem at n <= 40 first solves it without the treewidth bound
-#: (families of at most k parents), as a bound, in this share: by the DP at n <= 22 when
-#: its expected time (solvers/auto.dp_seconds, with its margin) fits, else by ``cuts``
-#: (wdbc, n = 31: 3-8 s of a 60 s budget).
-UNBOUNDED_BOUND_SHARE = 0.25
-
-#: ``twbn learn DATA --time-limit S``: scoring the data may take this share of what is
-#: left after start-up, the method the rest. Not tuned: an even split, so that neither a
-#: thin cache nor a short search decides alone (issue 33.5's 190-variable set spent 53 s
-#: of a 60 s limit scoring, outside the limit, before this).
-SCORING_SHARE = 0.5
-#: The command line's method stops this long before its limit, for writing the result and
-#: leaving the process (measured: 0.1-0.3 s after the method returned, with jester's
-#: 772,774 sets in memory).
-COMMAND_RESERVE_S = 0.4
-
-# Inside an engine (it is handed seconds once, and keeps to these):
-
-#: The MILP's pyomo build: writing the model out takes about as long again (plants,
-#: n = 69: k = 2 built in 3.0 s, written in 2.0 s; k = 5 5.4 s and 5.7 s); the engine
-#: needs the rest.
-MILP_BUILD_SHARE = 0.4
-#: The cluster ILP's build, of which SCIP's setup takes about as much again (bounded
-#: jester, n = 100, k = 8, 772,774 sets: built in 21 s, then 18 s more with a SCIP limit of
-#: 0.1 s; baudio k = 5: 14 s, then 3.5 s past); past it the start is the answer.
-CUTS_BUILD_SHARE = 0.45
-#: The cluster ILP's large-neighbourhood search: most of the elapsed time it may take
-#: (option lns_share; more finds better networks in long runs, at the bound's expense).
-LNS_SHARE = 0.3
-#: S2+: the share of the time left one k-tree search may take (at n = 100, k = 5 the A*
-#: expands ~700 states a second, so its 5,000 would otherwise leave phase 2 nothing).
-KTREE_SHARE = 0.5
+__all__ = ["Budget", "limit_until"]
 
 
-
-def bound_share(n: int) -> float:
-    """The share of an anytime method's budget kept for the cluster LP's bound at ``n``
-    variables.
+def limit_until(deadline: float | None, policy: Policy = DEFAULT_POLICY, at_most: float | None = None) -> float | None:
+    """Seconds from now to ``deadline`` as a time limit for an engine: None without a
+    deadline (or ``at_most`` if given), and never below ``policy.min_engine_s``, so that an
+    engine handed an expired deadline still returns the network it was given.
 
     Examples
     --------
-    >>> bound_share(31), bound_share(69), bound_share(1041)
-    (0.1, 0.3, 0.3)
+    >>> limit_until(None), limit_until(None, at_most=3.0), limit_until(time.monotonic() - 1.0)
+    (None, 3.0, 0.05)
     """
-    return LARGE_BOUND_SHARE if n >= LARGE_BOUND_N else BOUND_SHARE
+    if deadline is None:
+        return at_most
+    left = deadline - time.monotonic()
+    return max(policy.min_engine_s, left if at_most is None else min(at_most, left))
 
 
 class Budget:
@@ -112,6 +51,9 @@ class Budget:
     started : float, optional
         The ``time.monotonic()`` it counts from (default: now), for a budget that began
         when a call entered, before its checks.
+    policy : Policy, optional
+        The time shares and search knobs of the methods it is handed to (default: the
+        measured defaults); children carry the same.
 
     Raises
     ------
@@ -132,7 +74,12 @@ class Budget:
     True
     """
 
-    def __init__(self, seconds: float | None = None, *, control=None, started: float | None = None) -> None:
+    def __init__(self, seconds: float | None = None, *, control=None, started: float | None = None,
+                 policy: Policy | None = None) -> None:
+        if policy is not None and not isinstance(policy, Policy):
+            raise TypeError(f"policy is a twbn.Policy, got {type(policy).__name__}")
+        #: The methods' knobs (twbn.Policy), shared with children.
+        self.policy = DEFAULT_POLICY if policy is None else policy
         if seconds is not None:
             if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or math.isnan(seconds) \
                     or not seconds > 0:
@@ -182,11 +129,9 @@ class Budget:
 
     def limit(self) -> float | None:
         """What is left as a time limit for an engine that takes seconds: None without a
-        limit; otherwise at least 0.05 s, so that an engine handed an expired budget
+        limit; otherwise at least ``policy.min_engine_s``, so that an engine handed an expired budget
         still returns the network it was given rather than refusing a zero limit."""
-        if self.deadline is None:
-            return None
-        return max(0.05, self.deadline - time.monotonic())
+        return limit_until(self.deadline, self.policy)
 
     def elapsed(self) -> float:
         """Seconds since the budget was made."""
@@ -203,11 +148,11 @@ class Budget:
             raise ValueError(f"at_most is a positive number of seconds, got {at_most!r}")
         left = self.left()
         if math.isinf(left):
-            child = Budget(math.inf if self.endless else None, control=self.control)
+            child = Budget(math.inf if self.endless else None, control=self.control, policy=self.policy)
             child.log, child.origin, child.joining, child.offered = self.log, self.origin, self.joining, self.offered
             return child
         child = Budget.__new__(Budget)
-        child.control, child.endless = self.control, False
+        child.control, child.endless, child.policy = self.control, False, self.policy
         child.log, child.origin, child.joining, child.offered = self.log, self.origin, self.joining, self.offered
         child.seconds = share * left if at_most is None else min(share * left, at_most)
         child.started = time.monotonic()

@@ -12,7 +12,7 @@ A :class:`RunControl` goes down with a call to ``solve``.
   raises KeyboardInterrupt: the user who presses Ctrl-C twice wants out now.
 - **Abandoning** a method that does not stop (a plugin that never reads its budget):
   :func:`abandoning` raises :class:`MethodOverran` inside it once its deadline, or a stop
-  request, is ``OVERRUN_GRACE_S`` behind. Python delivers it at the method's next
+  request, is the policy's ``overrun_grace_s`` behind. Python delivers it at the method's next
   bytecode, so a pure-Python loop is stopped; code inside one long C call is stopped when
   that call returns.
 - **Progress.** Methods report their incumbent, bound and iterations with ``report``;
@@ -29,17 +29,11 @@ import threading
 import time
 from typing import Callable, Iterator
 
-__all__ = ["RunControl", "cooperating", "uncooperative", "reporting", "abandoning", "hearing_signals", "MethodOverran",
-           "OVERRUN_GRACE_S"]
-
-#: Seconds a method may run past its deadline, or past a stop request, before it is
-#: abandoned. The built-in methods stop within it (tests/test_contract.py); a method that
-#: needs more does not look at its budget.
-OVERRUN_GRACE_S = 2.0
+__all__ = ["RunControl", "cooperating", "uncooperative", "reporting", "abandoning", "hearing_signals", "MethodOverran"]
 
 
 class MethodOverran(BaseException):
-    """Raised inside a method that ran ``OVERRUN_GRACE_S`` past its deadline or a stop
+    """Raised inside a method that ran ``Policy.overrun_grace_s`` past its deadline or a stop
     request. A BaseException, so that a method's own ``except Exception`` does not keep it
     running."""
 
@@ -180,7 +174,7 @@ class _Watch:
 
 @contextlib.contextmanager
 def abandoning(deadline: float | None, control: "RunControl | None" = None, *,
-               grace: float = OVERRUN_GRACE_S) -> Iterator[_Watch]:
+               grace: float) -> Iterator[_Watch]:
     """Raise :class:`MethodOverran` in this thread once ``grace`` seconds have passed
     since ``deadline`` (a ``time.monotonic()``; None: none) or since ``control``'s stop
     request, whichever is first; never after the block is left. The caller catches

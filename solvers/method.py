@@ -26,7 +26,8 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.scoring.errors import TwbnError
 from twbn.solvers.budget import Budget
-from twbn.solvers.control import OVERRUN_GRACE_S, MethodOverran, abandoning
+from twbn.solvers.control import MethodOverran, abandoning
+from twbn.solvers.policy import Policy
 
 __all__ = ["Method", "MethodFailed", "NoOptions", "call_method"]
 
@@ -95,12 +96,15 @@ class Method:
     anytime : bool
         Whether it returns its best network when its budget ends or a stop is asked for.
     lp_bound : bool
-        Keep a share of the budget (solvers/relaxation.py, ``BOUND_SHARE``) for the
+        Keep a share of the budget (``Policy.bound_share_at(n)``) for the
         cluster LP's bound on its result, from ``lp_bound_from`` variables on.
-    lp_bound_from : int
-        The smallest n at which the LP bound is computed.
-    default_time_limit : float, optional
-        Seconds when the caller gives no limit (10 s by default); None: until it returns.
+    lp_bound_from : int or str
+        The smallest n at which the LP bound is computed; or the name of a
+        :class:`~twbn.solvers.policy.Policy` field: from one above its value.
+    default_time_limit : float, str or None
+        Seconds when the caller gives no limit; None: until it returns; or the name of
+        the :class:`~twbn.solvers.policy.Policy` field that holds them (the default,
+        ``"heuristic_time_limit"``: 10 s).
 
     Raises
     ------
@@ -130,8 +134,8 @@ class Method:
     distributed: bool = False
     anytime: bool = True
     lp_bound: bool = True
-    lp_bound_from: int = 0
-    default_time_limit: float | None = 10.0
+    lp_bound_from: int | str = 0
+    default_time_limit: float | str | None = "heuristic_time_limit"
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not _NAME.match(self.name):
@@ -140,12 +144,26 @@ class Method:
             raise MethodFailed(f"method {self.name}: run must be callable")
         if self.options is not None and not dataclasses.is_dataclass(self.options):
             raise MethodFailed(f"method {self.name}: options must be a dataclass type")
+        if isinstance(self.default_time_limit, str) and (
+                self.default_time_limit not in Policy.__dataclass_fields__
+                or not self.default_time_limit.endswith(("_s", "_limit"))):
+            raise MethodFailed(f"method {self.name}: default_time_limit {self.default_time_limit!r} is not a "
+                               "twbn.Policy field of seconds")
+        if isinstance(self.lp_bound_from, str) and self.lp_bound_from not in Policy.__dataclass_fields__:
+            raise MethodFailed(f"method {self.name}: lp_bound_from {self.lp_bound_from!r} is not a twbn.Policy field")
         if self.distributed and not self.parallel:
             raise MethodFailed(f"method {self.name}: distributed needs parallel (the jobs it sends at once)")
 
-    def needs_lp_bound(self, n: int) -> bool:
+    def default_seconds(self, policy: Policy) -> float | None:
+        """Its seconds when the caller gives no limit, under ``policy``; None: none."""
+        if isinstance(self.default_time_limit, str):
+            return getattr(policy, self.default_time_limit)
+        return self.default_time_limit
+
+    def needs_lp_bound(self, n: int, policy: Policy) -> bool:
         """Whether the cluster LP's bound gets a share of the budget at ``n`` variables."""
-        return self.lp_bound and n >= self.lp_bound_from
+        start = self.lp_bound_from
+        return self.lp_bound and n >= (getattr(policy, start) + 1 if isinstance(start, str) else start)
 
 
 def _parents_of(out, problem: Problem, name: str) -> list[tuple[int, ...]]:
@@ -195,7 +213,7 @@ def call_method(method: Method, problem: Problem, options, budget: Budget, *, se
     budget.offered = [None]  # its children share it: a network offered from any stage is kept
     started = time.monotonic()
     try:
-        with abandoning(budget.deadline, budget.control):
+        with abandoning(budget.deadline, budget.control, grace=budget.policy.overrun_grace_s):
             out = method.run(problem, options, budget, **kwargs)
     except MethodOverran:
         return _abandoned(method, problem, budget, started, seed=seed, solver=kwargs.get("solver"))
@@ -216,13 +234,13 @@ def call_method(method: Method, problem: Problem, options, budget: Budget, *, se
 
 def _abandoned(method: Method, problem: Problem, budget: Budget, started: float, *, seed: int | None,
                solver: str | None) -> SolverResult:
-    """The result of a method abandoned ``OVERRUN_GRACE_S`` past its deadline or a stop:
+    """The result of a method abandoned ``policy.overrun_grace_s`` past its deadline or a stop:
     the last network it offered (``budget.offer``), certified, or none."""
     control = budget.control
     stopped = control is not None and control.stopped_at is not None and (
         budget.deadline is None or control.stopped_at < budget.deadline)
     limit = "a stop request" if stopped else f"the end of its budget ({budget.seconds:.3g} s)"
-    why = (f"method {method.name} ran {OVERRUN_GRACE_S:g} s past {limit} without returning and was abandoned "
+    why = (f"method {method.name} ran {budget.policy.overrun_grace_s:g} s past {limit} without returning and was abandoned "
            "(it does not stop when budget.expired() says so)")
     offered = budget.offered[0]
     if offered is not None:

@@ -23,22 +23,15 @@ from typing import TYPE_CHECKING
 from twbn.formulations.problem import Problem
 from twbn.scoring.errors import TwbnError
 from twbn.formulations.solution import SolverResult
-from twbn.solvers.budget import Budget
+from twbn.solvers.budget import Budget, limit_until
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["Alone", "BoundAlone", "PARALLEL_MARGIN", "DASK_CONNECT_TIMEOUT_S", "SchedulerUnavailable", "check_scheduler",
+__all__ = ["Alone", "BoundAlone", "SchedulerUnavailable", "check_scheduler",
            "dask_client", "end_pool"]
 
-#: Seconds a method run alone keeps back from the budget for its process's start (a
-#: spawned interpreter importing twbn: 1.5-2 s here) and for sending its network back.
-PARALLEL_MARGIN = 2.5
-#: Seconds a bound computed beside the method keeps back for its last round's overrun
-#: and sending its answer back (the LP at munin5000, 1,041 variables: 0.6 s over its limit).
-BESIDE_RETURN_S = 1.0
-#: Seconds to wait for a Dask scheduler before saying it cannot be reached.
-DASK_CONNECT_TIMEOUT_S = 10
 #: At most this long to wait for an ended pool's own thread (it ends in milliseconds once
 #: the children are killed).
 POOL_THREAD_WAIT_S = 0.5
@@ -88,21 +81,22 @@ class SchedulerUnavailable(TwbnError, ValueError):
     not reached."""
 
 
-def dask_client(scheduler: str):
+def dask_client(scheduler: str, policy: Policy = DEFAULT_POLICY):
     """A ``distributed.Client`` of the scheduler at ``scheduler``; SchedulerUnavailable if
     dask distributed is missing or the scheduler is not reached within
-    ``DASK_CONNECT_TIMEOUT_S``."""
+    ``policy.dask_connect_timeout_s``."""
     try:
         from distributed import Client
     except ImportError:
         raise SchedulerUnavailable("a Dask scheduler needs dask distributed: pip install 'twbn[dask]'") from None
     try:
-        return Client(scheduler, timeout=f"{DASK_CONNECT_TIMEOUT_S}s")
+        return Client(scheduler, timeout=f"{policy.dask_connect_timeout_s:g}s")
     except (OSError, TimeoutError, ValueError, TypeError) as e:
         raise SchedulerUnavailable(f"cannot reach the dask scheduler at {scheduler}: {e}") from None
 
 
-def check_scheduler(scheduler, jobs: int, method: str, distributed: bool, *, reach: bool = False) -> None:
+def check_scheduler(scheduler, jobs: int, method: str, distributed: bool, *, reach: bool = False,
+                    policy: Policy = DEFAULT_POLICY) -> None:
     """Refuse a ``scheduler`` that ``method`` cannot use: not a non-empty string, a method
     that does not declare ``distributed``, fewer than 2 ``jobs`` (the pieces sent at
     once), and with ``reach`` a scheduler that does not answer (connected to, then left)."""
@@ -117,10 +111,10 @@ def check_scheduler(scheduler, jobs: int, method: str, distributed: bool, *, rea
     if jobs < 2:
         raise SchedulerUnavailable("a Dask scheduler needs jobs >= 2: the pieces sent to it at once")
     if reach:
-        dask_client(scheduler).close()
+        dask_client(scheduler, policy).close()
 
 
-def _alone(problem: Problem, method: str, seconds: float, seed: int | None) -> SolverResult:
+def _alone(problem: Problem, method: str, seconds: float, seed: int | None, policy: Policy) -> SolverResult:
     """``method`` alone on ``problem`` for ``seconds``, in the child process."""
     import signal
 
@@ -129,10 +123,10 @@ def _alone(problem: Problem, method: str, seconds: float, seed: int | None) -> S
 
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent hears Ctrl-C and ends this process
-    return solve(problem, method, time_limit=seconds, seed=seed, _lp_bound=False)
+    return solve(problem, method, time_limit=seconds, seed=seed, policy=policy, _lp_bound=False)
 
 
-def _lp_alone(problem: Problem, until: float, so_far, answer) -> None:
+def _lp_alone(problem: Problem, until: float, so_far, answer, policy: Policy) -> None:
     """The cluster LP's bound on ``problem`` until the ``time.monotonic()`` instant
     ``until`` (one clock for every process of the machine), in the child process: each
     better bound into the shared value ``so_far`` as it is proved, the last (bound, stats)
@@ -150,13 +144,13 @@ def _lp_alone(problem: Problem, until: float, so_far, answer) -> None:
     def proved(bound: float) -> None:
         so_far.value = bound
 
-    answer.send(cluster_lp_bound(problem, time_limit=max(0.05, until - time.monotonic()), on_bound=proved))
+    answer.send(cluster_lp_bound(problem, time_limit=limit_until(until, policy), on_bound=proved, policy=policy))
     answer.close()
 
 
 class Alone:
     """``method`` on ``problem`` in a spawned process for what is left of ``budget`` less
-    ``PARALLEL_MARGIN``; ``result`` gives its SolverResult."""
+    the policy's ``parallel_margin_s``; ``result`` gives its SolverResult."""
 
     def __init__(self, problem: Problem, method: str, budget: Budget, seed: int | None) -> None:
         import multiprocessing
@@ -164,8 +158,8 @@ class Alone:
 
         self.method = method
         self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-        self.seconds = budget.left() - PARALLEL_MARGIN
-        self.future = self.pool.submit(_alone, problem, method, self.seconds, seed)
+        self.seconds = budget.left() - budget.policy.parallel_margin_s
+        self.future = self.pool.submit(_alone, problem, method, self.seconds, seed, budget.policy)
 
     def result(self, budget: Budget) -> SolverResult | None:
         """Its network, waited for until the budget ends (None if it has none, or a stop
@@ -188,7 +182,7 @@ class Alone:
 
 class BoundAlone:
     """The cluster LP's bound on ``problem`` in a spawned process for what is left of
-    ``budget`` less ``BESIDE_RETURN_S`` (or ``seconds``, if fewer), beside the method (a job
+    ``budget`` less the policy's ``beside_return_s`` (or ``seconds``, if fewer), beside the method (a job
     of its own, issue 33.2).
     ``result`` gives ``cluster_lp_bound``'s (bound, stats), or, if its answer is late, the
     last bound it had proved (``stats["partial"]``): a bound is proved round by round, so
@@ -206,8 +200,10 @@ class BoundAlone:
         self.trivial = trivial_bound(problem)
         self.so_far = ctx.Value("d", math.inf, lock=False)  # one double: written whole
         self.answer, send = ctx.Pipe(duplex=False)
-        until = time.monotonic() + min(budget.left() - BESIDE_RETURN_S, math.inf if seconds is None else seconds)
-        self.process = ctx.Process(target=_lp_alone, args=(problem, until, self.so_far, send), daemon=True)
+        until = time.monotonic() + min(budget.left() - budget.policy.beside_return_s,
+                                       math.inf if seconds is None else seconds)
+        self.process = ctx.Process(target=_lp_alone, args=(problem, until, self.so_far, send, budget.policy),
+                                   daemon=True)
         # start() writes the problem down a pipe that the child reads as it starts (0.5 s
         # at plants and munin5000, 1.3 s at jester): in a thread, so the method begins now.
         # The thread lives as long as the child: Linux's parent-death signal
@@ -233,8 +229,8 @@ class BoundAlone:
         try:
             if not budget.stop_requested():
                 try:
-                    self._started.wait(max(0.05, budget.left()))
-                    if self.answer.poll(max(0.05, budget.left())):
+                    self._started.wait(limit_until(budget.deadline, budget.policy))
+                    if self.answer.poll(limit_until(budget.deadline, budget.policy)):
                         return self.answer.recv()
                 except (EOFError, OSError):  # the child died without answering
                     pass

@@ -6,7 +6,7 @@ Every method is a :class:`~twbn.solvers.method.Method` declared beside its code:
 from ``register_method`` and the entry-point group ``twbn.methods`` (solvers/plugins.py).
 Nothing here knows any method by name. ``solve`` validates a request once, makes the
 call's :class:`~twbn.solvers.budget.Budget`, runs the method with what it declares, keeps
-``bound_share(n)`` of the budget for the cluster LP's bound where the method asks for it, and
+``policy.bound_share_at(n)`` of the budget for the cluster LP's bound where the method asks for it, and
 never reports a bound worse than the trivial one (solvers/bounds.py). ``run`` adds the
 warm starts ``--warm-start`` names (solvers/warm_start.py).
 """
@@ -24,9 +24,9 @@ from twbn.solvers.bounds import add_lp_bound, call_optimal_at_bound, floor_bound
 from twbn.solvers.budget import Budget
 from twbn.solvers.control import RunControl, cooperating, one_core, uncooperative
 from twbn.solvers.method import Method, NoOptions, call_method
-from twbn.solvers.parallel import BESIDE_RETURN_S, PARALLEL_MARGIN, BoundAlone, check_scheduler
+from twbn.solvers.parallel import BoundAlone, check_scheduler
 from twbn.solvers.method_options import OptionError, parse_options
-from twbn.solvers.budget import bound_share
+from twbn.solvers.policy import Policy
 from twbn.solvers.warm_start import (
     MethodUnavailable,
     certified_start,
@@ -66,14 +66,6 @@ def _load_builtin() -> dict[str, Method]:
 #: Every registered method by name: twbn's own, then plugins as they are registered.
 METHODS: dict[str, Method] = _load_builtin()
 _BUILTIN_NAMES = frozenset(METHODS)
-#: A job the LP's bound gives back with fewer seconds than this left is not given back: a
-#: piece worker takes about a second to start.
-JOIN_MIN_S = 3.0
-#: The cluster LP's bound after a method (one job) that ends with no violated row left
-#: gives the time it did not use back to the method, from its own network, when at least
-#: this much is left: at munin (1,800 s) the LP completed after a third of its share and
-#: the calls ended 180-222 s early.
-RESUME_MIN_S = 5.0
 
 
 def is_builtin(name: str) -> bool:
@@ -100,6 +92,19 @@ def get_method(name: str) -> Method:
     if name not in methods:
         raise MethodUnavailable(f"unknown method {name!r}; available: {', '.join(methods)}")
     return methods[name]
+
+
+def check_policy(policy, budget: Budget | None = None) -> Policy:
+    """The policy a call runs under: ``policy``, else the budget's, else the defaults; a
+    TypeError for anything that is not a twbn.Policy, a ValueError for a policy that
+    differs from the budget's it is given with."""
+    if policy is not None and not isinstance(policy, Policy):
+        raise TypeError(f"policy is a twbn.Policy, got {type(policy).__name__}")
+    if budget is not None:
+        if policy is not None and policy != budget.policy:
+            raise ValueError("give the policy on the budget, not beside it")
+        return budget.policy
+    return policy if policy is not None else Policy()
 
 
 def check_time_limit(time_limit) -> float | None:
@@ -143,6 +148,7 @@ def solve(
     budget: Budget | None = None,
     jobs: int = 1,
     scheduler: str | None = None,
+    policy: Policy | None = None,
     _lp_bound: bool = True,
 ) -> SolverResult:
     """Run ``method`` on ``problem`` and return its certified SolverResult.
@@ -164,6 +170,9 @@ def solve(
     (a method's own start, a warm start): time is then divided, never converted back and
     forth, and the stages are recorded in the caller's result. A call that made its own
     budget records ``stats["budget"]``: the limit and each stage's allotment and spend.
+    ``policy``: the methods' time shares and search knobs (twbn.Policy; default: the
+    measured ones), or the one ``budget`` carries; the result records in
+    ``stats["policy"]`` the fields that differ from the defaults.
 
     Raises MethodUnavailable (a ValueError) naming the method and what it cannot take.
     """
@@ -171,6 +180,7 @@ def solve(
     check_request(method, problem.treewidth, solver=solver, time_limit=time_limit, warm_start=warm_start,
                   options=options)
     check_jobs(jobs)
+    policy = check_policy(policy, budget)
     spec = get_method(method)
     check_scheduler(scheduler, jobs, method, spec.distributed)
     opts = None if spec.options is None else parse_options(method, spec.options, options)
@@ -184,21 +194,21 @@ def solve(
     time_limit = check_time_limit(time_limit)
     own = budget is None
     if own:
-        limit = math.inf if endless else time_limit if time_limit is not None else spec.default_time_limit
+        limit = math.inf if endless else time_limit if time_limit is not None else spec.default_seconds(policy)
         # made at entry: the checks above restrict the cache to the problem's candidates
         # (seconds at jester's 772,774 sets), which is part of the caller's budget
-        budget = Budget(limit, control=control, started=entered)
-    elif budget.deadline is None and not budget.endless and spec.default_time_limit is not None:
+        budget = Budget(limit, control=control, started=entered, policy=policy)
+    elif budget.deadline is None and not budget.endless and spec.default_seconds(policy) is not None:
         log, origin = budget.log, budget.origin  # an unlimited stage: the method's own default
-        budget = Budget(spec.default_time_limit, control=budget.control)
+        budget = Budget(spec.default_seconds(policy), control=budget.control, policy=policy)
         budget.log, budget.origin = log, origin
     control = control if control is not None else budget.control
     limit = budget.seconds
     if control is not None:
         control.begin(method)
-    share = bound_share(problem.n) if _lp_bound and spec.needs_lp_bound(problem.n) else 0.0
+    share = policy.bound_share_at(problem.n) if _lp_bound and spec.needs_lp_bound(problem.n, policy) else 0.0
     beside, joining = None, None
-    if share and jobs >= 2 and limit is not None and budget.left() > 2 * PARALLEL_MARGIN \
+    if share and jobs >= 2 and limit is not None and budget.left() > 2 * policy.parallel_margin_s \
             and not budget.stop_requested():
         # a job of its own: the LP's bound in a second process, rather than jobs idle while
         # the LP has the last share (issue 33.2). Beside a method that takes jobs it gets its
@@ -210,7 +220,7 @@ def solve(
         beside, share = BoundAlone(problem, budget, seconds=lp_seconds), 0.0
         if scheduler is None:  # with a Dask cluster the method keeps all the jobs
             jobs -= 1
-            if lp_seconds < budget.left() - BESIDE_RETURN_S - JOIN_MIN_S:
+            if lp_seconds < budget.left() - policy.beside_return_s - policy.join_min_s:
                 joining = (time.monotonic() + lp_seconds, 1)
     # an anytime method keeps its network on a signal however deep it is (between the
     # pieces of improve, in its k-MAX start, in the LP bound after it): a signal only sets
@@ -227,10 +237,11 @@ def solve(
             raise
         if share and sol.status in ("feasible", "unknown") and not budget.stop_requested():
             with budget.stage("cluster LP bound") as stage:
-                add_lp_bound(problem, sol, stage.left() if limit is not None else max(0.5, share * budget.elapsed()))
+                add_lp_bound(problem, sol, stage.left() if limit is not None else max(0.5, share * budget.elapsed()),
+                             policy)
             call_optimal_at_bound(sol)  # (then nothing is left to gain)
             if (sol.stats.get("lp_bound") or {}).get("complete") and sol.status == "feasible" and spec.warm_start \
-                    and spec.anytime and limit is not None and budget.left() >= RESUME_MIN_S \
+                    and spec.anytime and limit is not None and budget.left() >= policy.resume_min_s \
                     and not budget.stop_requested():
                 _resume(problem, spec, opts, budget, sol, seed=seed, solver=solver, jobs=jobs, scheduler=scheduler)
         # (after a stop too: the bound proved so far costs nothing to keep)
@@ -286,6 +297,8 @@ def _finish(sol: SolverResult, entered: float, control: "RunControl | None", bud
     sol.wall_time = round(time.monotonic() - entered, 4)
     if control is not None and control.stop_requested():
         sol.stats["interrupted"] = True
+    if budget is not None and budget.policy.changed():
+        sol.stats["policy"] = budget.policy.changed()
     if budget is not None:
         sol.stats["budget"] = {"limit": sol.time_limit, "seconds": budget.seconds, "stages": list(budget.log)}
 
@@ -358,9 +371,10 @@ def run(
     jobs: int = 1,
     scheduler: str | None = None,
     started: float | None = None,
+    policy: Policy | None = None,
 ) -> SolverResult:
     """``solve`` with a warm start given as a SolverResult, a result-file path, ``tree`` or a
-    method name (run first on ``WARM_START_SHARE`` of ``time_limit``; the method gets what
+    method name (run first on ``policy.warm_start_share`` of ``time_limit``; the method gets what
     is left of the same deadline), as ``twbn learn`` takes it. Everything is validated
     before the warm start runs. The result records the limit given as ``time_limit`` and,
     in ``stats["warm_start"]``, where the start came from, its score and the seconds it
@@ -374,6 +388,7 @@ def run(
     time_limit = check_time_limit(time_limit)
     check_jobs(jobs)
     check_scheduler(scheduler, jobs, method, get_method(method).distributed)
+    policy = check_policy(policy)
     handler = None
     if log is not None:
         handler = _Forward(log)
@@ -388,7 +403,7 @@ def run(
             return _run_with_start(problem, method, solver=solver, time_limit=math.inf if endless else time_limit,
                                    seed=seed,
                                    warm_start=warm_start, options=options, control=control, entered=entered,
-                                   jobs=jobs, scheduler=scheduler)
+                                   jobs=jobs, scheduler=scheduler, policy=policy)
     finally:
         if handler is not None:
             logger.removeHandler(handler)
@@ -396,10 +411,10 @@ def run(
 
 
 def _run_with_start(problem, method, *, solver, time_limit, seed, warm_start, options, control,
-                    entered, jobs, scheduler) -> SolverResult:
+                    entered, jobs, scheduler, policy) -> SolverResult:
     """``run`` once checked: the warm start, then the method on what is left of one budget
     (``time_limit`` inf: none, not even the method's default)."""
-    root = Budget(time_limit, control=control, started=entered)
+    root = Budget(time_limit, control=control, started=entered, policy=policy)
     time_limit = check_time_limit(time_limit)
     warm, used, label = None, 0.0, None
     if warm_start is not None and infeasibility(problem) is None:

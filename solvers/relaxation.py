@@ -18,7 +18,7 @@ found by ``greedy_clusters``), within a time limit. The LP starts with each vari
 best few families and takes in others as their reduced cost under the current duals makes
 them better than every family already in (column generation): jester's 772,774 families
 did not let the first LP finish in 10 s. Rows are separated at every LP point, priced or
-not, and a row whose multiplier stays 0 for ``ROW_IDLE_ROUNDS`` solves leaves the LP.
+not, and a row whose multiplier stays 0 for ``policy.lp_row_idle_rounds`` solves leaves the LP.
 L(λ) is evaluated over all families, so a bound from a restricted LP is still a bound,
 and so is one after rows left; the bound reported is L(λ) recomputed
 here from the rows' duals, so it is a proof whatever the LP solver's tolerances, and it
@@ -59,29 +59,12 @@ import numpy as np
 from twbn.formulations.cluster_ilp import FamilyTable
 from twbn.formulations.problem import Problem
 
-__all__ = ["lagrangian_bound", "cluster_lp_bound", "BOUND_SHARE"]
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
 
-from twbn.solvers.budget import BOUND_SHARE  # noqa: E402 (with the other shares)
+__all__ = ["lagrangian_bound", "cluster_lp_bound"]
 
-#: Seconds per candidate family to build the first LP (the family table, the pair rows,
-#: the first columns): jester's 772,774 families took 1.9 s before its first solve.
-SETUP_S_PER_FAMILY = 2.5e-6
-#: Cluster rows added per separation round, at most.
-ROWS_PER_ROUND = 200
-#: Column generation: the best families of each variable the LP starts with, and how
-#: many of a variable's families enter per pricing round.
-INITIAL_COLUMNS = 10
-COLUMNS_PER_ROUND = 5
-#: Width rows (W) added per round, at most.
-WIDTH_ROWS_PER_ROUND = 20
-#: Up to this k the width rows are separated in every round; above, only once no cluster
-#: row is violated (measured on the anchor caches, results/field-width-rows.md).
-WIDTH_ROWS_EACH_ROUND_MAX_K = 2
-#: A row whose multiplier has been 0 for this many solves in a row leaves the LP (looked at
-#: every ``ROW_DROP_EVERY`` solves): after 18 s the bound was 1,178 tighter at plants k = 2
-#: and 712 at munin5000 k = 5, with a fifth to a quarter of the rows (docs/auto.md).
-ROW_IDLE_ROUNDS = 10
-ROW_DROP_EVERY = 5
+# The LP's knobs (rows and columns per round, when idle rows leave, the set-up cost per
+# family) are the Policy's ``lp_*`` fields, with their measurements (solvers/policy.py).
 
 
 def _reduced(table: FamilyTable, row_families: list[np.ndarray], lam: np.ndarray,
@@ -219,7 +202,8 @@ def _pairs(table: FamilyTable) -> list[list[int]]:
 
 
 def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool = True,
-                     on_bound: "Callable[[float], None] | None" = None) -> tuple[float, dict]:
+                     on_bound: "Callable[[float], None] | None" = None,
+                     policy: Policy = DEFAULT_POLICY) -> tuple[float, dict]:
     """An upper bound on every network of ``problem`` from the cluster LP (module
     docstring), within about ``time_limit`` seconds.
 
@@ -234,6 +218,8 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
     on_bound : callable, optional
         Called with each better bound as it is proved (round by round): a caller that
         cannot wait for the end (the LP in a process beside the method) keeps the last.
+    policy : Policy, optional
+        Its ``lp_*`` knobs; default: the measured ones.
 
     Returns
     -------
@@ -241,7 +227,7 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         L(λ), never above the trivial bound Σ_v max_W f_v(W).
     stats : dict
         ``trivial``, ``lp_value`` (the last LP's optimum), ``rows`` (rows in the last
-        LP), ``dropped`` (rows taken out after ``ROW_IDLE_ROUNDS`` solves without a multiplier),
+        LP), ``dropped`` (rows taken out after ``policy.lp_row_idle_rounds`` solves without a multiplier),
         ``rounds``, ``seconds``, ``complete`` (no violated row left: the bound is the LP
         relaxation's optimum).
 
@@ -261,13 +247,13 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
 
     t0 = time.monotonic()
     families = problem.candidates.n_parent_sets()
-    if time_limit < SETUP_S_PER_FAMILY * families:
+    if time_limit < policy.lp_setup_s_per_family * families:
         # the first LP would not even be built in time: the trivial bound, now, rather than
         # the same bound after the limit (jester at 1.1 s: 1.9 s, no LP solved)
         trivial = math.fsum(float(sc[0]) for sc in problem.candidates.scores)
         return trivial, {"trivial": trivial, "lp_value": None, "rows": 0, "rounds": 0,
                          "seconds": round(time.monotonic() - t0, 3), "complete": False, "columns": 0,
-                         "skipped": f"{families:,} families need about {SETUP_S_PER_FAMILY * families:.1f} s "
+                         "skipped": f"{families:,} families need about {policy.lp_setup_s_per_family * families:.1f} s "
                                     f"to set up, more than the {time_limit:.2f} s given"}
     table = FamilyTable.from_cache(problem.candidates)
     n, size = table.n, table.size
@@ -373,12 +359,12 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         idle = idle[keep_r]
         return len(gone)
 
-    # the best INITIAL_COLUMNS families of each variable first (stored best first); the
+    # the best policy.lp_initial_columns families of each variable first (stored best first); the
     # rest enter when their reduced cost says so (column generation)
     # and every empty parent set, which keeps the restricted LP feasible (a variable
     # without one — a required parent — brings all its families)
     empty = table.n_parents == 0
-    first = np.concatenate([np.arange(table.start[v], min(table.start[v + 1], table.start[v] + INITIAL_COLUMNS))
+    first = np.concatenate([np.arange(table.start[v], min(table.start[v + 1], table.start[v] + policy.lp_initial_columns))
                             if empty[table.start[v]:table.start[v + 1]].any() else
                             np.arange(table.start[v], table.start[v + 1]) for v in range(n)])
     first = np.union1d(first, np.flatnonzero(empty))
@@ -425,7 +411,7 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
             keep = []
             for v in np.unique(table.child[cand]):  # the few best of each variable
                 of_v = cand[table.child[cand] == v]
-                keep.append(of_v[np.argsort(-reduced[of_v])[:COLUMNS_PER_ROUND]])
+                keep.append(of_v[np.argsort(-reduced[of_v])[:policy.lp_columns_per_round]])
             priced = np.concatenate(keep)
         order = np.concatenate(columns)
         x = np.zeros(size)
@@ -436,16 +422,16 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         # pricing ones, and 26.5 of 30 s were HiGHS's). After 18-20 s the bound is 141-873
         # tighter at plants, baudio and munin5000, the same at jester (docs/auto.md).
         # (greedy_clusters returns only rows violated by more than MIN_VIOLATION)
-        found = greedy_clusters(table, x, max_cuts=ROWS_PER_ROUND, deadline=t0 + time_limit)
+        found = greedy_clusters(table, x, max_cuts=policy.lp_rows_per_round, deadline=t0 + time_limit)
         # the rows only a width-≤ k network satisfies: each round at k <= 2 (at n = 69-1,041
         # the cluster rows were still being found when the LP's time ran out, and the width
         # rows tightened the bound by 31-1,820), else once no cluster row is violated (each
         # round at k = 5 they slowed the LP: bounds 419-790 looser; results/field-width-rows.md)
-        each_round = k is not None and k <= WIDTH_ROWS_EACH_ROUND_MAX_K
+        each_round = k is not None and k <= policy.lp_width_rows_each_round_max_k
         # Width rows wait for a priced LP: taken in pricing rounds too, at plants k = 2 they
         # left the bound after 18 s 270 looser (356 width rows against 65).
         wide = [] if not width or priced is not None or (found and not each_round) else separate_width_rows(
-            table, x, k, max_rows=WIDTH_ROWS_PER_ROUND, min_violation=MIN_VIOLATION)
+            table, x, k, max_rows=policy.lp_width_rows_per_round, min_violation=MIN_VIOLATION)
         if time.monotonic() - t0 >= time_limit:
             # rows help only an LP solved after them, and building them took up to 1.8 s at
             # munin (60 s, k = 5: the call ended at 61.4 s); nor is a search the deadline
@@ -454,10 +440,10 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         if priced is None and not found and not wide:
             complete = True
             break
-        if rounds % ROW_DROP_EVERY == 0:
+        if rounds % policy.lp_row_drop_every == 0:
             # L(λ) counts only rows with λ > 0, so a row left out costs no bound; the
             # separator finds it again if the point comes back to violate it
-            dropped += drop_rows(idle >= ROW_IDLE_ROUNDS)
+            dropped += drop_rows(idle >= policy.lp_row_idle_rounds)
         if priced is not None:
             add_columns(priced)
         if found:

@@ -1,6 +1,6 @@
 """Start networks: a SolverResult re-certified for the problem at hand, and the starts
 ``--warm-start`` names — ``tree`` (the optimal treewidth-1 network, valid for every k), a
-result file, or a method run first on ``WARM_START_SHARE`` of the budget — plus what makes
+result file, or a method run first on the policy's ``warm_start_share`` of the budget — plus what makes
 a problem infeasible before any method runs.
 """
 
@@ -17,10 +17,7 @@ if TYPE_CHECKING:
     from twbn.solvers.budget import Budget
     from twbn.solvers.control import RunControl
 
-__all__ = ["MethodUnavailable", "WARM_START_SHARE", "certified_start", "check_warm_spec", "warm_start_solution",
-           "infeasibility"]
-
-from twbn.solvers.budget import START_MAX_S, WARM_START_SHARE  # noqa: E402 (with the other shares)
+__all__ = ["MethodUnavailable", "certified_start", "check_warm_spec", "warm_start_solution", "infeasibility"]
 
 
 class MethodUnavailable(TwbnError, ValueError):
@@ -114,8 +111,8 @@ def warm_start_solution(problem: Problem, spec: str, *, budget: "Budget | None" 
                         control: "RunControl | None" = None) -> tuple[SolverResult, float]:
     """The start named by ``--warm-start``: ``tree`` (the optimal treewidth-1 network, a
     maximum branching: valid for every k), a result file, or a method run first on a
-    ``WARM_START_SHARE`` stage of ``budget`` (else of a budget of ``time_limit``
-    seconds), of at most ``START_MAX_S`` seconds. Returns it and the seconds it used."""
+    ``warm_start_share`` stage of ``budget`` (else of a budget of ``time_limit``
+    seconds), of at most ``start_max_s`` seconds (the budget's policy). Returns it and the seconds it used."""
     from twbn.solvers.budget import Budget
 
     if budget is None:
@@ -144,7 +141,8 @@ def warm_start_solution(problem: Problem, spec: str, *, budget: "Budget | None" 
     else:
         from twbn.solvers.registry import solve
 
-        with budget.stage(f"warm start {spec}", WARM_START_SHARE, at_most=START_MAX_S) as stage:
+        policy = budget.policy
+        with budget.stage(f"warm start {spec}", policy.warm_start_share, at_most=policy.start_max_s) as stage:
             sol = solve(problem, spec, budget=stage, seed=seed, _lp_bound=False)
     if sol.parents is None:
         raise MethodUnavailable(f"warm start {spec!r} has no network (status {sol.status})")

@@ -8,7 +8,9 @@ import time
 import pytest
 
 from twbn.formulations.problem import Problem
-from twbn.solvers.budget import BOUND_SHARE, IMPROVE_START_SHARE, WARM_START_SHARE, Budget
+from twbn.solvers.budget import Budget
+from twbn.solvers.policy import DEFAULT_POLICY as P
+from twbn.solvers.policy import Policy
 from twbn.solvers.control import RunControl
 from twbn.solvers.registry import run, solve
 from tests.helpers import random_cache
@@ -25,7 +27,7 @@ def test_children_never_outlive_their_parent_and_share_what_is_left():
     with pytest.raises(ValueError):
         Budget(-1)
     assert Budget(math.inf).left() == math.inf and Budget(None).limit() is None
-    # a start's stage is capped in seconds (START_MAX_S); an unlimited one stays unlimited
+    # a start's stage is capped in seconds (start_max_s); an unlimited one stays unlimited
     assert Budget(100.0).child(0.2, at_most=3.0).seconds == 3.0
     assert Budget(1.0).child(0.2, at_most=3.0).seconds == pytest.approx(0.2, abs=0.01)
     assert Budget(None).child(0.2, at_most=3.0).left() == math.inf
@@ -51,7 +53,7 @@ def test_a_result_records_the_limit_and_each_stage():
     stages = {s["stage"]: s for s in record["stages"]}
     assert set(stages) >= {"warm start kg", "kg", "cuts"}
     start = stages["warm start kg"]
-    assert start["share"] == WARM_START_SHARE and start["allotted"] == pytest.approx(0.2 * 2.0, abs=0.05)
+    assert start["share"] == P.warm_start_share and start["allotted"] == pytest.approx(0.2 * 2.0, abs=0.05)
     # the method gets what is left of the same budget, after the start
     assert stages["cuts"]["from"] >= start["from"] + start["spent"] - 1e-3
     # (never below 0: a start that ran past the whole limit, e.g. compiling its kernels on
@@ -63,9 +65,16 @@ def test_a_result_records_the_limit_and_each_stage():
     names = [s["stage"] for s in sol.stats["budget"]["stages"]]
     assert names[:3] == ["improve", "k-MAX start", "kmax"]
     stages = {s["stage"]: s for s in sol.stats["budget"]["stages"]}
-    assert stages["improve"]["share"] == pytest.approx(1 - BOUND_SHARE)
-    assert stages["k-MAX start"]["share"] == IMPROVE_START_SHARE
-    assert stages["k-MAX start"]["allotted"] == pytest.approx(IMPROVE_START_SHARE * (1 - BOUND_SHARE) * 2.0, abs=0.05)
+    assert stages["improve"]["share"] == pytest.approx(1 - P.bound_share)
+    assert stages["k-MAX start"]["share"] == P.improve_start_share
+    assert stages["k-MAX start"]["allotted"] == pytest.approx(P.improve_start_share * (1 - P.bound_share) * 2.0,
+                                                              abs=0.05)
+    # another policy's shares: the stages follow it, and the result says what differs
+    other = Policy(bound_share=0.2, improve_start_share=0.5)
+    sol = solve(problem, "improve", time_limit=2.0, seed=0, policy=other)
+    stages = {s["stage"]: s for s in sol.stats["budget"]["stages"]}
+    assert stages["improve"]["share"] == pytest.approx(0.8) and stages["k-MAX start"]["share"] == 0.5
+    assert sol.stats["policy"] == {"bound_share": 0.2, "improve_start_share": 0.5}
 
 
 def test_a_result_says_where_its_gap_comes_from():
@@ -85,9 +94,9 @@ def test_a_result_says_where_its_gap_comes_from():
 
 
 def test_large_problems_keep_more_for_the_lp_bound():
-    """Issue 33.1: from LARGE_BOUND_N variables an anytime method keeps LARGE_BOUND_SHARE
+    """Issue 33.1: from large_bound_n variables an anytime method keeps large_bound_share
     of its budget for the cluster LP's bound (measured: a smaller gap at n = 69-1,041)."""
-    from twbn.solvers.budget import LARGE_BOUND_N, LARGE_BOUND_SHARE
+    LARGE_BOUND_N, LARGE_BOUND_SHARE = P.large_bound_n, P.large_bound_share
 
     problem = Problem(random_cache(LARGE_BOUND_N, 3, max_size=1, density=0.05), 2)
     sol = solve(problem, "kg", time_limit=2.0, seed=0)

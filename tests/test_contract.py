@@ -575,16 +575,22 @@ def test_process_started_is_before_the_first_line_of_the_program():
 
 def test_scoring_takes_a_share_of_a_limit_that_covers_the_call():
     from twbn.learning import scoring_time
-    from twbn.solvers.budget import SCORING_SHARE
+    from twbn.solvers.policy import Policy
+
+    SCORING_SHARE = Policy().scoring_share
 
     assert scoring_time(None, None) is None and scoring_time(float("inf"), time.monotonic()) is None
     assert scoring_time(30.0, None) == 30.0  # the method's limit alone: scoring sized to it
     assert scoring_time(30.0, time.monotonic() - 10.0) == pytest.approx(SCORING_SHARE * 20.0, abs=0.05)
     assert scoring_time(5.0, time.monotonic() - 10.0) == 0.05  # nothing left: the least there is
+    assert scoring_time(30.0, time.monotonic() - 10.0, Policy(scoring_share=0.25)) == pytest.approx(5.0, abs=0.05)
 
 
 def test_the_lp_bound_gives_the_trivial_bound_at_once_when_it_cannot_set_up_in_time(wdbc):
-    from twbn.solvers.relaxation import SETUP_S_PER_FAMILY, cluster_lp_bound
+    from twbn.solvers.policy import DEFAULT_POLICY
+    from twbn.solvers.relaxation import cluster_lp_bound
+
+    SETUP_S_PER_FAMILY = DEFAULT_POLICY.lp_setup_s_per_family
 
     problem = Problem(wdbc, 3)
     families = problem.candidates.n_parent_sets()

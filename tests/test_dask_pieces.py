@@ -50,15 +50,12 @@ def test_pieces_on_a_dask_cluster_are_never_worse_and_valid(cluster):
     assert sol.score == pytest.approx(sum(cache.score_of(v, ps) for v, ps in enumerate(sol.parents)))
 
 
-def test_a_cluster_out_of_reach_leaves_the_pieces_to_this_process(monkeypatch):
-    import twbn.solvers.parallel
-
-    monkeypatch.setattr(twbn.solvers.parallel, "DASK_CONNECT_TIMEOUT_S", 1)
+def test_a_cluster_out_of_reach_leaves_the_pieces_to_this_process():
     cache = random_cache(20, 1, max_size=3, density=0.3)
     problem = Problem(cache, 2)
     start = make_solution(problem, [()] * 20, bound=None, status="feasible", method="start")
     sol = improve(problem, start, ImproveOptions(max_pieces=4, start_size=5), time_limit=60.0, seed=0, jobs=2,
-                  scheduler=NOBODY)
+                  scheduler=NOBODY, policy=twbn.Policy(dask_connect_timeout_s=1))
     assert "cannot reach the dask scheduler" in sol.stats["workers_failed"]
     assert sol.stats["pieces"] == 4 and verify_result(cache, sol.to_json(problem), 2) == []
 
@@ -74,24 +71,23 @@ def test_learn_sends_improve_pieces_to_the_cluster(cluster):
     assert sol.check(cache) == [] and sol.score <= sol.bound
 
 
-def test_a_scheduler_that_cannot_be_used_is_refused_before_anything_runs(monkeypatch, tmp_path, capsys):
-    import twbn.solvers.parallel
-
-    monkeypatch.setattr(twbn.solvers.parallel, "DASK_CONNECT_TIMEOUT_S", 1)
+def test_a_scheduler_that_cannot_be_used_is_refused_before_anything_runs(tmp_path, capsys):
+    quick = twbn.Policy(dask_connect_timeout_s=1)
     cache = random_cache(6, 0, max_size=2, density=0.5)
     with pytest.raises(SchedulerUnavailable, match="jobs >= 2"):
         twbn.learn(cache, treewidth=2, method="improve", scheduler="tcp://127.0.0.1:8786")
     with pytest.raises(SchedulerUnavailable, match="method kg runs on this machine only"):
         twbn.learn(cache, treewidth=2, method="kg", jobs=2, scheduler="tcp://127.0.0.1:8786")
     with pytest.raises(SchedulerUnavailable, match="cannot reach the dask scheduler at tcp://127.0.0.1:1"):
-        twbn.learn(cache, treewidth=2, method="improve", jobs=2, scheduler=NOBODY)
+        twbn.learn(cache, treewidth=2, method="improve", jobs=2, scheduler=NOBODY, policy=quick)
     with pytest.raises(SchedulerUnavailable, match="address"):
         twbn.learn(cache, treewidth=2, method="improve", jobs=2, scheduler="")
     jkl = tmp_path / "c.jkl"
     write_jkl(cache, jkl)
     out = tmp_path / "r.json"
     for argv, says in ((["--scheduler", NOBODY], "--scheduler needs --jobs 2 or more"),
-                       (["--scheduler", NOBODY, "--jobs", "2"], "cannot reach the dask scheduler"),
+                       (["--scheduler", NOBODY, "--jobs", "2", "--policy", "dask_connect_timeout_s=1"],
+                        "cannot reach the dask scheduler"),
                        (["--scheduler", NOBODY, "--jobs", "2", "--method", "kg"], "runs on this machine only")):
         assert main(["learn", str(jkl), "--treewidth", "2", "-o", str(out), *argv]) == 1
         err = capsys.readouterr().err

@@ -20,7 +20,8 @@ from tests.conftest import BUNDLED
 from tests.helpers import random_cache
 from twbn.experiments.cli import main
 from twbn.formulations.problem import Problem
-from twbn.solvers.auto import CUTS_BOUNDED_MAX_N, DP_UNBOUNDED_MAX_N, choose_method
+from twbn.solvers.auto import choose_method
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
 
 DOCTEST_MODULES = ["twbn", "twbn.learning", "twbn.solution", "twbn.solvers.auto", "twbn.scoring.datasets",
                    "twbn.scoring.errors", "twbn.scoring.classify", "twbn.testing", "twbn.solvers.method", "twbn.models", "twbn.solvers.sweep", "twbn.solvers.bounds",
@@ -163,7 +164,7 @@ def test_auto_rule(n, k, method):
 
 
 @pytest.mark.parametrize("n,k,expected", [(12, 2, "dp"), pytest.param(24, 2, "cuts", marks=pytest.mark.slow),  # 8 s
-                                          (CUTS_BOUNDED_MAX_N + 5, 3, "improve")])
+                                          (DEFAULT_POLICY.cuts_max_n + 5, 3, "improve")])
 def test_auto_small_middle_large_results_pass_check(tmp_path, capsys, n, k, expected):
     from twbn.scoring.jkl import write_jkl
 
@@ -202,8 +203,12 @@ def test_auto_starts_cuts_from_improve_where_the_unbounded_optimum_already_bound
 
 
 def test_auto_unbounded_uses_dp_up_to_its_limit():
-    assert choose_method(Problem(_sized_cache(DP_UNBOUNDED_MAX_N))).method == "dp"
-    assert choose_method(Problem(_sized_cache(DP_UNBOUNDED_MAX_N + 1))).method == "cuts"
+    at = DEFAULT_POLICY.dp_unbounded_max_n
+    assert choose_method(Problem(_sized_cache(at))).method == "dp"
+    assert choose_method(Problem(_sized_cache(at + 1))).method == "cuts"
+    # the thresholds are the policy's: a lower one moves the rule
+    assert choose_method(Problem(_sized_cache(at)), policy=Policy(dp_unbounded_max_n=at - 1)).method == "cuts"
+    assert choose_method(Problem(_sized_cache(30), 3), policy=Policy(cuts_max_n=29)).method == "improve"
     # a bound k >= n - 1 binds nothing
     assert choose_method(Problem(_sized_cache(20), 19)).method == "dp"
 

@@ -158,10 +158,7 @@ def test_sigkill_mid_grid_then_resume_gives_every_cell_once(tmp_path):
     assert len(rows) == 6 and len({r[0] for r in rows}) == 6
 
 
-def test_bad_configs_are_clear_errors(tmp_path, capsys, monkeypatch):
-    import twbn.solvers.parallel
-
-    monkeypatch.setattr(twbn.solvers.parallel, "DASK_CONNECT_TIMEOUT_S", 1)
+def test_bad_configs_are_clear_errors(tmp_path, capsys):
     bad = _config(tmp_path, "bad", methods=('name = "nope"',))
     with pytest.raises(ConfigError, match="unknown method 'nope'"):
         load_config(bad)
@@ -170,7 +167,8 @@ def test_bad_configs_are_clear_errors(tmp_path, capsys, monkeypatch):
     assert main(["experiment", str(_config(tmp_path)), "--store", str(tmp_path / "x.sqlite"),
                  "--scheduler", "tcp://127.0.0.1:1"]) == 1
     assert "--executor dask" in capsys.readouterr().err
-    assert main(["experiment", str(_config(tmp_path)), "--store", str(tmp_path / "y.sqlite"), "--executor", "dask",
+    quick = _config(tmp_path, "quick", policy="{ dask_connect_timeout_s = 1 }")
+    assert main(["experiment", str(quick), "--store", str(tmp_path / "y.sqlite"), "--executor", "dask",
                  "--scheduler", "tcp://127.0.0.1:1"]) == 1  # nothing listens on port 1
     assert "cannot reach the dask scheduler" in capsys.readouterr().err
 

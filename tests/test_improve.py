@@ -14,10 +14,10 @@ from twbn.formulations.solution import make_solution
 from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.cuts.branch_and_cut import solve_cuts
-from twbn.solvers.cuts.improve import (KTREE_AFTER_PIECES, KTREE_ONLY_MIN_K, KTREE_STUCK_PIECES, RESTART_MIN_S,
-                                      STALL_PIECES, STUCK_PIECES, SUB_OPTIONS,
-                                      _Search, _State, _clash, _solve_piece, choose_piece, improve, piece_problem,
-                                      random_peo)
+from twbn.solvers.cuts.improve import (SUB_OPTIONS, _Search, _State, _clash, _solve_piece, choose_piece, improve,
+                                      piece_problem, random_peo)
+from twbn.solvers.policy import DEFAULT_POLICY as P
+from twbn.solvers.policy import Policy
 from twbn.solvers.registry import run, solve
 from tests.conftest import BUNDLED
 from tests.helpers import pool_threads, random_cache
@@ -145,15 +145,15 @@ def test_improve_reaches_the_dp_optimum_from_a_poor_start(seed):
 
 def _stuck(n: int = 20, k: int = 2) -> tuple[Problem, object]:
     """A problem whose empty network is optimal (every parent costs 1), and that network:
-    no piece can gain, so the search is stuck every ``STUCK_PIECES`` pieces."""
+    no piece can gain, so the search is stuck every ``P.stuck_pieces`` pieces."""
     families = [{(): -1.0, **({(v - 1,): -2.0} if v else {})} for v in range(n)]
     problem = Problem(ScoreCache.from_mapping([f"x{v}" for v in range(n)], families), k)
     return problem, make_solution(problem, [()] * n, bound=None, status="feasible", method="start")
 
 
-def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap(monkeypatch):
+def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap():
     problem, empty = _stuck()
-    # H's pieces alone: 11 pieces without a gain: not stuck yet; the 12th (STUCK_PIECES): 2 s -> 4 s
+    # H's pieces alone: 11 pieces without a gain: not stuck yet; the 12th (P.stuck_pieces): 2 s -> 4 s
     tree = dict(start_size=4, ktree_pieces=False)
     eleven = improve(problem, empty, ImproveOptions(max_pieces=11, **tree), time_limit=None, seed=0)
     assert "piece_time_limit" not in eleven.stats and eleven.score == -20.0
@@ -165,18 +165,18 @@ def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap(monkeypatch):
     fixed = improve(problem, empty, ImproveOptions(max_pieces=12, max_piece_time_limit=2.0, **tree),
                     time_limit=None, seed=0)
     assert "piece_time_limit" not in fixed.stats
-    # with k-tree pieces (on 60 variables, more than MAX_SIZE: no piece is the whole problem,
-    # whose proof ends the search), k = 3: the 6th piece (KTREE_AFTER_PIECES) ends H's pieces'
+    # with k-tree pieces (on 60 variables, more than P.piece_max_size: no piece is the whole problem,
+    # whose proof ends the search), k = 3: the 6th piece (P.ktree_after_pieces) ends H's pieces'
     # turn (the limit doubles, a k-tree is drawn); from then on every 6 k-tree pieces without a
     # gain end a k-tree and the next is drawn: k-trees only, the limit stays
-    assert KTREE_AFTER_PIECES == 6 and KTREE_STUCK_PIECES == 6 and KTREE_ONLY_MIN_K == 3
+    assert P.ktree_after_pieces == 6 and P.ktree_stuck_pieces == 6 and P.ktree_only_min_k == 3
     problem, empty = _stuck(60, 3)
     turns = [improve(problem, empty, ImproveOptions(max_pieces=m, start_size=4), time_limit=None, seed=0).stats
              for m in (5, 6, 12, 18)]
     assert [t.get("ktrees") for t in turns] == [None, 1, 2, 3]
     assert [t.get("ktree_pieces") for t in turns] == [None, None, 6, 12]
     assert [t.get("piece_time_limit") for t in turns] == [None, 4.0, 4.0, 4.0]
-    # at k = 2 turns: the 12th piece (STUCK_PIECES) ends H's pieces' turn, the 18th the
+    # at k = 2 turns: the 12th piece (P.stuck_pieces) ends H's pieces' turn, the 18th the
     # k-tree's (6 without a gain: H's pieces again), the 30th H's again, the 36th the k-tree's
     problem, empty = _stuck(60)
     turns = [improve(problem, empty, ImproveOptions(max_pieces=m, start_size=4), time_limit=None, seed=0).stats
@@ -186,22 +186,19 @@ def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap(monkeypatch):
     assert [t["piece_time_limit"] for t in turns] == [4.0, 4.0, 8.0, 8.0]
     # and a k-tree that gained goes on to another k-tree, not to H's pieces
     search = _Search(problem, empty, ImproveOptions(start_size=4), 0, None)
-    for _ in range(STUCK_PIECES + KTREE_STUCK_PIECES):
-        if search.counts["pieces"] == STUCK_PIECES + KTREE_STUCK_PIECES - 1:
+    for _ in range(P.stuck_pieces + P.ktree_stuck_pieces):
+        if search.counts["pieces"] == P.stuck_pieces + P.ktree_stuck_pieces - 1:
             search.ktree_gained = True
         piece = search.cut()
-        assert piece.ktree == (search.counts["pieces"] >= STUCK_PIECES)
+        assert piece.ktree == (search.counts["pieces"] >= P.stuck_pieces)
         search.take(piece, piece.start, 0.01, 2.0)
     assert search.counts["ktrees"] == 2 and search.cut().ktree
     problem, empty = _stuck(60, 3)
     # a k-tree ends after KTREE_SECONDS, gain or not: with none, each k-tree piece has its own
-    search = _Search(problem, empty, ImproveOptions(start_size=4), 0, None)
-    import twbn.solvers.cuts.improve as improve_module
-
-    monkeypatch.setattr(improve_module, "KTREE_SECONDS", 0.0)
-    for i in range(KTREE_AFTER_PIECES + 3):
+    search = _Search(problem, empty, ImproveOptions(start_size=4), 0, None, policy=Policy(ktree_seconds=0.0))
+    for i in range(P.ktree_after_pieces + 3):
         piece = search.cut()
-        assert piece.ktree == (i >= KTREE_AFTER_PIECES)
+        assert piece.ktree == (i >= P.ktree_after_pieces)
         search.take(piece, piece.start, 0.01, 2.0)
     assert search.counts["ktrees"] == 4 and search.counts["ktree_pieces"] == 3
     # a piece that ran 2 s past its limit makes later pieces end 2 s before the deadline
@@ -216,40 +213,39 @@ def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap(monkeypatch):
 
 
 def test_a_stalled_search_returns_only_when_asked_and_with_time_for_a_restart():
-    problem, empty = _stuck(60)  # more than MAX_SIZE: no piece is the whole problem
-    # the limit never grows (it is its cap), so every piece counts: stalled at STALL_PIECES
+    problem, empty = _stuck(60)  # more than P.piece_max_size: no piece is the whole problem
+    # the limit never grows (it is its cap), so every piece counts: stalled at P.stall_pieces
     options = ImproveOptions(start_size=4, piece_time_limit=0.5, max_piece_time_limit=0.5)
-    stalled = improve(problem, empty, options, time_limit=RESTART_MIN_S + 60, seed=0, stop_when_stalled=True)
-    assert stalled.stats["ended_stalled"] and stalled.stats["pieces"] == STALL_PIECES
+    stalled = improve(problem, empty, options, time_limit=P.restart_min_s + 60, seed=0, stop_when_stalled=True)
+    assert stalled.stats["ended_stalled"] and stalled.stats["pieces"] == P.stall_pieces
     assert stalled.score == -60.0 and stalled.stats["stalled"] <= stalled.wall_time
     # not asked: it records when it stalled and goes on
     going = improve(problem, empty, ImproveOptions(start_size=4, piece_time_limit=0.5, max_piece_time_limit=0.5,
-                                                   max_pieces=STALL_PIECES + 3), time_limit=None, seed=0)
-    assert going.stats["pieces"] == STALL_PIECES + 3 and "ended_stalled" not in going.stats
+                                                   max_pieces=P.stall_pieces + 3), time_limit=None, seed=0)
+    assert going.stats["pieces"] == P.stall_pieces + 3 and "ended_stalled" not in going.stats
     assert going.stats["stalled"] is not None
-    # asked, but with less than RESTART_MIN_S left: no restart could follow, so it goes on
+    # asked, but with less than P.restart_min_s left: no restart could follow, so it goes on
     short = improve(problem, empty, ImproveOptions(start_size=4, piece_time_limit=0.5, max_piece_time_limit=0.5,
-                                                   max_pieces=STALL_PIECES + 3), time_limit=RESTART_MIN_S - 5,
+                                                   max_pieces=P.stall_pieces + 3), time_limit=P.restart_min_s - 5,
                     seed=0, stop_when_stalled=True)
-    assert short.stats["pieces"] == STALL_PIECES + 3 and "ended_stalled" not in short.stats
-    # at k = 3 k-trees take over after KTREE_AFTER_PIECES (the limit 2 s -> 4 s, below its cap
+    assert short.stats["pieces"] == P.stall_pieces + 3 and "ended_stalled" not in short.stats
+    # at k = 3 k-trees take over after P.ktree_after_pieces (the limit 2 s -> 4 s, below its cap
     # of 16 s, where it stays): from then on every k-tree piece counts
     problem, empty = _stuck(60, 3)
-    stalled = improve(problem, empty, ImproveOptions(start_size=4), time_limit=RESTART_MIN_S + 60, seed=0,
+    stalled = improve(problem, empty, ImproveOptions(start_size=4), time_limit=P.restart_min_s + 60, seed=0,
                       stop_when_stalled=True)
-    assert stalled.stats["ended_stalled"] and stalled.stats["pieces"] == KTREE_AFTER_PIECES + STALL_PIECES
-    assert stalled.stats["ktree_pieces"] == STALL_PIECES and stalled.stats["piece_time_limit"] == 4.0
+    assert stalled.stats["ended_stalled"] and stalled.stats["pieces"] == P.ktree_after_pieces + P.stall_pieces
+    assert stalled.stats["ktree_pieces"] == P.stall_pieces and stalled.stats["piece_time_limit"] == 4.0
 
 
 @pytest.mark.slow  # 6 s
-def test_a_stalled_method_restarts_from_other_networks_and_keeps_the_best(monkeypatch):
-    import twbn.solvers.cuts.improve as improve_module
-
-    monkeypatch.setattr(improve_module, "RESTART_MIN_S", 0.5)  # restarts within seconds, not minutes
-    monkeypatch.setattr(improve_module, "RESTART_START_MAX_S", 0.3)  # binds below a fifth of what is left
+def test_a_stalled_method_restarts_from_other_networks_and_keeps_the_best():
+    # restarts within seconds, not minutes; a restart's start capped below a fifth of what is left
+    policy = Policy(restart_min_s=0.5, restart_start_max_s=0.3)
     problem = Problem(random_cache(30, 5, max_size=2, density=0.4), 2)
-    sol = solve(problem, "improve", time_limit=6.0, seed=3,
+    sol = solve(problem, "improve", time_limit=6.0, seed=3, policy=policy,
                 options={"piece_time_limit": 0.05, "max_piece_time_limit": 0.05, "start_size": 4})
+    assert sol.stats["policy"] == {"restart_min_s": 0.5, "restart_start_max_s": 0.3}
     restarts = sol.stats["restarts"]
     assert restarts and all(r["score"] >= r["start"] for r in restarts)
     assert {r["from"] for r in restarts} <= {"kmax", "kg"}
@@ -259,31 +255,28 @@ def test_a_stalled_method_restarts_from_other_networks_and_keeps_the_best(monkey
     stages = [s["stage"] for s in sol.stats["budget"]["stages"]]
     assert "k-MAX restart 1" in stages and sol.wall_time <= 6.0 + 1.0
     # the first start has a fifth of the method's time (6 s less the LP bound's share: about
-    # 1.1 s); every restart's start at most RESTART_START_MAX_S
+    # 1.1 s); every restart's start at most P.restart_start_max_s
     allotted = {s["stage"]: s["allotted"] for s in sol.stats["budget"]["stages"]}
     assert allotted["k-MAX start"] > 1.0
     assert all(a <= 0.3 for name, a in allotted.items() if "restart" in name)
-    assert sol.stats["pieces"] >= STALL_PIECES * len(restarts)  # every search but the last stalled
+    assert sol.stats["pieces"] >= P.stall_pieces * len(restarts)  # every search but the last stalled
     assert verify_result(problem.cache, sol.to_json(problem), 2) == []
     # with restarts off the first search runs to the limit
-    once = solve(problem, "improve", time_limit=3.0, seed=3,
+    once = solve(problem, "improve", time_limit=3.0, seed=3, policy=policy,
                  options={"piece_time_limit": 0.05, "max_piece_time_limit": 0.05, "start_size": 4,
                           "restarts": False})
     assert "restarts" not in once.stats and once.stats["stalled"] is not None
 
 
 @pytest.mark.slow  # 3 s
-def test_a_restart_from_a_network_already_searched_is_dropped_for_k_g(monkeypatch):
+def test_a_restart_from_a_network_already_searched_is_dropped_for_k_g():
     """With the empty set as every variable's only candidate, k-MAX (any seed, any time)
     can only return the empty network, the first search's start: its restart is dropped
     once, and every search after it starts from k-G. n = 45 keeps pieces (at most 40
     variables) from proving the optimum, so each search stalls."""
-    import twbn.solvers.cuts.improve as improve_module
-
-    monkeypatch.setattr(improve_module, "RESTART_MIN_S", 0.5)
     n = 45
     problem = Problem(ScoreCache.from_mapping([f"X{i}" for i in range(n)], [{(): -5.0 - i} for i in range(n)]), 2)
-    sol = solve(problem, "improve", time_limit=3.0, seed=3,
+    sol = solve(problem, "improve", time_limit=3.0, seed=3, policy=Policy(restart_min_s=0.5),
                 options={"piece_time_limit": 0.05, "max_piece_time_limit": 0.05, "start_size": 4})
     assert sol.score == -sum(5.0 + i for i in range(n))
     restarts = sol.stats["restarts"]
@@ -342,25 +335,21 @@ def test_unbounded_improve_through_the_registry(wdbc):
 
 @pytest.mark.slow  # 13 s; the default run keeps auto's improve path (tests/test_contract.py)
 def test_cuts_above_forty_variables_starts_from_improve_and_ends_with_the_lp_bound():
-    # n = 45 > LARGE_N: no start given, so improve runs on IMPROVE_START_SHARE of the budget
-    # and the whole model gets the rest, less BOUND_SHARE for the cluster LP's bound
-    from twbn.solvers.budget import CUTS_IMPROVE_SHARE as IMPROVE_START_SHARE
-    from twbn.solvers.cuts.branch_and_cut import LARGE_N
-    from twbn.solvers.relaxation import BOUND_SHARE
-
+    # n = 45 > cuts_max_n: no start given, so improve runs on cuts_improve_share of the
+    # budget and the whole model gets the rest, less bound_share for the cluster LP's bound
     cache = random_cache(45, 11, max_size=2, density=0.3)
     problem = Problem(cache)
-    assert problem.n > LARGE_N
+    assert problem.n > P.cuts_max_n
     trivial = sum(max(s.tolist()) for s in cache.scores)
     sol = solve(problem, "cuts", time_limit=8.0, seed=1)
     start = sol.stats["warm_start"]
     assert start["from"] == "improve"
-    assert start["seconds"] <= IMPROVE_START_SHARE * 8.0 * (1 - BOUND_SHARE) + 0.5
+    assert start["seconds"] <= P.cuts_improve_share * 8.0 * (1 - P.bound_share_at(45)) + 0.5
     assert sol.score >= start["score"] - 1e-9
     assert sol.score <= sol.bound <= trivial + 1e-9
     assert sol.wall_time <= 8.0 + 1.0
     assert verify_result(cache, sol.to_json(problem), None) == []
-    # improve_share = 0 turns it off; below LARGE_N it is off by default
+    # improve_share = 0 turns it off; below cuts_max_n it is off by default
     off = solve(problem, "cuts", time_limit=3.0, seed=1, options={"improve_share": 0})
     assert "warm_start" not in off.stats
     small = solve(Problem(random_cache(12, 3)), "cuts", time_limit=3.0, seed=1)
@@ -370,7 +359,7 @@ def test_cuts_above_forty_variables_starts_from_improve_and_ends_with_the_lp_bou
 def test_cuts_with_improve_share_improves_a_given_start_first():
     # the empty network is a poor start: asked for improve_share, cuts runs improve from it
     # (never below it) and then the ILP from improve's network; by default the start is
-    # used as it is (no improve stage below LARGE_N)
+    # used as it is (no improve stage below cuts_max_n)
     cache = random_cache(12, 5, max_size=2, density=0.5)
     problem = Problem(cache, 2)
     empty = make_solution(problem, [()] * 12, bound=None, status="feasible", method="start")
@@ -448,13 +437,10 @@ def _path_with_fill():
     return problem, start
 
 
-def test_pieces_go_on_after_a_redraw(monkeypatch):
-    import twbn.solvers.cuts.improve as improve_module
-
-    monkeypatch.setattr(improve_module, "STUCK_PIECES", 1)  # redraw after a piece without a gain
+def test_pieces_go_on_after_a_redraw():
     problem, start = _path_with_fill()  # already optimal: no piece gains
     sol = improve(problem, start, ImproveOptions(max_pieces=6, start_size=2, ktree_pieces=False), time_limit=None,
-                  seed=0)
+                  seed=0, policy=Policy(stuck_pieces=1))  # redraw after a piece without a gain
     assert sol.stats["redrawn"] == 1  # the second draw finds nothing new
     assert sol.score == pytest.approx(-5.0) and verify_result(problem.cache, sol.to_json(problem), 2) == []
 
@@ -573,12 +559,12 @@ def test_k_tree_pieces_are_valid_never_worse_and_below_the_optimum(seed):
     empty = make_solution(problem, [()] * 9, bound=None, status="feasible", method="start")
     search = _Search(problem, empty, ImproveOptions(start_size=4), seed, None)
     search._draw_ktree()  # their turn
-    for _ in range(KTREE_STUCK_PIECES - 1):  # fewer than end a turn without a gain: only theirs
+    for _ in range(P.ktree_stuck_pieces - 1):  # fewer than end a turn without a gain: only theirs
         piece = search.cut()
         assert piece.ktree and piece.problem.treewidth is None  # no treewidth model
         search.take(piece, *_solve_piece(piece.problem, piece.start, piece.fixed, piece.ancestry, None, 60.0, 0))
     sol = search.result(empty, seed, None, 1)
-    assert sol.stats["ktree_pieces"] == KTREE_STUCK_PIECES - 1 and sol.stats["ktree_gains"] >= 1
+    assert sol.stats["ktree_pieces"] == P.ktree_stuck_pieces - 1 and sol.stats["ktree_gains"] >= 1
     assert sol.score > empty.score and verify_result(cache, sol.to_json(problem), 2) == []
     assert sol.score == pytest.approx(sum(cache.score_of(v, ps) for v, ps in enumerate(sol.parents)))
     assert sol.score <= solve(problem, "dp").score + 1e-6

@@ -65,14 +65,15 @@ def test_needs_a_bound():
 def test_a_large_bound_still_gives_a_network_within_the_limit(method):
     # wdbc (n = 31) at k = 25: the first clique of 26 was past the exact DP (k-G: no network
     # in 60 s) and k-MAX enumerated every subset of its k-cliques; now the clique's DAG is
-    # greedy above FIRST_CLIQUE_EXACT_MAX and only subsets as large as a candidate are kept
+    # greedy above the policy's kg_first_clique_exact_max and only subsets as large as a
+    # candidate are kept
     import time
 
-    from twbn.solvers.heuristics.kg import FIRST_CLIQUE_EXACT_MAX
+    from twbn.solvers.policy import DEFAULT_POLICY
 
     cache = random_cache(31, 1, max_size=4, density=0.3)
     problem = Problem(cache, 25)
-    assert problem.treewidth + 1 > FIRST_CLIQUE_EXACT_MAX
+    assert problem.treewidth + 1 > DEFAULT_POLICY.kg_first_clique_exact_max
     t0 = time.monotonic()
     sol = solve(problem, method, time_limit=1.5, seed=0)
     assert time.monotonic() - t0 < 1.5 + 2.5

@@ -113,12 +113,12 @@ def test_the_lp_beside_improve_has_its_share_of_both_jobs_then_gives_its_job_bac
     it; then its job joins improve's pieces. Without a method to take it back (kg) the LP
     keeps the whole budget."""
     from tests.helpers import random_cache
-    from twbn.solvers.budget import bound_share
+    from twbn.solvers.policy import DEFAULT_POLICY
     from twbn.solvers.registry import solve
 
     cache = random_cache(20, 4, max_size=3, density=0.3)
     problem = Problem(cache, 2)
-    assert bound_share(20) == 0.1
+    assert DEFAULT_POLICY.bound_share_at(20) == 0.1
     sol = solve(problem, "improve", time_limit=8.0, seed=0, jobs=2, options={"start_size": 5})
     lp, joined = sol.stats["lp_bound"], sol.stats["joined"]
     assert lp["beside"] is True and lp["seconds"] <= 1.6 + 0.5

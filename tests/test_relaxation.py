@@ -95,16 +95,16 @@ def test_lp_bound_on_a_real_cache_against_the_dp(k):
 
 
 @pytest.mark.parametrize("k", [1, None])
-def test_rows_taken_out_of_the_lp_keep_the_bound_a_bound(monkeypatch, k):
+def test_rows_taken_out_of_the_lp_keep_the_bound_a_bound(k):
     # every row without a multiplier leaves at once: the bound is still between the DP's
     # optimum and the trivial bound, and no looser than the full LP of 6 variables
     import twbn.solvers.relaxation as relaxation
+    from twbn.solvers.policy import Policy
 
-    monkeypatch.setattr(relaxation, "ROW_IDLE_ROUNDS", 1)
-    monkeypatch.setattr(relaxation, "ROW_DROP_EVERY", 1)
     cache = build_cache(read_csv(BUNDLED / "housing.csv.gz"), score="bic", max_parents=3, progress=False)[0]
     problem = Problem(cache, k)
-    bound, stats = relaxation.cluster_lp_bound(problem, time_limit=20)
+    bound, stats = relaxation.cluster_lp_bound(problem, time_limit=20,
+                                               policy=Policy(lp_row_idle_rounds=1, lp_row_drop_every=1))
     assert stats["dropped"] > 0
     optimum = solve(problem, "dp").score
     assert optimum - 1e-6 <= bound < _trivial(problem) - 1.0

@@ -58,9 +58,7 @@ def test_s2plus_search_finds_the_k_tree_of_largest_s_mi(n, k):
     assert sum(w[a, b] for a in adj for b in adj[a] if a < b) == pytest.approx(best)
 
 
-def test_s2plus_search_with_its_open_list_cut_is_a_k_tree_not_called_best(monkeypatch):
-    import twbn.solvers.heuristics.s2 as s2
-
+def test_s2plus_search_with_its_open_list_cut_is_a_k_tree_not_called_best():
     n, k = 7, 2
     rng = np.random.default_rng(3)
     w = rng.random((n, n))
@@ -68,8 +66,8 @@ def test_s2plus_search_with_its_open_list_cut_is_a_k_tree_not_called_best(monkey
     first = (0, 1, 2)
     exact, proven = _best_k_tree(w, k, first, max_expansions=10**6)
     assert proven
-    monkeypatch.setattr(s2, "MAX_OPEN", 12)  # the first expansion alone pushes 4 × 3
-    adj, proven = _best_k_tree(w, k, first, max_expansions=10**6)
+    # an open list of at most 12: the first expansion alone pushes 4 × 3
+    adj, proven = _best_k_tree(w, k, first, max_expansions=10**6, max_open=12)
     s_mi = sum(w[a, b] for a in adj for b in adj[a] if a < b)
     assert not proven and is_k_tree(adj, k) and all(b in adj[a] for a, b in itertools.combinations(first, 2))
     assert s_mi <= sum(w[a, b] for a in exact for b in exact[a] if a < b) + 1e-9

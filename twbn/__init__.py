@@ -44,6 +44,7 @@ from twbn.scoring.parent_sets import ScoringTooLarge
 from twbn.solution import Solution
 from twbn.formulations.problem import Problem
 from twbn.solvers.budget import Budget
+from twbn.solvers.policy import Policy, PolicyError
 from twbn.solvers.method_options import OptionError
 from twbn.solvers.method import Method, MethodFailed
 from twbn.solvers.plugins import register_method
@@ -54,6 +55,8 @@ __all__ = [
     "score",
     "learn",
     "Solution",
+    "Policy",
+    "PolicyError",
     "ScoreCache",
     "Dataset",
     "read_csv",

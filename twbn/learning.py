@@ -19,13 +19,16 @@ import numpy as np
 import logging
 import math
 import time
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from twbn.formulations.problem import Problem
 from twbn.scoring.cache import ScoreCache
 from twbn.scoring.data import DEFAULT_MAX_STATES, as_dataset
 from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS
 from twbn.solution import Solution
+
+if TYPE_CHECKING:
+    from twbn.solvers.policy import Policy
 
 __all__ = ["score", "learn"]
 
@@ -222,18 +225,20 @@ def score(
 _score = score  # learn's own ``score`` parameter shadows the function
 
 
-def scoring_time(time_limit: float | None, started: float | None) -> float | None:
+def scoring_time(time_limit: float | None, started: float | None, policy: "Policy | None" = None) -> float | None:
     """What scoring data may take of a learning call's ``time_limit``: where the limit
-    covers the whole call (``started`` given), ``SCORING_SHARE`` of what is left of it;
-    otherwise the limit is the method's alone and scoring is sized to it, as if it had one
-    of its own."""
-    from twbn.solvers.budget import SCORING_SHARE
+    covers the whole call (``started`` given), the policy's ``scoring_share`` of what is
+    left of it; otherwise the limit is the method's alone and scoring is sized to it, as if
+    it had one of its own."""
+    from twbn.solvers.budget import limit_until
+    from twbn.solvers.policy import DEFAULT_POLICY
 
+    policy = policy or DEFAULT_POLICY
     if time_limit is None or math.isinf(time_limit):
         return None
     if started is None:
         return time_limit
-    return max(0.05, SCORING_SHARE * (time_limit - (time.monotonic() - started)))
+    return max(policy.min_engine_s, policy.scoring_share * limit_until(started + time_limit, policy))
 
 
 def _check_int(name: str, value, least: int, *, optional: bool = False) -> None:
@@ -337,6 +342,7 @@ def learn(
     progress: "Callable[[dict], None] | None" = None,
     started: float | None = None,
     catch_signals: bool = True,
+    policy: "Policy | None" = None,
 ) -> "Solution | list[Solution]":
     """Learn a Bayesian network whose moral graph has treewidth ≤ ``treewidth``.
 
@@ -418,6 +424,10 @@ def learn(
         In the main thread, route SIGINT and SIGTERM to the method while it runs, so that
         an anytime method returns its best network (see Notes); False leaves the
         process's handlers alone (a worker process that its parent stops by SIGTERM).
+    policy : twbn.Policy, optional
+        The methods' time shares and search knobs (``twbn.Policy(stuck_pieces=6)``);
+        default: the measured ones. A result records in ``stats["policy"]`` the fields
+        that differ from the defaults.
 
     Returns
     -------
@@ -482,6 +492,9 @@ def learn(
         _check_int("treewidth", k, 0, optional=True)
         check_request(method, k, solver=solver, time_limit=time_limit, warm_start=warm_start, options=options)
     _check_int("seed", seed, 0, optional=True)
+    from twbn.solvers.registry import check_policy
+
+    policy = check_policy(policy)
     if best_so_far is not None and not isinstance(best_so_far, Solution):
         raise ValueError(f"best_so_far must be a twbn.Solution, got {type(best_so_far).__name__}")
     check_jobs(jobs)
@@ -496,7 +509,7 @@ def learn(
         cache = read_jkl(data)
     else:
         cache = _score(data, score, max_parents, ess=ess, pruning=pruning, approximate=approximate,
-                       time_limit=scoring_time(time_limit, started) if approximate else None, log=log)
+                       time_limit=scoring_time(time_limit, started, policy) if approximate else None, log=log)
     forbidden, required = _arcs(forbid, cache.names, "forbidden"), _arcs(require, cache.names, "required")
     problems = [Problem(cache, k, forbidden, required) for k in bounds]
     if isinstance(warm_start, Solution):
@@ -514,7 +527,8 @@ def learn(
     def one(problem: Problem, start):
         return run(problem, method, solver=solver, time_limit=time_limit, seed=seed,
                    warm_start=start if start is not None else warm_start, options=options, jobs=jobs,
-                   scheduler=scheduler, control=control, log=log, started=started if problem is problems[0] else None)
+                   scheduler=scheduler, control=control, log=log, started=started if problem is problems[0] else None,
+                   policy=policy)
 
     def finished(problem: Problem, sol) -> None:
         done = Solution(sol.to_json(problem))

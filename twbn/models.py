@@ -167,7 +167,7 @@ class NieMilp(_Model):
 
         return solve_milp(self.problem, solver=backend or "highs", time_limit=budget.limit(), seed=seed,
                           warm_start=start, options=self.options, control=budget.control,
-                          extend=self._applied(seen))
+                          extend=self._applied(seen), policy=budget.policy)
 
 
 class ClusterCutIlp(_Model):
@@ -200,7 +200,7 @@ class ClusterCutIlp(_Model):
         from twbn.solvers.cuts.branch_and_cut import solve_cuts
 
         return solve_cuts(self.problem, self.options, time_limit=budget.limit(), seed=seed, warm_start=start,
-                          control=budget.control, extend=self._applied(seen))
+                          control=budget.control, extend=self._applied(seen), policy=budget.policy)
 
 
 class KtreeCp(_Model):
@@ -232,4 +232,4 @@ class KtreeCp(_Model):
         from twbn.solvers.models.cp import solve_cp
 
         return solve_cp(self.problem, self.options, time_limit=budget.limit(), seed=seed, warm_start=start,
-                        control=budget.control, extend=self._extensions)
+                        control=budget.control, extend=self._extensions, policy=budget.policy)

@@ -19,16 +19,16 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.plugins import Method, register_method
-from twbn.solvers.control import OVERRUN_GRACE_S
+from twbn.solvers.policy import DEFAULT_POLICY
 from twbn.solvers.registry import METHODS, get_method, solve
 
 __all__ = ["check_method", "random_problem_cache"]
 
 #: Seconds a call may run past its limit (process start excluded; model building and
 #: certification included), as for the built-in methods (tests/test_contract.py). A
-#: method still running ``OVERRUN_GRACE_S`` past its deadline is abandoned (and reported)
+#: method still running ``Policy.overrun_grace_s`` past its deadline is abandoned (and reported)
 #: before that.
-TIME_MARGIN = OVERRUN_GRACE_S + 0.5
+TIME_MARGIN = DEFAULT_POLICY.overrun_grace_s + 0.5
 
 
 def random_problem_cache(n: int, seed: int, max_size: int = 2, sets: int = 6) -> ScoreCache:

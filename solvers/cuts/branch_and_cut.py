@@ -30,7 +30,7 @@ The handler (``_ClusterHandler``):
   treewidth bound when there is one (``sink_heuristic``);
 - heuristic (``_LnsHeuristic``, bounded mode by default): large-neighbourhood search on
   the incumbent, a sub-``cuts`` over ~8 variables with the rest fixed
-  (solvers/cuts/lns.py), within ``LNS_SHARE`` of the elapsed time.
+  (solvers/cuts/lns.py), within the option ``lns_share`` of the elapsed time.
 Branching: with ``edges`` (the default) the skeleton's edge variables e_{uv} of
 formulations/cluster_ilp.py are branched on before the family variables. Fixing one
 family says little (hundreds of others remain), while e_{uv} = 0 removes both
@@ -59,7 +59,8 @@ from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION, exact_clusters, 
 from twbn.solvers.cuts.lns import fixed_fill, fixed_outside, neighbourhood
 from twbn.solvers.cuts.minor_separation import minor_density_rows
 from twbn.solvers.control import RunControl, cooperating
-from twbn.solvers.budget import CUTS_BUILD_SHARE, CUTS_IMPROVE_SHARE, Budget
+from twbn.solvers.budget import Budget
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import CutsOptions
 from twbn.solvers.models.backends import _finite, record_scip_trajectory, root_bound, scip_interrupt, scip_model
@@ -67,37 +68,9 @@ from twbn.solvers.models.backends import _finite, record_scip_trajectory, root_b
 __all__ = ["sink_heuristic", "Backoff", "solve_cuts", "METHOD"]
 
 EXACT_MODES = ("always", "root", "never")
-#: Greedy clusters that seed the matroid-row search besides the fractional variables:
-#: mushroom's bound after 600 s was −90,453 with none, −90,847 with 2, −90,721 with all
-#: (each search costs ~0.04 s there since the BLAS rewrite; optimum −91,074).
-MATROID_SEEDS = 2
-#: The matroid search runs every round, not only when the rows before it fail (on mushroom
-#: that moved the 600 s bound from −90,453 to −90,847, optimum −91,074), but after searches
-#: that find nothing it backs off, up to this many rounds: in wdbc k = 2's root (after a
-#: k-G start) it took 54 of 96 s and found 16 rows in 144 searches.
-MATROID_MAX_SKIP = 16
-#: SCIP's limit is what is left after building the model, less as much again: setting the
-#: start, SCIP's set-up and first LP, and reading the solution back grow with the model and
-#: SCIP's clock misses some of it (bounded jester, n = 100, k = 8, 772,774 sets: built in
-#: 21 s, then 18 s more with a SCIP limit of 0.1 s; baudio k = 5: 14 s, then 3.5 s past).
-#: So the model must be built within CUTS_BUILD_SHARE of the limit (solvers/budget.py), or
-#: the start is the answer.
-WIND_DOWN = 1.0
-#: Seconds one exact separation may take; beyond it the round returns what it has.
-EXACT_CALL_LIMIT = 10.0
-#: Seconds per separation round for the minor density rows (6), bounded mode: the restarts
-#: of solvers/cuts/minor_separation.py stop there (at n = 31 a round takes ~0.1 s).
-MINOR_CALL_LIMIT = 2.0
-#: Large-neighbourhood search (``_LnsHeuristic``): one sub-solve's time limit and the
-#: neighbourhood sizes (its share of the elapsed time is the option ``lns_share``).
-LNS_CALL_LIMIT = 10.0
-LNS_START_SIZE = 8
-LNS_MIN_SIZE = 4
-#: Bounded, the kind of neighbourhood (``_LnsHeuristic._held_next``): tries of each kind
-#: before choosing, the chance of trying the worse kind, the decay of past gains and times.
-LNS_TRIES = 2
-LNS_EXPLORE = 0.2
-LNS_DECAY = 0.7
+# The time and search knobs of the handlers below (matroid_seeds, matroid_max_skip,
+# wind_down, exact_call_limit_s, minor_call_limit_s, lns_*) are the Policy's fields,
+# with their measurements (solvers/policy.py).
 #: The sub-solves separate the cluster rows (3) only, exactly at their root: on eight
 #: 10-variable neighbourhoods of wdbc k = 4's −11,772.51 network, all of them timed out
 #: at 10 s either way, but with twbn's full separation none found a better network and
@@ -211,6 +184,7 @@ class _LnsKind:
     the decayed score gained, seconds spent and number of tries behind ``rate``."""
 
     size: int
+    decay: float = DEFAULT_POLICY.lns_decay
     stalls: int = 0
     gain: float = 0.0
     seconds: float = 0.0
@@ -221,8 +195,8 @@ class _LnsKind:
         return self.gain / max(self.seconds, 1e-3)
 
     def record(self, gain: float, seconds: float) -> None:
-        self.gain = LNS_DECAY * self.gain + gain
-        self.seconds = LNS_DECAY * self.seconds + seconds
+        self.gain = self.decay * self.gain + gain
+        self.seconds = self.decay * self.seconds + seconds
         self.tries += 1
 
 
@@ -241,10 +215,11 @@ def _handler_classes():
 
     class _ClusterHandler(pyscipopt.Conshdlr):
         def __init__(self, ilp: ClusterIlp, exact: str, deadline: float | None, cluster_k: int, matroid: bool,
-                     minor: bool):
+                     minor: bool, policy: Policy):
             self.ilp = ilp
             self.matroid = matroid
-            self.matroid_backoff = Backoff(MATROID_MAX_SKIP)
+            self.policy = policy
+            self.matroid_backoff = Backoff(policy.matroid_max_skip)
             self.minor = minor and ilp.treewidth is not None
             self.yvars = None
             self.exact = exact
@@ -294,7 +269,8 @@ def _handler_classes():
             return cutoff
 
         def _time_left(self) -> float:
-            return EXACT_CALL_LIMIT if self.deadline is None else min(EXACT_CALL_LIMIT, self.deadline - time.monotonic())
+            most = self.policy.exact_call_limit_s
+            return most if self.deadline is None else min(most, self.deadline - time.monotonic())
 
         def conssepalp(self, constraints, nusefulconss):
             """Cheap routines first, exact sub-IPs only when they find nothing: greedy (3),
@@ -312,7 +288,7 @@ def _handler_classes():
             matroid_rows = []
             if self.matroid and self.cluster_k >= 2 and self.matroid_backoff.due(optional=any(cuts.values())):
                 frac = np.unique(table.child[(x > 1e-6) & (x < 1 - 1e-6)]).tolist()
-                seeds = [frac] + cuts[1][:MATROID_SEEDS]
+                seeds = [frac] + cuts[1][:self.policy.matroid_seeds]
                 for r in range(2, self.cluster_k + 1):
                     matroid_rows += [(c, r) for c in local_matroid_rows(table, x, r, seeds, deadline=self.deadline)]
                 self.counts["matroid_cuts"] += len(matroid_rows)
@@ -352,7 +328,7 @@ def _handler_classes():
             # LP. wdbc k = 4, root in 96 s: −11,609.07 this way; at y + yᵀ 890 rows kept the
             # root from finishing (−11,587.95, against −11,605.89 without the rows)
             t = self.ilp.table.moral_weights(x)
-            rows = minor_density_rows(t, self.ilp.treewidth, deadline=time.monotonic() + MINOR_CALL_LIMIT)
+            rows = minor_density_rows(t, self.ilp.treewidth, deadline=time.monotonic() + self.policy.minor_call_limit_s)
             self.counts["minor_cuts"] += len(rows)
             return rows
 
@@ -430,8 +406,8 @@ def _handler_classes():
 
     class _LnsHeuristic(_NetworkHeuristic):
         """Large-neighbourhood search on the incumbent (solvers/cuts/lns.py): one
-        neighbourhood per call, re-solved by a sub-``cuts`` of at most ``LNS_CALL_LIMIT``
-        seconds, while the time spent here stays within ``share`` (default ``LNS_SHARE``) of
+        neighbourhood per call, re-solved by a sub-``cuts`` of at most ``policy.lns_call_limit_s``
+        seconds, while the time spent here stays within ``share`` (the option ``lns_share``) of
         the time elapsed.
         Bounded, a neighbourhood may also hold the triangulation between its fixed
         variables (``fixed_fill``); which kind comes next goes by the score each has gained
@@ -440,8 +416,8 @@ def _handler_classes():
         exhausted); one cut short by its time limit without a gain shrinks it by 1."""
 
         def __init__(self, ilp: ClusterIlp, problem: Problem, handler, t0: float, deadline: float | None, seed: int | None,
-                     share: float):
-            self.share = share
+                     share: float, policy: Policy):
+            self.share, self.policy = share, policy
             self.ilp = ilp
             self.problem = problem
             self.handler = handler
@@ -449,25 +425,27 @@ def _handler_classes():
             self.deadline = deadline
             self.rng = random.Random(0 if seed is None else seed)  # reproducible without a seed too
             # per kind of neighbourhood: triangulation between fixed variables held or free
-            self.kinds = {held: _LnsKind(min(LNS_START_SIZE, problem.n)) for held in (True, False)}
+            self.kinds = {held: _LnsKind(min(policy.lns_start_size, problem.n), policy.lns_decay)
+                          for held in (True, False)}
             self.spent = 0.0
             self.counts = {"lns_calls": 0, "lns_improvements": 0, "lns_seconds": 0.0}
             self.control = None  # the RunControl of the solve, set after construction
 
         def _held_next(self) -> bool:
-            """The kind of the next neighbourhood: each kind ``LNS_TRIES`` times in turn, then
+            """The kind of the next neighbourhood: each kind ``policy.lns_tries`` times in turn, then
             the one with more (decayed) score gained per second, the other one with
-            probability ``LNS_EXPLORE``."""
+            probability ``policy.lns_explore``."""
             held, free = self.kinds[True], self.kinds[False]
-            if min(held.tries, free.tries) < LNS_TRIES:
+            if min(held.tries, free.tries) < self.policy.lns_tries:
                 return held.tries <= free.tries
             best = held.rate >= free.rate
-            return best if self.rng.random() >= LNS_EXPLORE else not best
+            return best if self.rng.random() >= self.policy.lns_explore else not best
 
         def heurexec(self, heurtiming, nodeinfeasible):
             m = self.model
             now = time.monotonic()
-            left = LNS_CALL_LIMIT if self.deadline is None else min(LNS_CALL_LIMIT, self.deadline - now - 1.0)
+            most = self.policy.lns_call_limit_s
+            left = most if self.deadline is None else min(most, self.deadline - now - 1.0)
             if (m.getNSols() == 0 or self.spent > self.share * (now - self.t0) or left < 1.0
                     or (self.control is not None and self.control.stop_requested())):
                 return {"result": SCIP_RESULT.DIDNOTRUN}
@@ -481,7 +459,8 @@ def _handler_classes():
             start = make_solution(sub, parents, bound=None, status="feasible", method="cuts", order_hint=hint)
             fill = fixed_fill(parents, start.elimination_order, free) if held else None
             found = solve_cuts(sub, time_limit=left, seed=self.rng.randrange(2**31), warm_start=start,
-                               fixed_y=fill, control=self.control, _report=False, options=LNS_SUB_OPTIONS)
+                               fixed_y=fill, control=self.control, _report=False, options=LNS_SUB_OPTIONS,
+                               policy=self.policy)
             self.counts["lns_calls"] += 1
             gained = found.parents is not None and found.score > start.score + 1e-9 * max(1.0, abs(start.score))
             if gained:
@@ -491,7 +470,7 @@ def _handler_classes():
                 if kind.stalls * kind.size >= self.problem.n:
                     kind.size, kind.stalls = min(self.problem.n, kind.size + 2), 0
             else:
-                kind.size = max(LNS_MIN_SIZE, kind.size - 1)
+                kind.size = max(self.policy.lns_min_size, kind.size - 1)
             stored = gained and self.try_network(found.parents, found.elimination_order)
             self.counts["lns_improvements"] += int(stored)
             took = time.monotonic() - now
@@ -516,6 +495,7 @@ def solve_cuts(
     scip_params: dict | None = None,
     control: "RunControl | None" = None,
     extend: Sequence = (),
+    policy: Policy = DEFAULT_POLICY,
     _report: bool = True,
 ) -> SolverResult:
     """The best network by the cluster-cut ILP (formulations/cluster_ilp.py) in SCIP,
@@ -555,6 +535,9 @@ def solve_cuts(
     scip_params : dict, optional
         SCIP parameters by name, set after twbn's own (e.g.
         ``{"separating/maxrounds": 5}``).
+    policy : Policy, optional
+        The handlers' and the build's knobs (``cuts_build_share``, ``wind_down``,
+        ``exact_call_limit_s``, ``lns_*``, ...); default: the measured ones.
     control : RunControl, optional
         Stop requests (SCIP's incumbent is kept) and progress.
     extend : sequence of callables
@@ -604,7 +587,7 @@ def solve_cuts(
     deadline = None if time_limit is None else t0 + time_limit
     try:
         ilp = build_cluster_ilp(model_problem, m, edges=edges, ancestry=ancestry,
-                                deadline=None if time_limit is None else t0 + CUTS_BUILD_SHARE * time_limit)
+                                deadline=None if time_limit is None else t0 + policy.cuts_build_share * time_limit)
     except BuildTimeout as exc:
         # the model alone outlasts the budget (bounded, n ≳ 100): the start is the answer
         wall = round(time.monotonic() - t0, 4)
@@ -620,7 +603,7 @@ def solve_cuts(
         m.chgVarUb(ilp.y[arc], float(value))
     build_s = time.monotonic() - t0
     if time_limit is not None:
-        m.setParam("limits/time", max(0.1, time_limit - (1.0 + WIND_DOWN) * build_s))
+        m.setParam("limits/time", max(0.1, time_limit - (1.0 + policy.wind_down) * build_s))
     if seed is not None:
         m.setParam("randomization/randomseedshift", int(seed) % 2**31)
     # the components presolver would split the problem by the linear rows alone, unaware
@@ -639,7 +622,7 @@ def solve_cuts(
     for name, value in (scip_params or {}).items():
         m.setParam(name, value)
     handler_cls, heur_cls, lns_cls = _handler_classes()
-    handler = handler_cls(ilp, exact, deadline, cluster_k, matroid, minor)
+    handler = handler_cls(ilp, exact, deadline, cluster_k, matroid, minor, policy)
     m.includeConshdlr(handler, "twbn_cluster", "cluster constraints: the chosen families form a DAG",
                       sepapriority=100, enfopriority=-100, chckpriority=-100, sepafreq=1, needscons=False)
     heur = heur_cls(ilp, handler)
@@ -649,7 +632,7 @@ def solve_cuts(
         lns = problem.treewidth is not None and within is None
     lns_heur = None
     if lns:
-        lns_heur = lns_cls(ilp, model_problem, handler, t0, deadline, seed, lns_share)
+        lns_heur = lns_cls(ilp, model_problem, handler, t0, deadline, seed, lns_share, policy)
         lns_heur.control = control
         # after each node's LP, not inside the root's cutting loop: there it took 31 s of
         # wdbc k = 2's 96 s (after k-G) and the root bound was −11,583 instead of −11,656.
@@ -710,20 +693,15 @@ def solve_cuts(
     return make_solution(problem, parents, bound=bound, status=st, order_hint=hint, **info)
 
 
-#: Above this n the whole cluster-cut ILP's root LP may not finish in minutes (bounded,
-#: n = 64: not in 60 s; unbounded baudio, n = 100: not in 120 s), so ``cuts`` keeps
-#: BOUND_SHARE for the cluster LP's bound there and, given no start, runs ``improve`` first.
-LARGE_N = 40
-
-
 def _run(problem: Problem, options: CutsOptions, budget: Budget, *, seed: int | None, solver: str,
          start: SolverResult | None) -> SolverResult:
-    """``solve_cuts`` as a method: above LARGE_N without a start, ``improve`` first."""
+    """``solve_cuts`` as a method: above the policy's ``cuts_max_n`` without a start,
+    ``improve`` first (the whole ILP's root LP may not finish in minutes there)."""
     from twbn.solvers.registry import solve
 
     share = options.improve_share
     if share is None:  # by default only without a start: a given one is used as it is
-        share = CUTS_IMPROVE_SHARE if problem.n > LARGE_N and start is None else 0.0
+        share = budget.policy.cuts_improve_share if problem.n > budget.policy.cuts_max_n and start is None else 0.0
     used, start_score, given = 0.0, None, start
     if share > 0 and budget.seconds is not None:
         # SCIP's own heuristics find nothing worth having at this size and the LNS runs only
@@ -745,7 +723,7 @@ def _run(problem: Problem, options: CutsOptions, budget: Budget, *, seed: int | 
             budget.control.begin("cuts")
             budget.control.report(incumbent=start_score)
     sol = solve_cuts(problem, options, time_limit=budget.limit(), seed=seed, warm_start=start,
-                     control=budget.control)
+                     control=budget.control, policy=budget.policy)
     if used:  # its seconds, also in wall_time (solve() counts the whole call)
         sol.stats["warm_start"] = {"from": "improve" if given is None else "improve from the given start",
                                    "score": start_score, "seconds": round(used, 4)}
@@ -754,7 +732,8 @@ def _run(problem: Problem, options: CutsOptions, budget: Budget, *, seed: int | 
 
 #: The cluster-cut ILP as the registry lists it.
 METHOD = Method("cuts", _run, options=CutsOptions,
-                summary=f"the cluster-cut ILP (GOBNILP-style) on SCIP, bounded or unbounded; above n = {LARGE_N} "
+                summary=f"the cluster-cut ILP (GOBNILP-style) on SCIP, bounded or unbounded; above n = "
+                        f"{DEFAULT_POLICY.cuts_max_n} "
                         "without a start, improve first",
-                backends=("scip",), warm_start=True, seeded=True, lp_bound_from=LARGE_N + 1,
+                backends=("scip",), warm_start=True, seeded=True, lp_bound_from="cuts_max_n",
                 default_time_limit=None)

@@ -56,17 +56,17 @@ Piece size adapts to what solves: a sub-problem solved to optimality in under a 
 of its time limit grows the next piece by one variable, one cut short shrinks it by two.
 
 Pieces only re-solve what H allows: the boundary cliques and the closure of F are H's.
-After ``STUCK_PIECES`` pieces in a row without a gain, H is redrawn: random greedy
+After ``stuck_pieces`` pieces in a row without a gain, H is redrawn: random greedy
 elimination orders of the current network's moral graph, the one of width ≤ k with the
 fewest edges that differs from H (any width-≤ k triangulation of the moral graph is a
 valid H, with the order as its perfect elimination order).
 
 Restarts (issue 33.3). At the largest piece limit a search can still stall: at plants,
-k = 8, 1,800 s, its last gain came 559 s into 1,008 s. Once ``STALL_PIECES`` pieces in a
-row at that limit gained nothing (or, once k-trees have taken over, ``STALL_PIECES``
+k = 8, 1,800 s, its last gain came 559 s into 1,008 s. Once ``stall_pieces`` pieces in a
+row at that limit gained nothing (or, once k-trees have taken over, ``stall_pieces``
 k-tree pieces: their limit no longer grows), the method goes on from another k-MAX
-network (the next seed, its start stage capped at ``RESTART_START_MAX_S``) with what is left,
-while at least ``RESTART_MIN_S`` is, and keeps the best network of all its searches.
+network (the next seed, its start stage capped at ``restart_start_max_s``) with what is left,
+while at least ``restart_min_s`` is, and keeps the best network of all its searches.
 Where k-MAX gives back a network already searched from (at plants every seed's best was
 seed 1's), that restart is dropped and the next ones start from k-G's networks, whose
 random orders differ.
@@ -81,11 +81,11 @@ candidate sets only those whose family is a clique of H*, and no treewidth model
 plants (k = 5) they solved at 20–25 free variables where tree pieces reached 10–13. Glued
 in as a moral piece (σ kept, H the fill-in of the new moral graph along σ, inside H*).
 They only search networks inside H*, so H's pieces come first (a k-MAX start already
-holds the best families of its own k-tree). At k >= ``KTREE_ONLY_MIN_K``, once H's pieces
-are stuck (``KTREE_AFTER_PIECES`` without a gain) the piece limit doubles and k-trees take
-over for the rest of the search: one ends after ``KTREE_STUCK_PIECES`` of its pieces in a
-row without a gain or after ``KTREE_SECONDS``, and the next is drawn from a redrawn H.
-Below that k they take turns: H's pieces are stuck after ``STUCK_PIECES``; when a k-tree's
+holds the best families of its own k-tree). At k >= ``ktree_only_min_k``, once H's pieces
+are stuck (``ktree_after_pieces`` without a gain) the piece limit doubles and k-trees take
+over for the rest of the search: one ends after ``ktree_stuck_pieces`` of its pieces in a
+row without a gain or after ``ktree_seconds``, and the next is drawn from a redrawn H.
+Below that k they take turns: H's pieces are stuck after ``stuck_pieces``; when a k-tree's
 pieces give out, H is redrawn, and another k-tree is drawn only if that one gained, else
 H's pieces go on. H* is drawn anew when σ changes or a family of the
 network stops being a clique of it (a piece cut before it, with ``jobs`` >= 2).
@@ -96,7 +96,7 @@ k-trees, one after another, gained 1,600–2,600 in 60 s from there, where H's p
 first, then one k-tree's, gained 850.
 
 Larger pieces once the small ones give out (issue 33.3). Each time the search is stuck
-(``STUCK_PIECES`` pieces without a gain, with or without a bound), a piece's time limit
+(``stuck_pieces`` pieces without a gain, with or without a bound), a piece's time limit
 doubles, up to ``max_piece_time_limit`` (8 × ``piece_time_limit`` by default), and the
 adapted size grows with it. Where every small piece is locally optimal (at plants, k = 2,
 where every redraw of H is H itself) only a larger one can gain; where small pieces keep
@@ -121,6 +121,9 @@ machine's, so each piece takes its time limit (what is left of the budget, at mo
 ``piece_time_limit``) when it is sent; a piece still out when the budget ends is cancelled
 and not waited for (a piece that had begun runs to its own limit on its worker, unseen).
 The extra k-MAX starts stay on this machine's cores and are not run beside a cluster.
+
+The knobs in double back-quotes are fields of the search's
+:class:`~twbn.solvers.policy.Policy` (``budget.policy``), with their measurements.
 """
 
 from __future__ import annotations
@@ -138,64 +141,18 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.scoring.errors import TwbnError
-from twbn.solvers.budget import IMPROVE_START_SHARE, START_MAX_S, Budget
+from twbn.solvers.budget import Budget, limit_until
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.control import RunControl
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import CutsOptions, ImproveOptions
-from twbn.solvers.parallel import PARALLEL_MARGIN, Alone, end_pool
+from twbn.solvers.parallel import Alone, end_pool
 
 __all__ = ["improve", "choose_piece", "piece_problem", "METHOD"]
 
-#: Smallest and largest piece size (free variables); the first is ``start_size``.
-MIN_SIZE = 4
-MAX_SIZE = 40
 #: The sub-solves separate the cluster rows (3) only, exactly at their root (as the LNS
 #: of ``cuts``, solvers/cuts/branch_and_cut.py, measured on wdbc).
 SUB_OPTIONS = CutsOptions(exact="root", cluster_k=1, matroid=False, minor=True, lns=False)
-#: Without a bound (or k >= n - 1) the start is k-MAX's network under this bound: it is a
-#: network of the problem too, and k-MAX's first clique of k + 1 is solved exactly.
-UNBOUNDED_START_K = 8
-
-#: Pieces in a row without a gain after which the triangulation H is redrawn (a bounded
-#: problem): pieces only re-solve what H allows, and plants (k = 5) gained nothing in
-#: its last 30 of 75 pieces with the same H.
-STUCK_PIECES = 12
-#: Random greedy orders of the moral graph tried per redraw; min-fill up to this n, then
-#: min-degree (min-fill's Python loop takes seconds at n = 1,041).
-REDRAW_TRIES = 6
-#: Pieces in a row at the largest piece time limit (or k-tree pieces after k-trees took
-#: over) without a gain after which the search has stalled (two redraws of H at that limit
-#: gave nothing): ``improve`` with ``stop_when_stalled`` returns, and the method restarts
-#: from another k-MAX network.
-STALL_PIECES = 2 * STUCK_PIECES
-#: k-tree pieces in a row without a gain that end a k-tree (module docstring): at plants
-#: (k = 8, 60 s from one network, two seeds, with a schedule since replaced) 6 ended about
-#: 1,400 ahead of 12, at k = 5 level with it (docs/auto.md).
-KTREE_STUCK_PIECES = 6
-#: Seconds after which a k-tree ends even while it gains: later k-trees, on redrawn H, gain
-#: more than the tail of one (an experiment of whole k-trees at 6 s each, docs/auto.md).
-KTREE_SECONDS = 6.0
-#: H's pieces in a row without a gain after which k-trees take over (k >= KTREE_ONLY_MIN_K):
-#: sooner than a redraw of H alone (``STUCK_PIECES``); at plants (60 s from searched
-#: networks, 3 seeds) 6 with k-trees from then on ended 540 (k = 5) and 890 (k = 8) ahead
-#: of 12 with turns back to H's pieces.
-KTREE_AFTER_PIECES = 6
-#: The smallest k at which k-trees take over once H's pieces are stuck. At k = 2 they lost
-#: 524 (baudio) and 280 (jester) at 60 s, below BLIP there: H's larger pieces are what gains
-#: at k = 2, so below this k a k-tree that gained nothing hands back to H's pieces after
-#: ``KTREE_STUCK_PIECES``, and H's pieces are stuck after ``STUCK_PIECES``.
-KTREE_ONLY_MIN_K = 3
-#: A restart needs at least this many seconds: at 60 s a k-MAX start of 8 s and 42 s of
-#: pieces reached −245,478 at plants k = 8, better than a search that stalled at 1,800 s.
-RESTART_MIN_S = 60.0
-#: A restart's start stage takes at most this many seconds (the first start: ``START_MAX_S``).
-#: At plants (1,800 s, k = 5 and 8, 3 seeds each) a k-G start after 60 s was 6,000–10,000
-#: below where its search ended, the first restart's 60 s k-MAX start was always a repeat,
-#: and 240 of the 1,218 s after the first search went to starts.
-RESTART_START_MAX_S = 12.0
-#: How far a stuck search's doubling takes a piece's time limit by default (2 s -> 16 s).
-PIECE_LIMIT_GROWTH = 8
-REDRAW_FILL_MAX_N = 200
 
 LOG = logging.getLogger("twbn")
 
@@ -345,8 +302,8 @@ class _State:
     """The current network, a width-≤ k elimination order of it and its triangulation,
     patched piece by piece."""
 
-    def __init__(self, problem: Problem, start: SolverResult):
-        self.problem = problem
+    def __init__(self, problem: Problem, start: SolverResult, policy: Policy = DEFAULT_POLICY):
+        self.problem, self.policy = problem, policy
         self.k = problem.treewidth
         self.parents = [tuple(sorted(p)) for p in start.parents]
         self.order = list(start.elimination_order)
@@ -415,7 +372,7 @@ class _State:
         order, kept = self.order, True
         width = elimination_width(g, order)  # also the width of its fill-in along the same order
         if width > self.k:
-            order, kept = random_greedy_order(g, random.Random(0), fill=self.problem.n <= REDRAW_FILL_MAX_N), False
+            order, kept = random_greedy_order(g, random.Random(0), fill=self.problem.n <= self.policy.redraw_fill_max_n), False
             width = elimination_width(g, order)
             if width > self.k:
                 return False
@@ -435,8 +392,8 @@ class _State:
         g = moral_graph(self.parents)
         edges = lambda adj: sum(len(nb) for nb in adj.values())  # noqa: E731
         best = None
-        for _ in range(REDRAW_TRIES):
-            order = random_greedy_order(g, rng, fill=self.problem.n <= REDRAW_FILL_MAX_N)
+        for _ in range(self.policy.redraw_tries):
+            order = random_greedy_order(g, rng, fill=self.problem.n <= self.policy.redraw_fill_max_n)
             if elimination_width(g, order) > self.k:
                 continue
             tri = fill_in(g, order)
@@ -454,7 +411,7 @@ class _State:
         narrower (k-MAX's start fills H up to a k-tree: width k, however narrow the network)."""
         if self._narrow is None:
             g = moral_graph(self.parents)
-            order = random_greedy_order(g, random.Random(0), fill=self.problem.n <= REDRAW_FILL_MAX_N)
+            order = random_greedy_order(g, random.Random(0), fill=self.problem.n <= self.policy.redraw_fill_max_n)
             self._narrow = elimination_width(g, order)
         return min(self.width, self._narrow)
 
@@ -490,16 +447,17 @@ class _Piece:
 
 
 def _solve_piece(piece_problem_: Problem, start: SolverResult, fixed, ancestry, deadline: float | None,
-                 piece_time_limit: float, seed: int, control: RunControl | None = None) -> tuple[SolverResult, float, float]:
+                 piece_time_limit: float, seed: int, control: RunControl | None = None,
+                 policy: Policy = DEFAULT_POLICY) -> tuple[SolverResult, float, float]:
     """One piece's sub-problem solved by the cluster-cut ILP (its root): (result, seconds it
     took, its time limit). ``deadline`` is a ``time.monotonic()`` instant, the same in
     every process of the machine."""
     from twbn.solvers.cuts.branch_and_cut import solve_cuts
 
     t1 = time.monotonic()
-    limit = piece_time_limit if deadline is None else max(0.05, min(piece_time_limit, deadline - t1))
+    limit = limit_until(deadline, policy, at_most=piece_time_limit)
     found = solve_cuts(piece_problem_, time_limit=limit, seed=seed, warm_start=start, fixed_y=fixed or None,
-                       ancestry=ancestry, control=control, _report=False, options=SUB_OPTIONS)
+                       ancestry=ancestry, control=control, _report=False, options=SUB_OPTIONS, policy=policy)
     return found, time.monotonic() - t1, limit
 
 
@@ -519,14 +477,14 @@ class _Search:
     piece size, the counts and the trajectory."""
 
     def __init__(self, problem: Problem, start: SolverResult, options: ImproveOptions, seed: int | None,
-                 control: RunControl | None, stop_when_stalled: bool = False) -> None:
-        self.problem, self.options, self.control = problem, options, control
+                 control: RunControl | None, stop_when_stalled: bool = False, policy: Policy = DEFAULT_POLICY) -> None:
+        self.problem, self.options, self.control, self.policy = problem, options, control, policy
         self.t0 = time.monotonic()
         self.rng = random.Random(seed)
-        self.state = _State(problem, start)
+        self.state = _State(problem, start, policy)
         self.size = max(1, min(options.start_size, problem.n))
         self.piece_limit = options.piece_time_limit  # doubled while stuck, up to the next
-        self.max_piece_limit = options.max_piece_time_limit or PIECE_LIMIT_GROWTH * options.piece_time_limit
+        self.max_piece_limit = options.max_piece_time_limit or policy.piece_limit_growth * options.piece_time_limit
         self.overrun = 0.0  # the most a piece ran past its limit: later pieces end that much early
         self.proved = False
         self.since_gain = 0
@@ -542,7 +500,7 @@ class _Search:
         self.ktree_size = self.size
         self.ktree_since_gain = 0
         self.ktree_turns = options.ktree_pieces and self.state.tri is not None and problem.treewidth < problem.n - 1
-        self.ktree_only = self.ktree_turns and problem.treewidth >= KTREE_ONLY_MIN_K  # after H's first stall
+        self.ktree_only = self.ktree_turns and problem.treewidth >= policy.ktree_only_min_k  # after H's first stall
         self.ktree_gained = False
         self.trajectory = [{"time": round(time.monotonic() - self.t0, 4), "incumbent": self.state.score,
                             "bound": None}]
@@ -649,10 +607,10 @@ class _Search:
             self.proved = True  # the piece was the whole problem: the network is optimal (gain or not)
         elif found.status == "optimal":
             if took < limit / 4:
-                size = min(MAX_SIZE, self.problem.n, size + 1)
+                size = min(self.policy.piece_max_size, self.problem.n, size + 1)
         else:
             counts["timed_out"] += 1
-            size = max(MIN_SIZE, size - 2)
+            size = max(self.policy.piece_min_size, size - 2)
         if piece.ktree:
             self.ktree_size = size
             self.ktree_since_gain += 1
@@ -660,12 +618,13 @@ class _Search:
             self.size = size
             self.since_gain += 1
         self.dry = self.dry + 1 if self.dry < 0 or self.piece_limit >= self.max_piece_limit else 0
-        if self.dry >= STALL_PIECES and self.stalled_at is None:
+        if self.dry >= self.policy.stall_pieces and self.stalled_at is None:
             self.stalled_at = math.floor(100 * (time.monotonic() - self.t0)) / 100  # never past the wall time
-        if self.ktree is not None and (self.ktree_since_gain >= KTREE_STUCK_PIECES or (
-                self.ktree_only and time.monotonic() - self._ktree_t0 > KTREE_SECONDS)):
+        policy = self.policy
+        if self.ktree is not None and (self.ktree_since_gain >= policy.ktree_stuck_pieces or (
+                self.ktree_only and time.monotonic() - self._ktree_t0 > policy.ktree_seconds)):
             # H*'s pieces gave out or had their time: another H* of a redrawn H (below
-            # KTREE_ONLY_MIN_K, only if this one gained; else H's pieces)
+            # ktree_only_min_k, only if this one gained; else H's pieces)
             if state.redraw(self.rng):
                 counts["redrawn"] = counts.get("redrawn", 0) + 1
             if self.ktree_only or self.ktree_gained:
@@ -673,7 +632,8 @@ class _Search:
             else:
                 self.ktree = None
                 self.since_gain = 0
-        elif self.since_gain >= (KTREE_AFTER_PIECES if self.ktree_only else STUCK_PIECES) and not self.proved:
+        elif self.since_gain >= (policy.ktree_after_pieces if self.ktree_only else policy.stuck_pieces) \
+                and not self.proved:
             self.since_gain = 0
             # larger pieces (module docstring)
             self.piece_limit = min(self.max_piece_limit, 2 * self.piece_limit)
@@ -730,6 +690,7 @@ def improve(
     scheduler: str | None = None,
     joining: tuple[float, int] | None = None,
     stop_when_stalled: bool = False,
+    policy: Policy = DEFAULT_POLICY,
 ) -> SolverResult:
     """Improve ``start`` by re-solving pieces of it exactly (module docstring) until
     ``time_limit`` seconds have passed or ``options.max_pieces`` pieces were tried (or,
@@ -768,8 +729,11 @@ def improve(
         ``(when, extra)``: from ``time.monotonic()`` ``when`` on, ``extra`` more processes
         solve pieces (the job the LP's bound had beside it comes back, registry.solve);
         ignored with a ``scheduler``. ``stats["joined"]`` says when they joined.
+    policy : Policy, optional
+        Its knobs (``stuck_pieces``, ``stall_pieces``, ``ktree_*``, piece sizes, ...);
+        default: the measured ones.
     stop_when_stalled : bool, default False
-        Return once ``STALL_PIECES`` pieces in a row at the largest piece time limit (or
+        Return once ``policy.stall_pieces`` pieces in a row at the largest piece time limit (or
         k-tree pieces, once k-trees took over) gained nothing (``stats["stalled"]``: seconds
         into the search, recorded either way).
 
@@ -803,7 +767,7 @@ def improve(
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
     options = options or ImproveOptions()
-    search = _Search(problem, start, options, seed, control, stop_when_stalled)
+    search = _Search(problem, start, options, seed, control, stop_when_stalled, policy)
     deadline = None if time_limit is None else search.t0 + time_limit
     if scheduler is not None or (joining is not None and deadline is not None and joining[0] >= deadline - 0.2):
         joining = None
@@ -820,7 +784,7 @@ def improve(
         piece = search.cut()
         found, took, limit = _solve_piece(piece.problem, piece.start, piece.fixed, piece.ancestry,
                                           search.piece_deadline(deadline), search.piece_limit,
-                                          search.rng.randrange(2**31), control)
+                                          search.rng.randrange(2**31), control, policy)
         search.take(piece, found, took, limit)
     sol = search.result(start, seed, time_limit, jobs)
     if joined is not None:
@@ -838,7 +802,7 @@ def _over(search: _Search, deadline: float | None) -> bool:
     if search.control is not None and search.control.stop_requested():
         return True
     if search.stop_when_stalled and search.stalled_at is not None \
-            and (deadline is None or deadline - time.monotonic() >= RESTART_MIN_S):
+            and (deadline is None or deadline - time.monotonic() >= search.policy.restart_min_s):
         search.counts["ended_stalled"] = True  # the caller restarts
         return True
     return deadline is not None and deadline - time.monotonic() < 0.2
@@ -852,8 +816,8 @@ class _Workers:
     """Where pieces are solved beside this process: ``jobs`` spawned local processes, or a
     Dask cluster's workers (``scheduler``)."""
 
-    def __init__(self, jobs: int, scheduler: str | None) -> None:
-        self.client = None
+    def __init__(self, jobs: int, scheduler: str | None, policy: Policy) -> None:
+        self.client, self.policy = None, policy
         if scheduler is None:
             import multiprocessing
             import os
@@ -864,16 +828,15 @@ class _Workers:
         else:
             from twbn.solvers.parallel import dask_client
 
-            self.client = dask_client(scheduler)
+            self.client = dask_client(scheduler, policy)
             self.pool = self.client.get_executor(pure=False)
 
     def submit(self, piece: _Piece, deadline: float | None, piece_time_limit: float, seed: int):
         if self.client is not None:  # another machine's clock: the limit is fixed when sent
-            if deadline is not None:
-                piece_time_limit = max(0.05, min(piece_time_limit, deadline - time.monotonic()))
+            piece_time_limit = limit_until(deadline, self.policy, at_most=piece_time_limit)
             deadline = None
         return self.pool.submit(_solve_piece, piece.problem, piece.start, piece.fixed, piece.ancestry, deadline,
-                                piece_time_limit, seed)
+                                piece_time_limit, seed, None, self.policy)
 
     def close(self) -> None:
         if self.client is not None:
@@ -899,7 +862,7 @@ def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: 
     extra = 0 if joining is None else joining[1]
     try:
         # a local pool starts its processes as pieces need them: the joining ones only then
-        workers = _Workers(jobs + extra, scheduler)
+        workers = _Workers(jobs + extra, scheduler, search.policy)
         while not search.proved and not _over(search, deadline):
             max_pieces = search.options.max_pieces
             now_jobs = jobs
@@ -933,23 +896,25 @@ def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: 
 
 
 def _start_network(problem: Problem, budget: Budget, seed: int | None, jobs: int, scheduler: str | None,
-                   name: str, method: str = "kmax", at_most: float = START_MAX_S) -> tuple[SolverResult, dict]:
-    """k-MAX's network (or ``method``'s: a restart's may be k-G's) on a stage of
-    ``IMPROVE_START_SHARE`` of ``budget`` (at most ``at_most`` seconds), as ``--warm-start
-    kmax`` would give; with jobs to spare, more runs (seeds ``seed`` + 1 …) beside it, the
-    best kept. Without a bound (or k >= n - 1), the network at ``UNBOUNDED_START_K``,
+                   name: str, method: str = "kmax", at_most: float | None = None) -> tuple[SolverResult, dict]:
+    """k-MAX's network (or ``method``'s: a restart's may be k-G's) on a stage of the
+    policy's ``improve_start_share`` of ``budget`` (at most ``at_most`` seconds, default its
+    ``start_max_s``), as ``--warm-start kmax`` would give; with jobs to spare, more runs
+    (seeds ``seed`` + 1 …) beside it, the best kept. Without a bound (or k >= n - 1), the
+    network at the policy's ``unbounded_start_k``,
     certified as one of the unbounded problem. Returns the start (its parents None if none
     was found) and what the runs reached."""
     from twbn.solvers.registry import solve
 
     void = problem.treewidth is None or problem.treewidth >= problem.n - 1  # binds nothing
     bounded = problem if not void else Problem(
-        problem.cache, min(problem.n - 1, UNBOUNDED_START_K), problem.forbidden, problem.required)
+        problem.cache, min(problem.n - 1, budget.policy.unbounded_start_k), problem.forbidden, problem.required)
     info: dict = {}
-    with budget.stage(name, IMPROVE_START_SHARE, at_most=at_most) as stage:
+    at_most = budget.policy.start_max_s if at_most is None else at_most
+    with budget.stage(name, budget.policy.improve_start_share, at_most=at_most) as stage:
         side = [Alone(bounded, method, stage, None if seed is None else seed + i)
                 for i in range(1, jobs)] if jobs >= 2 and scheduler is None \
-            and stage.left() > 2 * PARALLEL_MARGIN else []
+            and stage.left() > 2 * budget.policy.parallel_margin_s else []
         try:
             start = solve(bounded, method, budget=stage, seed=seed, _lp_bound=False)
         finally:
@@ -975,7 +940,7 @@ _SUMMED = ("pieces", "improvements", "rejected", "timed_out", "sub_seconds", "mo
 def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int | None,
          start: SolverResult | None, jobs: int = 1, scheduler: str | None = None) -> SolverResult:
     """``improve`` as a method: from ``start``, or else from k-MAX's network (``_start_network``);
-    once the search stalls with ``RESTART_MIN_S`` left, again from another k-MAX network
+    once the search stalls with the policy's ``restart_min_s`` left, again from another k-MAX network
     (``options.restarts``, with a time limit and no ``max_pieces``), the best kept; once
     k-MAX gives a network already searched from, from k-G's networks instead."""
     from twbn.solvers.registry import solve
@@ -991,9 +956,11 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
         used, label = time.monotonic() - t0, ("kmax", start.score)
     restarts = options.restarts and budget.deadline is not None and options.max_pieces is None
     began = time.monotonic()
-    sol = improve(problem, start, options, time_limit=0.05 if budget.stop_requested() else budget.limit(),
+    policy = budget.policy
+    sol = improve(problem, start, options,
+                  time_limit=policy.min_engine_s if budget.stop_requested() else budget.limit(),
                   seed=seed, control=budget.control, jobs=jobs, scheduler=scheduler, joining=budget.joining,
-                  stop_when_stalled=restarts)
+                  stop_when_stalled=restarts, policy=policy)
     best, runs, trajectory, searches, first_score = sol, [], list(sol.trajectory), [sol.stats], sol.score
     searched, start_method, repeated = {tuple(start.parents)}, "kmax", 0
     while sol.stats.get("ended_stalled") and not budget.expired():
@@ -1002,7 +969,7 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
         r_seed = None if seed is None else seed + 1000 * r
         stage = {"kmax": "k-MAX", "kg": "k-G"}[start_method] + f" restart {r}"
         other, _ = _start_network(problem, budget, r_seed, jobs, scheduler, stage, start_method,
-                                  at_most=RESTART_START_MAX_S)
+                                  at_most=policy.restart_start_max_s)
         if other.parents is None or budget.expired():
             break
         if tuple(other.parents) in searched and start_method == "kmax":
@@ -1014,7 +981,7 @@ def _run(problem: Problem, options: ImproveOptions, budget: Budget, *, seed: int
         searched.add(tuple(other.parents))
         offset = time.monotonic() - began
         sol = improve(problem, other, options, time_limit=budget.limit(), seed=r_seed, control=budget.control,
-                      jobs=jobs, scheduler=scheduler, joining=budget.joining, stop_when_stalled=True)
+                      jobs=jobs, scheduler=scheduler, joining=budget.joining, stop_when_stalled=True, policy=policy)
         searches.append(sol.stats)
         runs.append({"at": round(offset, 2), "from": start_method, "start": other.score, "score": sol.score,
                      "pieces": sol.stats["pieces"], "improvements": sol.stats["improvements"]})

@@ -6,6 +6,7 @@ network."""
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 import time
@@ -14,13 +15,9 @@ from typing import Callable
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.solvers.control import cooperating
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
 
 __all__ = ["whole_clique_solution", "require_bound", "search", "Anytime"]
-
-#: Budget (seconds) of the anytime heuristics when neither a time limit nor an iteration
-#: limit is given: the one definition, which the registry uses too.
-DEFAULT_TIME_LIMIT = 10.0
-
 
 def whole_clique_solution(problem: Problem, t0: float, **info) -> SolverResult:
     """With n ≤ k+1 every DAG fits in one (k+1)-clique: the unbounded optimum is the
@@ -44,8 +41,8 @@ Built = "tuple[list, float, list[int]] | None"
 
 def search(problem: Problem, method: str, build: "Callable[[random.Random, float | None], Built]", *, t0: float,
            time_limit: float | None, seed: int | None, max_iterations: int | None, control,
-           stats: Callable[[], dict] = dict) -> SolverResult:
-    """Call ``build(rng, deadline)`` until ``time_limit`` (default ``DEFAULT_TIME_LIMIT``
+           stats: Callable[[], dict] = dict, policy: Policy = DEFAULT_POLICY) -> SolverResult:
+    """Call ``build(rng, deadline)`` until ``time_limit`` (default ``policy.heuristic_time_limit``
     when no ``max_iterations`` is given either), ``max_iterations`` calls or a stop
     request, and return the best network as a SolverResult whose certificate is the reverse
     of its insertion order (a perfect elimination order of the k-tree). ``t0``: when the
@@ -54,7 +51,7 @@ def search(problem: Problem, method: str, build: "Callable[[random.Random, float
     info = dict(method=method, seed=seed, time_limit=time_limit)
     if problem.n <= problem.treewidth + 1:
         return whole_clique_solution(problem, t0, **info)
-    limit = DEFAULT_TIME_LIMIT if time_limit is None and max_iterations is None else time_limit
+    limit = policy.heuristic_time_limit if time_limit is None and max_iterations is None else time_limit
     rng = random.Random(seed)
     run = Anytime(limit, max_iterations, t0, control)
     with cooperating(control):
@@ -79,6 +76,10 @@ class Anytime:
     @property
     def deadline(self) -> float | None:
         return None if self.limit is None else self.t0 + self.limit
+
+    def left(self) -> float:
+        """Seconds to the deadline (``inf`` without one; negative once past it)."""
+        return math.inf if self.limit is None else self.t0 + self.limit - time.monotonic()
 
     def offer(self, score: float, parents, order_hint) -> None:
         """Record one candidate solution (a network and an elimination-order hint)."""

@@ -31,7 +31,8 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult
 from twbn.solvers.control import RunControl
 from twbn.solvers.budget import Budget
-from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, require_bound, search
+from twbn.solvers.heuristics.anytime import require_bound, search
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.heuristics.kg import _KG
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import KastarOptions
@@ -40,8 +41,8 @@ __all__ = ["solve_kastar", "METHOD"]
 
 
 class _KAStar(_KG):
-    def __init__(self, problem: Problem):
-        super().__init__(problem)
+    def __init__(self, problem: Problem, policy: Policy = DEFAULT_POLICY):
+        super().__init__(problem, policy)
         # bitmask form: "inside the predecessors" is a subset test against a large set
         self.masked = [[(sum(1 << p for p in ps), s, ps) for ps, s in c] for c in self.cands]
 
@@ -124,7 +125,7 @@ def solve_kastar(
     *,
     time_limit: float | None = None,
     seed: int | None = None,
-    control: "RunControl | None" = None,
+    control: "RunControl | None" = None, policy: Policy = DEFAULT_POLICY,
 ) -> SolverResult:
     """The best network of width ≤ k that k-A* builds along random orders (Scanagatta et
     al. 2016, Sec. 3.1: an A* search over the k-cliques each variable may join), until
@@ -170,7 +171,7 @@ def solve_kastar(
     max_iterations, max_expansions = options.max_iterations, options.max_expansions
     require_bound(problem, "kastar")
     t0 = time.monotonic()
-    kastar = _KAStar(problem)
+    kastar = _KAStar(problem, policy)
     order = list(range(problem.n))
     truncated = 0
 
@@ -184,13 +185,14 @@ def solve_kastar(
         return got[:3]
 
     return search(problem, "kastar", build, t0=t0, time_limit=time_limit, seed=seed, max_iterations=max_iterations,
-                  control=control, stats=lambda: {"truncated_orders": truncated, "max_expansions": max_expansions})
+                  control=control, stats=lambda: {"truncated_orders": truncated, "max_expansions": max_expansions}, policy=policy)
 
 
 def _run(problem: Problem, options: KastarOptions, budget: Budget, *, seed: int | None) -> SolverResult:
-    return solve_kastar(problem, options, time_limit=budget.limit(), seed=seed, control=budget.control)
+    return solve_kastar(problem, options, time_limit=budget.limit(), seed=seed, control=budget.control,
+                        policy=budget.policy)
 
 
 #: k-A* as the registry lists it.
 METHOD = Method("kastar", _run, options=KastarOptions, summary="k-A* (Scanagatta et al. 2016)", min_treewidth=1,
-                seeded=True, default_time_limit=DEFAULT_TIME_LIMIT)
+                seeded=True)

@@ -36,7 +36,8 @@ from twbn.formulations.solution import SolverResult
 from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.solvers.control import RunControl
 from twbn.solvers.budget import Budget
-from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, require_bound, search
+from twbn.solvers.heuristics.anytime import require_bound, search
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import KgOptions
 from twbn.solvers.exact.unbounded import unbounded_optimum
@@ -45,11 +46,6 @@ __all__ = ["solve_kg", "METHOD"]
 
 
 
-#: The first clique's best DAG is found by the exact DP up to this many variables (k <= 15);
-#: above it a greedy DAG is taken. Measured on random 4-parent caches, one DP: 0.05 s at
-#: 16 variables, 0.13 s at 18, 0.79 s at 20, 1.5 s at 21 — and every order of k-G has a
-#: new first clique; past 24 the DP refuses (wdbc at k = 25 found no network in 60 s).
-FIRST_CLIQUE_EXACT_MAX = 16
 
 
 def _greedy_clique(clique: tuple[int, ...], fams: list[dict]) -> tuple[list[ParentSet], float] | None:
@@ -75,7 +71,8 @@ def _greedy_clique(clique: tuple[int, ...], fams: list[dict]) -> tuple[list[Pare
 
 
 class _KG:
-    def __init__(self, problem: Problem):
+    def __init__(self, problem: Problem, policy: Policy = DEFAULT_POLICY):
+        self.exact_max = policy.kg_first_clique_exact_max
         self.problem = problem
         self.k = problem.treewidth
         cand = problem.candidates
@@ -101,7 +98,7 @@ class _KG:
             fam = {tuple(local[p] for p in ps): s for ps, s in self.cands[v] if all(p in key for p in ps)}
             fams.append(fam)
         result = None
-        if all(fams) and len(clique) <= FIRST_CLIQUE_EXACT_MAX:
+        if all(fams) and len(clique) <= self.exact_max:
             sub = ScoreCache.from_mapping([str(v) for v in clique], fams)
             try:
                 parents, score = unbounded_optimum(sub)
@@ -293,7 +290,7 @@ def _greedy_from(ordered, first, k, start, count, mstart, members, scores, place
 
 def solve_kg(
     problem: Problem, options: KgOptions | None = None, *, time_limit: float | None = None, seed: int | None = None,
-    control: "RunControl | None" = None,
+    control: "RunControl | None" = None, policy: Policy = DEFAULT_POLICY,
 ) -> SolverResult:
     """The best network of width ≤ k that k-G builds along random orders (Scanagatta et
     al. 2016, Sec. 3.2), until ``time_limit`` or ``options.max_iterations`` orders.
@@ -339,7 +336,7 @@ def solve_kg(
     max_iterations = (options or KgOptions()).max_iterations
     require_bound(problem, "kg")
     t0 = time.monotonic()
-    kg = _KG(problem)
+    kg = _KG(problem, policy)
     order = list(range(problem.n))
 
     def build(rng, deadline):
@@ -347,13 +344,14 @@ def solve_kg(
         return kg.network(order)
 
     return search(problem, "kg", build, t0=t0, time_limit=time_limit, seed=seed, max_iterations=max_iterations,
-                  control=control, stats=lambda: {"distinct_first_cliques": len(kg.first_memo)})
+                  control=control, stats=lambda: {"distinct_first_cliques": len(kg.first_memo)}, policy=policy)
 
 
 def _run(problem: Problem, options: KgOptions, budget: Budget, *, seed: int | None) -> SolverResult:
-    return solve_kg(problem, options, time_limit=budget.limit(), seed=seed, control=budget.control)
+    return solve_kg(problem, options, time_limit=budget.limit(), seed=seed, control=budget.control,
+                    policy=budget.policy)
 
 
 #: k-G as the registry lists it.
 METHOD = Method("kg", _run, options=KgOptions, summary="k-G (Scanagatta et al. 2016)", min_treewidth=1,
-                seeded=True, default_time_limit=DEFAULT_TIME_LIMIT)
+                seeded=True)

@@ -35,7 +35,8 @@ from twbn.formulations.solution import SolverResult
 from twbn.scoring.cache import ParentSet
 from twbn.solvers.control import RunControl
 from twbn.solvers.budget import Budget
-from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, require_bound, search
+from twbn.solvers.heuristics.anytime import require_bound, search
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import KmaxOptions
 from twbn.solvers.heuristics.kg import _KG
@@ -44,8 +45,8 @@ __all__ = ["solve_kmax"]
 
 
 class _KMax(_KG):
-    def __init__(self, problem: Problem):
-        super().__init__(problem)
+    def __init__(self, problem: Problem, policy: Policy = DEFAULT_POLICY):
+        super().__init__(problem, policy)
         # parent set → [(variable, rank of the set among the variable's candidates)]
         self.by_set: dict[ParentSet, list[tuple[int, int]]] = defaultdict(list)
         for v, cands in enumerate(self.cands):
@@ -120,7 +121,7 @@ class _KMax(_KG):
 
 def solve_kmax(
     problem: Problem, options: KmaxOptions | None = None, *, time_limit: float | None = None,
-    seed: int | None = None, control: "RunControl | None" = None,
+    seed: int | None = None, control: "RunControl | None" = None, policy: Policy = DEFAULT_POLICY,
 ) -> SolverResult:
     """The best network of width ≤ k that k-MAX builds from random first variables
     (Scanagatta et al. 2018: the variable of least normalised loss joins next), until
@@ -166,17 +167,18 @@ def solve_kmax(
     max_iterations = (options or KmaxOptions()).max_iterations
     require_bound(problem, "kmax")
     t0 = time.monotonic()
-    kmax = _KMax(problem)
+    kmax = _KMax(problem, policy)
     return search(problem, "kmax", lambda rng, deadline: kmax.network(rng.randrange(problem.n), rng), t0=t0,
                   time_limit=time_limit, seed=seed, max_iterations=max_iterations, control=control,
-                  stats=lambda: {"distinct_first_cliques": len(kmax.first_memo)})
+                  stats=lambda: {"distinct_first_cliques": len(kmax.first_memo)}, policy=policy)
 
 
 def _run(problem: Problem, options: KmaxOptions, budget: Budget, *, seed: int | None) -> SolverResult:
-    return solve_kmax(problem, options, time_limit=budget.limit(), seed=seed, control=budget.control)
+    return solve_kmax(problem, options, time_limit=budget.limit(), seed=seed, control=budget.control,
+                      policy=budget.policy)
 
 
 #: k-MAX as the registry lists it.
 METHOD = Method("kmax", _run, options=KmaxOptions,
                 summary="k-MAX (Scanagatta et al. 2018): the variable of least normalised loss next",
-                min_treewidth=1, seeded=True, default_time_limit=DEFAULT_TIME_LIMIT)
+                min_treewidth=1, seeded=True)

@@ -14,7 +14,7 @@ de Campos & Ji (2015, S2; 2016, S2+):
   cliques. Each goes to phase 2.
 - Phase 2: the best DAG whose moral graph lies inside the k-tree, exactly, as the
   reimplementation does (it used GOBNILP): the super-structure DP or the cluster-cut ILP
-  in its within-a-graph mode; ``phase2="auto"`` (default) picks by k (``AUTO_DP_MAX_K``).
+  in its within-a-graph mode; ``phase2="auto"`` (default) picks by k (the policy's ``s2_auto_dp_max_k``).
 
 Deviations, stated: pairwise informativeness is read from the score cache, not the data:
 w_ij = max(0, f_i({j}) − f_i(∅), f_j({i}) − f_j(∅)) — for BIC that is N·I(X_i;X_j) minus
@@ -39,27 +39,16 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.control import RunControl, cooperating
-from twbn.solvers.heuristics.anytime import DEFAULT_TIME_LIMIT, Anytime, require_bound
+from twbn.solvers.heuristics.anytime import Anytime, require_bound
 from twbn.solvers.exact.superstructure_dp import best_dag_in_graph, greedy_dag_in_chordal_graph
 
-from twbn.solvers.budget import KTREE_SHARE, Budget
+from twbn.solvers.budget import Budget
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import S2Options
 
 __all__ = ["pair_weights", "informative_score", "solve_s2", "METHOD", "METHOD_PLUS"]
 PHASE2 = ("auto", "dp", "cuts")
-#: "auto" uses the super-structure DP up to this k and the cluster-cut ILP above it: the
-#: DP's tables grow as 3^(k+1) per bag (zoo, one random k-tree: 0.02 s at k = 2, 1.2 s at
-#: k = 4, 17 s at k = 5) while the ILP inside a k-tree took 0.1 s at every k.
-AUTO_DP_MAX_K = 3
-#: Phase 2 by the cluster-cut ILP is not started with less time left than this: building
-#: the model inside the k-tree took 0.4 s at n = 100, k = 5 (baudio).
-PHASE2_MIN_SECONDS = 1.0
-#: S2+: the most open states the A* keeps (about 210 bytes each). Past it, the heap's
-#: deeper half is dropped and the search is no longer exact: at munin (n = 1,041) the
-#: open list had grown to 6.8–7.9 GB in 30 s, and freeing it took the LP bound's time.
-MAX_OPEN = 3_000_000
-
 
 def pair_weights(cache: ScoreCache) -> np.ndarray:
     """Symmetric n×n matrix of the informativeness w_ij read from the cache (0 where the
@@ -94,13 +83,13 @@ def informative_score(adj: Adjacency, w: np.ndarray, cache: ScoreCache) -> float
 
 
 def _best_k_tree(w: np.ndarray, k: int, first: tuple[int, ...], max_expansions: int,
-                 deadline: float | None = None) -> tuple[Adjacency, bool]:
+                 deadline: float | None = None, max_open: int = DEFAULT_POLICY.s2_max_open) -> tuple[Adjacency, bool]:
     """The k-tree containing the clique ``first`` with the largest S_mi, by A*: a state is
     the k-tree so far; a move attaches an unplaced vertex v to a k-clique C (gain
     Σ_{u∈C} w_vu). h = Σ over unplaced v of its k largest weights, admissible since each
     vertex gains exactly k edges when it is attached. Past ``max_expansions`` the best
     open state is completed greedily, as it is at ``deadline`` (time.monotonic()).
-    Returns (k-tree, proven best). Memory is bounded by ``MAX_OPEN`` open states: past
+    Returns (k-tree, proven best). Memory is bounded by ``max_open`` open states: past
     it the heap array is cut to its first half (a prefix of a heap is a heap, holding the
     best state and the levels nearest it), and the result is no longer proven best.
 
@@ -112,14 +101,14 @@ def _best_k_tree(w: np.ndarray, k: int, first: tuple[int, ...], max_expansions: 
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _k_tree_search(w, k, first, max_expansions, deadline)
+        return _k_tree_search(w, k, first, max_expansions, deadline, max_open)
     finally:
         if was_enabled:
             gc.enable()
 
 
 def _k_tree_search(w: np.ndarray, k: int, first: tuple[int, ...], max_expansions: int,
-                   deadline: float | None) -> tuple[Adjacency, bool]:
+                   deadline: float | None, max_open: int) -> tuple[Adjacency, bool]:
     n = w.shape[0]
     topk = np.sort(w, axis=1)[:, ::-1][:, :k].sum(axis=1)
     start_cliques = tuple(tuple(sorted(set(first) - {u})) for u in first)
@@ -157,8 +146,8 @@ def _k_tree_search(w: np.ndarray, k: int, first: tuple[int, ...], max_expansions
             for b, cl in enumerate(cliques):
                 tie += 1
                 heapq.heappush(heap, (-(base + gains[a, b]), tie, g + gains[a, b], state, u, cl))
-        if len(heap) > MAX_OPEN:
-            del heap[MAX_OPEN // 2:]
+        if len(heap) > max_open:
+            del heap[max_open // 2:]
             cut = True
     raise ValueError("no k-tree found")  # unreachable for n > k
 
@@ -203,14 +192,15 @@ def _build(first, moves) -> Adjacency:
     return adj
 
 
-def _phase2(problem: Problem, adj: Adjacency, phase2: str, deadline: float | None = None, first: bool = False):
+def _phase2(problem: Problem, adj: Adjacency, phase2: str, deadline: float | None = None, first: bool = False,
+            policy: Policy = DEFAULT_POLICY):
     """(parents, score, certificate order, proven) of the best DAG inside the k-tree, or
     None. With a ``deadline`` the cluster-cut ILP stops there and its incumbent (a valid
     network inside the k-tree, not proven best) is returned with proven = False; it is
-    not started with less than ``PHASE2_MIN_SECONDS`` left unless this is the ``first``
+    not started with less than ``policy.s2_phase2_min_s`` left unless this is the ``first``
     network, which gets at least 0.5 s."""
     if phase2 == "auto":
-        phase2 = "dp" if problem.treewidth <= AUTO_DP_MAX_K else "cuts"
+        phase2 = "dp" if problem.treewidth <= policy.s2_auto_dp_max_k else "cuts"
     if phase2 == "dp":
         try:
             parents, score, order = best_dag_in_graph(problem.candidates, adj, deadline=deadline)
@@ -230,11 +220,11 @@ def _phase2(problem: Problem, adj: Adjacency, phase2: str, deadline: float | Non
     from twbn.solvers.cuts.branch_and_cut import solve_cuts
 
     limit = None if deadline is None else deadline - time.monotonic()
-    if limit is not None and limit < PHASE2_MIN_SECONDS:
+    if limit is not None and limit < policy.s2_phase2_min_s:
         if not first:
             return None  # too little left to build the model; the k-tree is dropped
         limit = max(0.5, limit)  # without a network yet, one is worth a little overrun
-    sol = solve_cuts(problem, within=adj, time_limit=limit)
+    sol = solve_cuts(problem, within=adj, time_limit=limit, policy=policy)
     if sol.parents is None:
         return None
     return sol.parents, sol.score, sol.elimination_order, sol.status == "optimal"
@@ -249,6 +239,7 @@ def solve_s2(
     seed: int | None = None,
     control: "RunControl | None" = None,
     phase2: str = "auto",
+    policy: Policy = DEFAULT_POLICY,
 ) -> SolverResult:
     """The best network of width ≤ k found inside sampled k-trees (S2 of Nie et al. 2015
     as Scanagatta et al. 2016, Sec. 3.4, reimplement it; with ``plus``, S2+: k-trees by
@@ -274,7 +265,7 @@ def solve_s2(
     phase2 : {"auto", "dp", "cuts"}, default "auto"
         How phase 2 finds the best network inside a k-tree: the DP over its tree
         decomposition, the cluster-cut ILP restricted to it, or (auto) the DP up to
-        k = ``AUTO_DP_MAX_K`` and the ILP above.
+        k = ``policy.s2_auto_dp_max_k`` and the ILP above.
 
     Returns
     -------
@@ -305,7 +296,7 @@ def solve_s2(
     if phase2 not in PHASE2:
         raise ValueError(f"phase 2 must be one of {', '.join(PHASE2)}, got {phase2!r}")
     t0 = time.monotonic()
-    limit = DEFAULT_TIME_LIMIT if time_limit is None and max_iterations is None else time_limit
+    limit = policy.heuristic_time_limit if time_limit is None and max_iterations is None else time_limit
     rng = random.Random(seed)
     n = problem.n
     cand = problem.candidates
@@ -313,7 +304,7 @@ def solve_s2(
     info = dict(method=method, seed=seed, time_limit=time_limit)
     if n <= k + 1:
         full = {v: set(range(n)) - {v} for v in range(n)}
-        got = _phase2(problem, full, phase2)
+        got = _phase2(problem, full, phase2, policy=policy)
         if got is None:
             return SolverResult(None, None, None, "infeasible", wall_time=round(time.monotonic() - t0, 4), stats={}, **info)
         return make_solution(problem, got[0], bound=None, status="feasible", order_hint=got[2],
@@ -334,8 +325,8 @@ def solve_s2(
                     first = tuple(sorted(rng.sample(range(n), k + 1)))
                 # the search may take half of what is left, phase 2 needs the rest
                 search_deadline = None if run.deadline is None else \
-                    time.monotonic() + KTREE_SHARE * (run.deadline - time.monotonic())
-                adj, exact = _best_k_tree(w, k, first, max_expansions, search_deadline)
+                    time.monotonic() + policy.ktree_share * run.left()
+                adj, exact = _best_k_tree(w, k, first, max_expansions, search_deadline, policy.s2_max_open)
                 proven += exact
                 sampled += 1
                 accepted = True
@@ -347,7 +338,7 @@ def solve_s2(
                 if best_is is None or score_is > best_is:
                     best_is = score_is
             if accepted:
-                got = _phase2(problem, adj, phase2, run.deadline, first=run.best is None)
+                got = _phase2(problem, adj, phase2, run.deadline, first=run.best is None, policy=policy)
                 if got is not None:
                     run.offer(got[1], got[0], got[2])
                     unproven += not got[3]
@@ -360,14 +351,14 @@ def solve_s2(
 def _runner(plus: bool):
     def run(problem: Problem, options: S2Options, budget: Budget, *, seed: int | None, solver: str) -> SolverResult:
         return solve_s2(problem, options, plus=plus, time_limit=budget.limit(), seed=seed, control=budget.control,
-                        phase2=solver)
+                        phase2=solver, policy=budget.policy)
 
     return run
 
 
 #: S2 and S2+ as the registry lists them; phase 2 is the backend (``--solver``).
 METHOD = Method("s2", _runner(False), options=S2Options, summary="S2: sampled k-trees, phase 2 by DP or cuts",
-                backends=PHASE2, min_treewidth=1, seeded=True, default_time_limit=DEFAULT_TIME_LIMIT)
+                backends=PHASE2, min_treewidth=1, seeded=True)
 METHOD_PLUS = Method("s2plus", _runner(True), options=S2Options,
                      summary="S2+: k-trees by informative-score search, phase 2 by DP or cuts", backends=PHASE2,
-                     min_treewidth=1, seeded=True, default_time_limit=DEFAULT_TIME_LIMIT)
+                     min_treewidth=1, seeded=True)

@@ -20,24 +20,18 @@ import multiprocessing
 
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import SolverResult, certificate_order, make_solution, start_or_nothing
-from twbn.solvers.budget import Budget
+from twbn.solvers.budget import Budget, limit_until
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import CpOptions
 from twbn.solvers.parallel import end_pool
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
 
 __all__ = ["run_isolated", "solve_cp", "hint_check", "METHOD"]
 
-#: Seconds allowed beyond the time limit before the child is stopped: CP-SAT's own limit
-#: ends RETURN_SECONDS before the deadline, but building the model is not timed (at
-#: n = 1,041 it outlasts a minute), so the parent stops the child and keeps the start it
-#: was given. 2 s here put `twbn learn munin.jkl --method cp --time-limit 5` at 7.7 s.
-MARGIN = 0.2
-#: Seconds kept back from the deadline for sending the result back and certifying it.
-RETURN_SECONDS = 0.5
 
 
 def _cp_worker(problem: Problem, deadline, seed, hint, workers, options, fix_hint=False, channel=None,
-               extend=()) -> dict:
+               extend=(), return_s: float = DEFAULT_POLICY.cp_return_s) -> dict:
     """Runs in the child: build, hint, solve; plain data back. ``deadline`` is a
     ``time.monotonic()`` instant (the clock is system-wide), or None: the spawn, the
     imports and the build all count against it. ``channel``: two queues of a
@@ -76,7 +70,7 @@ def _cp_worker(problem: Problem, deadline, seed, hint, workers, options, fix_hin
             for idx, val in zip(list(proto.solution_hint.vars), list(proto.solution_hint.values)):
                 cp.model.add(cp.model.get_int_var_from_proto_index(idx) == val)
     if deadline is not None:
-        solver.parameters.max_time_in_seconds = max(0.05, deadline - time.monotonic() - RETURN_SECONDS)
+        solver.parameters.max_time_in_seconds = limit_until(deadline - return_s)
     solver.parameters.num_workers = workers or os.cpu_count() or 1
     if seed is not None:
         solver.parameters.random_seed = int(seed) % 2**31
@@ -163,6 +157,7 @@ def solve_cp(
     warm_start: SolverResult | None = None,
     control=None,
     extend=(),
+    policy: Policy = DEFAULT_POLICY,
 ) -> SolverResult:
     """The best network by CP-SAT on the k-tree model (formulations/cp_ktree.py), solved
     in a spawned child process within ``time_limit``, the spawn and the build included.
@@ -230,12 +225,12 @@ def solve_cp(
         hint = (warm_start.parents, order if order is not None else list(range(problem.n)))
         start_score = sum(cand.score_of(v, p) for v, p in enumerate(warm_start.parents))
     model_options = {"redundant": options.redundant, "permutation": options.permutation}
-    timeout = None if time_limit is None else time_limit + MARGIN
+    timeout = None if time_limit is None else time_limit + policy.cp_margin_s
     deadline = None if time_limit is None else t0 + time_limit
     try:
         with _listening(control) as channel:
             out = run_isolated(_cp_worker, problem, deadline, seed, hint, workers, model_options, False, channel,
-                               tuple(extend),
+                               tuple(extend), policy.cp_return_s,
                                timeout=timeout)
     except FutureTimeout:
         # the model took longer to build than the budget: the start, if any, is the answer
@@ -270,7 +265,8 @@ def hint_check(problem: Problem, parents, order) -> tuple[str, float | None]:
 
 def _run(problem: Problem, options: CpOptions, budget: Budget, *, seed: int | None, solver: str,
          start: SolverResult | None) -> SolverResult:
-    return solve_cp(problem, options, time_limit=budget.limit(), seed=seed, warm_start=start, control=budget.control)
+    return solve_cp(problem, options, time_limit=budget.limit(), seed=seed, warm_start=start, control=budget.control,
+                    policy=budget.policy)
 
 
 #: The CP-SAT k-tree model as the registry lists it.

@@ -13,7 +13,8 @@ from twbn.formulations.elimination_milp import MilpOptions, build_elimination_mi
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import SolverResult, certificate_order, make_solution, start_or_nothing
 from twbn.solvers.control import MethodOverran, abandoning
-from twbn.solvers.budget import MILP_BUILD_SHARE, Budget
+from twbn.solvers.budget import Budget
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.method import Method
 from twbn.solvers.models.backends import solve_lp_file
 
@@ -45,9 +46,10 @@ def solve_milp(
     options: MilpOptions | None = None,
     control=None,
     extend: Sequence[Callable] = (),
+    policy: Policy = DEFAULT_POLICY,
 ) -> SolverResult:
     """The best network by the elimination-order MILP of Nie et al. (2014), Fig. 6
-    (formulations/elimination_milp.py), built in pyomo within ``MILP_BUILD_SHARE`` of
+    (formulations/elimination_milp.py), built in pyomo within ``policy.milp_build_share`` of
     ``time_limit``, written as an LP file and solved by a MIP engine in the rest.
 
     Parameters
@@ -98,7 +100,7 @@ def solve_milp(
     """
     solver = solver or "highs"
     t0 = time.monotonic()
-    deadline = None if time_limit is None else t0 + MILP_BUILD_SHARE * time_limit
+    deadline = None if time_limit is None else t0 + policy.milp_build_share * time_limit
     try:
         milp = build_elimination_milp(problem, options, deadline=deadline,
                                       stopped=None if control is None else control.stop_requested)
@@ -182,7 +184,7 @@ def solve_milp(
 def _run(problem: Problem, options: MilpOptions, budget: Budget, *, seed: int | None, solver: str,
          start: SolverResult | None) -> SolverResult:
     return solve_milp(problem, solver=solver, time_limit=budget.limit(), seed=seed, warm_start=start,
-                      options=options, control=budget.control)
+                      options=options, control=budget.control, policy=budget.policy)
 
 
 #: The elimination-order MILP as the registry lists it.

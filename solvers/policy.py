@@ -1,0 +1,352 @@
+"""The search policy: every time share, threshold and search knob of twbn's methods in one
+frozen :class:`Policy`, each default with the measurement behind it.
+
+A method reads its knobs from the policy its :class:`~twbn.solvers.budget.Budget`
+carries (``budget.policy``), and an engine handed seconds is handed the policy with them;
+no module keeps a knob of its own. Two policies therefore run side by side in one
+checkout (``twbn.learn(..., policy=Policy(stuck_pieces=6))``, ``--policy
+stuck_pieces=6``, a config's ``[policy]`` table, ``bench_field --policy``), and every
+result records the fields in which its policy differs from the default
+(``stats["policy"]``).
+
+Examples
+--------
+>>> from twbn.solvers.policy import Policy
+>>> p = Policy.from_settings(["stuck_pieces=6", "restart_min_s=30"])
+>>> p.stuck_pieces, p.changed()
+(6, {'stuck_pieces': 6, 'restart_min_s': 30.0})
+>>> Policy.from_settings(["stuck_piece=6"])  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+twbn.solvers.policy.PolicyError: unknown policy field 'stuck_piece'; did you mean 'stuck_pieces'? ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from twbn.scoring.errors import TwbnError
+
+__all__ = ["Policy", "PolicyError", "DEFAULT_POLICY", "describe_policy"]
+
+
+class PolicyError(TwbnError, ValueError):
+    """A policy field that does not exist, or a value it cannot take; the message says
+    which, and the nearest field name.
+
+    Examples
+    --------
+    >>> Policy(bound_share=1.5)
+    Traceback (most recent call last):
+    ...
+    twbn.solvers.policy.PolicyError: policy field bound_share is a share in (0, 1], got 1.5
+    """
+
+
+def _knob(default: Any, kind: str, doc: str):
+    """A field with its kind (what values it takes) and its measurement, kept on the field
+    so that ``twbn policy`` and the errors can say them."""
+    return field(default=default, metadata={"kind": kind, "doc": " ".join(doc.split())})
+
+
+#: What each kind of field takes.
+_KINDS = {
+    "share": (float, lambda v: 0 < v <= 1, "a share in (0, 1]"),
+    "probability": (float, lambda v: 0 <= v <= 1, "a number in [0, 1]"),
+    "seconds": (float, lambda v: v > 0 and not math.isinf(v), "a positive number of seconds"),
+    "seconds0": (float, lambda v: v >= 0 and not math.isinf(v), "a number of seconds >= 0"),
+    "count": (int, lambda v: v >= 1, "a whole number >= 1"),
+    "count0": (int, lambda v: v >= 0, "a whole number >= 0"),
+    "factor": (float, lambda v: v > 0 and not math.isinf(v), "a positive number"),
+}
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Every time and search knob of twbn's methods; the defaults are the measured ones.
+
+    Build one with changed fields (``Policy(stuck_pieces=6)``, or
+    :meth:`from_settings` from ``KEY=VALUE`` text) and hand it to ``twbn.learn``,
+    ``solve``/``run`` or a :class:`~twbn.solvers.budget.Budget`. ``describe_policy()``
+    (``twbn policy``) lists every field with its default and the measurement behind it.
+
+    Parameters
+    ----------
+    **fields
+        Any of the fields below, by name; the rest keep their defaults.
+
+    Raises
+    ------
+    PolicyError
+        A value of the wrong kind (a share outside (0, 1], a count that is not a whole
+        number, ...), or fields that contradict each other.
+
+    Examples
+    --------
+    >>> import twbn
+    >>> sol = twbn.learn(twbn.example_path("zoo"), treewidth=2, method="kg", time_limit=1, seed=0,
+    ...                  policy=twbn.Policy(bound_share=0.2))
+    >>> sol.stats["policy"]
+    {'bound_share': 0.2}
+    """
+
+    # -- shares of a budget, between stages -------------------------------------------------
+    warm_start_share: float = _knob(0.2, "share", """A method-name warm start (``--warm-start
+        kg``, auto's k-G or k-MAX start) gets this share of the budget; the method the rest.""")
+    start_max_s: float = _knob(60.0, "seconds", """... and at most this many seconds, as does
+        improve's own k-MAX start: in 1,800 s runs (auto, one job) k-MAX's start had 360 s and
+        reached what k-MAX alone reaches in 60 s in 6 of 8 cells (plants, baudio, munin), and at
+        most 180 more in the other two, while the improver gained thousands in the time left.""")
+    bound_share: float = _knob(0.1, "share", """The cluster LP's bound after an anytime method
+        gets this share below ``large_bound_n`` variables (not measured there).""")
+    large_bound_n: int = _knob(60, "count", """From this many variables the LP's bound gets
+        ``large_bound_share``.""")
+    large_bound_share: float = _knob(0.3, "share", """auto (improve from k-MAX, k = 5, 60 s, one
+        core): the proved gap at a bound share of 0.1 / 0.2 / 0.3 was 11.25 / 10.47 / 10.09 % on
+        plants (n = 69), 3.14 / 2.87 / 2.82 % on baudio (n = 100) with the same network, and 2.92
+        / 2.51 / 2.39 % on munin5000 (n = 1,041), whose network lost 0.13 % at 0.3: the gap
+        shrinks at every n measured.""")
+    improve_start_share: float = _knob(0.2, "share", """improve without a start: k-MAX's network
+        on this share first (at most ``start_max_s``).""")
+    cuts_improve_share: float = _knob(0.6, "share", """cuts above ``cuts_max_n`` without a start
+        gives improve this share (its option improve_share). Unbounded, 300 s: SCIP's root on
+        plants reached -223,027 in the rest where the cluster LP gave -227,412, and on baudio did
+        not solve its first LP; improve alone for the whole budget ended 2,867 and 4,079 ahead.""")
+    unbounded_bound_share: float = _knob(0.25, "share", """auto at n <= ``cuts_max_n`` first solves
+        the problem without the treewidth bound (families of at most k parents), as a bound, in
+        this share: wdbc (n = 31) took 3-8 s of a 60 s budget.""")
+    scoring_share: float = _knob(0.5, "share", """``twbn learn DATA --time-limit S``: scoring the
+        data may take this share of what is left after start-up, the method the rest. Not tuned:
+        an even split (a 190-variable set spent 53 s of a 60 s limit scoring before this).""")
+    # -- shares inside an engine ----------------------------------------------------------
+    milp_build_share: float = _knob(0.4, "share", """The MILP's pyomo build: writing the model
+        out takes about as long again (plants k = 2 built in 3.0 s, written in 2.0 s; k = 5 5.4 s
+        and 5.7 s); the engine needs the rest.""")
+    cuts_build_share: float = _knob(0.45, "share", """The cluster ILP's build, of which SCIP's
+        setup takes about as much again (jester, k = 8, 772,774 sets: built in 21 s, then 18 s
+        more with a SCIP limit of 0.1 s); past it the start is the answer.""")
+    ktree_share: float = _knob(0.5, "share", """S2+: the share of the time left one k-tree
+        search may take (at n = 100, k = 5 the A* expands ~700 states a second).""")
+    # -- what auto chooses ----------------------------------------------------------------
+    auto_time_limit: float = _knob(60.0, "seconds", """auto's budget when it picks an anytime
+        method and the caller gave no limit.""")
+    dp_unbounded_max_n: int = _knob(22, "count", """Largest n for which the unbounded DP runs
+        (about 4 s at n = 22).""")
+    dp_bounded_max_n_k2: int = _knob(14, "count", """Largest n for the bounded DP at k = 2
+        (9.65 s at n = 14 on housing).""")
+    dp_bounded_max_n_k3: int = _knob(12, "count", """Largest n for the bounded DP at k = 3
+        (10.65 s at n = 12); from k = 4 auto never picks the DP.""")
+    dp_safety: float = _knob(1.6, "factor", """How much slower than its fit the DP may run before
+        auto counts it as not finishing: the README's housing k = 2 run took 13.7-14.1 s against
+        the fit's 9.65 s.""")
+    cuts_max_n: int = _knob(40, "count", """Largest n at which the whole cluster-cut ILP is run:
+        above it its root LP may not finish in minutes (bounded, n = 64: not in 60 s; unbounded
+        baudio, n = 100: not in 120 s, where improve alone reached -623,428 with a 1.9 % LP bound
+        in 60 s), so auto runs improve and cuts keeps the LP bound's share and runs improve
+        first.""")
+    improve_start_min_k: int = _knob(3, "count0", """Smallest k at which cuts starts from
+        improve's network rather than k-G's once the unbounded optimum bounds the problem: at
+        k = 2, 60 s, k-G's start did better (insurance 38 more; water and letter proved in 15 and
+        14 s instead of 38 s); at k = 3-5 improve's did (mushroom +16 to +98 in 9 of 9, wdbc +17
+        to +105 in 5 of 5).""")
+    # -- the heuristics -------------------------------------------------------------------
+    heuristic_time_limit: float = _knob(10.0, "seconds", """Budget of the anytime heuristics
+        (k-G, k-MAX, k-A*, S2, S2+) when neither a time limit nor an iteration limit is given.""")
+    kg_first_clique_exact_max: int = _knob(16, "count", """k-G: the first clique's best DAG by
+        the exact DP up to this many variables, a greedy DAG above (one DP on random 4-parent
+        caches: 0.05 s at 16 variables, 0.79 s at 20; every order has a new first clique).""")
+    s2_auto_dp_max_k: int = _knob(3, "count0", """S2's phase 2 "auto": the super-structure DP
+        up to this k, the cluster-cut ILP above (the DP's tables grow as 3^(k+1) a bag: zoo 0.02 s
+        at k = 2, 17 s at k = 5; the ILP inside a k-tree took 0.1 s at every k).""")
+    s2_phase2_min_s: float = _knob(1.0, "seconds0", """S2's phase 2 by the ILP is not started
+        with less time left (building the model inside the k-tree took 0.4 s at baudio, k = 5).""")
+    s2_max_open: int = _knob(3_000_000, "count", """S2+: the most open states the A* keeps
+        (about 210 bytes each); past it the deeper half is dropped and the search is no longer
+        exact (munin: 6.8-7.9 GB in 30 s before this).""")
+    # -- improve: pieces of a network re-solved exactly ------------------------------------
+    piece_min_size: int = _knob(4, "count", """Smallest piece (free variables); improve's first
+        pieces have ``start_size``.""")
+    piece_max_size: int = _knob(40, "count", """Largest piece (free variables).""")
+    unbounded_start_k: int = _knob(8, "count", """Without a bound (or k >= n - 1) improve starts
+        from k-MAX's network under this bound: a network of the problem too.""")
+    stuck_pieces: int = _knob(12, "count", """Pieces in a row without a gain after which the
+        triangulation H is redrawn: plants (k = 5) gained nothing in its last 30 of 75 pieces
+        with one H.""")
+    redraw_tries: int = _knob(6, "count", """Random greedy orders of the moral graph tried per
+        redraw of H.""")
+    redraw_fill_max_n: int = _knob(200, "count0", """Redraws order by min-fill up to this n and by
+        min-degree above (min-fill's loop takes seconds at n = 1,041).""")
+    stall_pieces: int = _knob(24, "count", """Pieces in a row at the largest piece time limit (or
+        k-tree pieces once k-trees took over) without a gain after which the search has stalled
+        (two redraws of H gave nothing): improve restarts from another start network.""")
+    ktree_stuck_pieces: int = _knob(6, "count", """k-tree pieces in a row without a gain that end
+        a k-tree: at plants (k = 8, 60 s, two seeds) 6 ended about 1,400 ahead of 12, at k = 5
+        level with it.""")
+    ktree_seconds: float = _knob(6.0, "seconds0", """Seconds after which a k-tree ends even while
+        it gains (k >= ``ktree_only_min_k``): later k-trees, on redrawn H, gain more than the tail
+        of one.""")
+    ktree_after_pieces: int = _knob(6, "count", """H's pieces in a row without a gain after which
+        k-trees take over (k >= ``ktree_only_min_k``): at plants (60 s, 3 seeds) 6 ended 540
+        (k = 5) and 890 (k = 8) ahead of 12 with turns back to H's pieces.""")
+    ktree_only_min_k: int = _knob(3, "count0", """Smallest k at which k-trees take over once H's
+        pieces are stuck; at k = 2 that lost 524 (baudio) and 280 (jester) at 60 s, so below it
+        k-trees and H's pieces take turns.""")
+    piece_limit_growth: float = _knob(8.0, "factor", """How far a stuck search's doubling takes a
+        piece's time limit by default (2 s -> 16 s).""")
+    restart_min_s: float = _knob(60.0, "seconds0", """A restart of improve needs at least this
+        many seconds: at 60 s a k-MAX start of 8 s and 42 s of pieces reached -245,478 at plants
+        k = 8, better than a search that stalled at 1,800 s.""")
+    restart_start_max_s: float = _knob(12.0, "seconds", """A restart's start stage takes at most
+        this many seconds: at plants (1,800 s, k = 5 and 8, 3 seeds) a k-G start after 60 s was
+        6,000-10,000 below where its search ended, and 240 of 1,218 s went to starts.""")
+    # -- cuts: the cluster-cut ILP --------------------------------------------------------
+    wind_down: float = _knob(1.0, "factor", """SCIP's limit is what is left after building the
+        model, less this many times the build time: setting the start, SCIP's set-up and first LP
+        grow with the model and SCIP's clock misses some of it.""")
+    exact_call_limit_s: float = _knob(10.0, "seconds", """Seconds one exact cluster separation
+        may take; beyond it the round returns what it has.""")
+    minor_call_limit_s: float = _knob(2.0, "seconds", """Seconds per round of the minor density
+        rows (6), bounded: at n = 31 a round takes about 0.1 s.""")
+    matroid_seeds: int = _knob(2, "count0", """Greedy clusters that seed the matroid-row search
+        besides the fractional variables: mushroom's 600 s bound was -90,453 with none, -90,847
+        with 2, -90,721 with all (optimum -91,074).""")
+    matroid_max_skip: int = _knob(16, "count", """Rounds the matroid search backs off, at most,
+        after searches that find nothing: in wdbc k = 2's root it took 54 of 96 s and found 16
+        rows in 144 searches.""")
+    lns_call_limit_s: float = _knob(10.0, "seconds", """Seconds of one large-neighbourhood
+        sub-solve of cuts.""")
+    lns_start_size: int = _knob(8, "count", """The first neighbourhood size of cuts' LNS.""")
+    lns_min_size: int = _knob(4, "count", """The smallest neighbourhood size of cuts' LNS.""")
+    lns_tries: int = _knob(2, "count", """Bounded LNS: tries of each kind of neighbourhood before
+        choosing between them.""")
+    lns_explore: float = _knob(0.2, "probability", """Bounded LNS: the chance of trying the kind
+        of neighbourhood that has done worse.""")
+    lns_decay: float = _knob(0.7, "probability", """Bounded LNS: the decay of past gains and
+        times.""")
+    # -- the cluster LP's bound -----------------------------------------------------------
+    lp_setup_s_per_family: float = _knob(2.5e-6, "factor", """Seconds per candidate family to
+        build the first LP: jester's 772,774 families took 1.9 s before its first solve.""")
+    lp_rows_per_round: int = _knob(200, "count", """Cluster rows added per separation round, at
+        most.""")
+    lp_initial_columns: int = _knob(10, "count", """Column generation: the best families of each
+        variable the LP starts with.""")
+    lp_columns_per_round: int = _knob(5, "count", """Column generation: a variable's families that
+        enter per pricing round.""")
+    lp_width_rows_per_round: int = _knob(20, "count", """Width rows (W) added per round, at
+        most.""")
+    lp_width_rows_each_round_max_k: int = _knob(2, "count0", """Up to this k the width rows are
+        separated every round; above, only once no cluster row is violated.""")
+    lp_row_idle_rounds: int = _knob(10, "count", """A row whose multiplier has been 0 for this
+        many solves leaves the LP: after 18 s the bound was 1,178 tighter at plants k = 2 and 712
+        at munin5000 k = 5, with a fifth to a quarter of the rows.""")
+    lp_row_drop_every: int = _knob(5, "count", """Idle rows are looked for every this many
+        solves.""")
+    # -- processes and the clock ----------------------------------------------------------
+    min_engine_s: float = _knob(0.05, "seconds", """The least time limit an engine is handed: one
+        handed an expired budget still returns the network it was given rather than refusing a
+        zero limit.""")
+    parallel_margin_s: float = _knob(2.5, "seconds0", """Seconds a method run alone in a second
+        process keeps back for that process's start (a spawned interpreter importing twbn: 1.5-2
+        s here) and for sending its network back.""")
+    beside_return_s: float = _knob(1.0, "seconds0", """Seconds a bound computed beside the method
+        keeps back for its last round's overrun and its answer (munin5000: 0.6 s over).""")
+    join_min_s: float = _knob(3.0, "seconds0", """A job the LP's bound gives back with less than
+        this left is not given back: a piece worker takes about a second to start.""")
+    resume_min_s: float = _knob(5.0, "seconds0", """The LP's bound that ends with no violated row
+        left gives the time it did not use back to the method when at least this much is left: at
+        munin (1,800 s) the LP completed after a third of its share.""")
+    cp_margin_s: float = _knob(0.2, "seconds0", """CP-SAT: seconds allowed beyond the limit before
+        its child process is stopped (building the model is not timed: at n = 1,041 it outlasts a
+        minute); 2 s put munin at 7.7 s of a 5 s limit.""")
+    cp_return_s: float = _knob(0.5, "seconds0", """CP-SAT's own limit ends this long before the
+        deadline, for sending the result back and certifying it.""")
+    overrun_grace_s: float = _knob(2.0, "seconds0", """Seconds a method may run past its deadline,
+        or a stop request, before it is abandoned; the built-in methods stop within it.""")
+    dask_connect_timeout_s: float = _knob(10.0, "seconds", """Seconds to wait for a Dask scheduler
+        before saying it cannot be reached.""")
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            kind, ok, what = _KINDS[f.metadata["kind"]]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+                    (kind is int and not float(value).is_integer()) or math.isnan(value):
+                raise PolicyError(f"policy field {f.name} is {what}, got {value!r}")
+            value = kind(value)
+            if not ok(value):
+                raise PolicyError(f"policy field {f.name} is {what}, got {value!r}")
+            object.__setattr__(self, f.name, value)
+        if self.piece_min_size > self.piece_max_size:
+            raise PolicyError(f"policy: piece_min_size ({self.piece_min_size}) is above piece_max_size "
+                              f"({self.piece_max_size})")
+        if self.lns_min_size > self.lns_start_size:
+            raise PolicyError(f"policy: lns_min_size ({self.lns_min_size}) is above lns_start_size "
+                              f"({self.lns_start_size})")
+
+    # -- building and reading -----------------------------------------------------------
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any], base: "Policy | None" = None) -> "Policy":
+        """``base`` (default: the defaults) with the fields of ``values`` changed;
+        PolicyError naming the nearest field for a name that is not one."""
+        names = [f.name for f in dataclasses.fields(cls)]
+        for key in values:
+            if key not in names:
+                near = difflib.get_close_matches(str(key), names, n=1, cutoff=0.5)
+                hint = f"did you mean {near[0]!r}? " if near else ""
+                raise PolicyError(f"unknown policy field {key!r}; {hint}(`twbn policy` lists them)")
+        return dataclasses.replace(base or DEFAULT_POLICY, **dict(values))
+
+    @classmethod
+    def from_settings(cls, settings: Iterable[str], base: "Policy | None" = None) -> "Policy":
+        """From ``KEY=VALUE`` texts (the command line's ``--policy``), values read as
+        numbers."""
+        values: dict[str, Any] = {}
+        for text in settings:
+            key, eq, raw = str(text).partition("=")
+            key = key.strip().replace("-", "_")
+            if not eq or not key:
+                raise PolicyError(f"--policy takes KEY=VALUE, got {text!r}")
+            try:
+                values[key] = float(raw) if any(c in raw.lower() for c in ".e") else int(raw.replace("_", ""))
+            except ValueError:
+                raise PolicyError(f"policy field {key}: {raw.strip()!r} is not a number") from None
+        return cls.from_mapping(values, base)
+
+    def changed(self) -> dict[str, Any]:
+        """The fields that differ from the defaults, by name: what a result records."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                if getattr(self, f.name) != getattr(DEFAULT_POLICY, f.name)}
+
+    def bound_share_at(self, n: int) -> float:
+        """The share of an anytime method's budget kept for the cluster LP's bound at ``n``
+        variables.
+
+        Examples
+        --------
+        >>> p = Policy()
+        >>> p.bound_share_at(31), p.bound_share_at(69), p.bound_share_at(1041)
+        (0.1, 0.3, 0.3)
+        """
+        return self.large_bound_share if n >= self.large_bound_n else self.bound_share
+
+    def dp_bounded_max_n(self, k: int) -> int | None:
+        """Largest n at which auto runs the bounded DP at ``k`` (None: never, k >= 4)."""
+        return {2: self.dp_bounded_max_n_k2, 3: self.dp_bounded_max_n_k3}.get(k)
+
+
+DEFAULT_POLICY = Policy()
+
+
+def describe_policy(policy: Policy = DEFAULT_POLICY) -> str:
+    """Every field: its value (and the default where it differs), and the measurement
+    behind the default; what ``twbn policy`` prints."""
+    lines = []
+    for f in dataclasses.fields(policy):
+        value, default = getattr(policy, f.name), getattr(DEFAULT_POLICY, f.name)
+        shown = f"{value!r}" + ("" if value == default else f" (default {default!r})")
+        lines.append(f"{f.name} = {shown}\n    {f.metadata['doc']}")
+    return "\n".join(lines)
