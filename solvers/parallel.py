@@ -132,7 +132,6 @@ def _lp_alone(problem: Problem, until: float, so_far, answer, policy: Policy) ->
     better bound into the shared value ``so_far`` as it is proved, the last (bound, stats)
     sent through the pipe end ``answer``."""
     import signal
-    import time
 
     from twbn.solvers.control import die_with_parent, one_core
     from twbn.solvers.relaxation import cluster_lp_bound

@@ -16,14 +16,16 @@ Run: ``python -m twbn.experiments.benchmarks.bench_field --anchors DIR [--budget
 [--caches plants baudio] [--ks 2 5 8]`` (about 25 minutes at 60 s). ``--scaling``: auto
 on one job at the budget and twice it, beside two jobs at the budget (field-scaling.md,
 about 36 minutes at 60 s); with ``--seed S`` every run takes seed S instead of 1
-(field-scaling-seedS…md; with ``--budgets``, field-budgets…-seedS…md).
+(field-scaling-seedS…md; with ``--budgets``, field-budgets…-seedS…md). ``--budgets T …
+--policy NAME:KEY=VALUE,…``: every cell also under each named twbn.Policy variant, in the
+same queue as the default policy, the difference in each cell
+(field-budgets-T-policies-NAME….md): two policies side by side in one checkout.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -54,18 +56,21 @@ BLIP = {
 }
 
 
-def run_one(cache_path: str, k: int, method: str, budget: float, jobs: int = 1, seed: int = 1) -> dict:
+def run_one(cache_path: str, k: int, method: str, budget: float, jobs: int = 1, seed: int = 1,
+            policy: dict | None = None) -> dict:
     """Child process: load the cache, run ``method`` (``auto`` as ``twbn learn`` does, on
     ``jobs`` processes; ``improve-kg``: ``improve`` from a k-G start on its share) with
-    ``seed``, verify; one JSON line."""
+    ``seed`` under the twbn.Policy fields ``policy`` changes, verify; one JSON line."""
     import resource
 
     from twbn.formulations.graphs import degeneracy, moral_graph
     from twbn.formulations.problem import Problem
     from twbn.formulations.verify import verify_result
     from twbn.scoring.jkl import read_jkl
+    from twbn.solvers.policy import Policy
     from twbn.solvers.registry import run, solve
 
+    policy = Policy.from_mapping(policy or {})
     t0 = time.monotonic()
     cache = read_jkl(cache_path)
     load = time.monotonic() - t0
@@ -73,14 +78,14 @@ def run_one(cache_path: str, k: int, method: str, budget: float, jobs: int = 1, 
     if method.startswith("lp"):  # the cluster LP alone, with the width rows (W) or without
         from twbn.solvers.relaxation import cluster_lp_bound
 
-        bound, stats = cluster_lp_bound(problem, time_limit=budget, width=method == "lp-width")
+        bound, stats = cluster_lp_bound(problem, time_limit=budget, width=method == "lp-width", policy=policy)
         return {"method": method, "bound": bound, **stats, "call_s": round(time.monotonic() - t0 - load, 2)}
     if method == "auto":
-        sol = run(problem, "auto", time_limit=budget, seed=seed, jobs=jobs)
+        sol = run(problem, "auto", time_limit=budget, seed=seed, jobs=jobs, policy=policy)
     elif method == "improve-kg":
-        sol = run(problem, "improve", time_limit=budget, seed=seed, warm_start="kg")
+        sol = run(problem, "improve", time_limit=budget, seed=seed, warm_start="kg", policy=policy)
     else:
-        sol = solve(problem, method, time_limit=budget, seed=seed, options=ONE_CORE.get(method))
+        sol = solve(problem, method, time_limit=budget, seed=seed, options=ONE_CORE.get(method), policy=policy)
     wall = time.monotonic() - t0 - load
     errors = verify_result(cache, sol.to_json(problem), k) if sol.parents is not None else None
     lp = sol.stats.get("lp_bound", {})
@@ -99,7 +104,7 @@ def run_one(cache_path: str, k: int, method: str, budget: float, jobs: int = 1, 
             "lp": {key: lp.get(key) for key in ("rounds", "rows", "seconds", "complete", "columns")},
             "wall": sol.wall_time, "call_s": round(wall, 2),
             "load_s": round(load, 1), "valid": None if errors is None else not errors, "width": sol.width,
-            "reason": sol.stats.get("reason"), "engine_bound": _engine_bound(sol),
+            "reason": sol.stats.get("reason"), "engine_bound": _engine_bound(sol), "policy": policy.changed(),
             "moral_edges": None if moral is None else sum(map(len, moral.values())) // 2,
             "degeneracy": None if moral is None else degeneracy(moral),
             "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
@@ -116,14 +121,13 @@ def _engine_bound(sol) -> float | None:
     return rb if rb is not None and trivial is not None and rb < trivial else None
 
 
-def _spawn_one(path: Path, k, method: str, budget: float, jobs: int, python: str | None = None,
-               seed: int = 1) -> subprocess.Popen:
-    """One ``--one`` run in its own process (``python``: another checkout's interpreter);
-    its JSON record is the last line it prints. The seed is passed only when it is not 1,
-    which an earlier checkout's ``--one`` (five fields, seed 1) also runs."""
-    seeded = [] if seed == 1 else [str(seed)]
-    return subprocess.Popen([python or sys.executable, "-m", __spec__.name, "--one", str(path), str(k).lower(),
-                             method, str(budget), str(jobs), *seeded], stdout=subprocess.PIPE, text=True)
+def _spawn_one(path: Path, k, method: str, budget: float, jobs: int, seed: int = 1,
+               policy: dict | None = None) -> subprocess.Popen:
+    """One ``--one`` run in its own process, with ``seed`` and the policy fields ``policy``
+    changes; its JSON record is the last line it prints."""
+    return subprocess.Popen([sys.executable, "-m", __spec__.name, "--one", str(path), str(k).lower(), method,
+                             str(budget), str(jobs), str(seed), json.dumps(policy or {})],
+                            stdout=subprocess.PIPE, text=True)
 
 
 def _pair(path: Path, k: int, methods: tuple[str, ...], budget: float | tuple[float, ...], jobs: int = 1,
@@ -160,9 +164,10 @@ def main() -> None:
     ap.add_argument("--budgets", nargs="+", type=float, metavar="S",
                     help="auto on one job at each of these budgets (two runs at a time), e.g. 60 300 1800; "
                          "field-budgets.md")
-    ap.add_argument("--versus", metavar="PYTHON",
-                    help="with --budgets: every run also by this interpreter (an earlier checkout's venv), in "
-                         "the same queue; field-budgets-versus.md")
+    ap.add_argument("--policy", action="append", type=parse_variant, metavar="NAME:KEY=VALUE,...",
+                    help="with --budgets: every run also under this named policy variant (twbn.Policy fields, "
+                         "`twbn policy` lists them), in the same queue, beside the default policy (repeatable); "
+                         "field-budgets-T-policies-NAMES.md")
     ap.add_argument("--records", metavar="FILE",
                     help="with --budgets: keep each finished run in this JSON-lines file as it ends, and skip "
                          "the runs already in it (a long queue over several sittings)")
@@ -170,9 +175,6 @@ def main() -> None:
                     help="with --budgets: an earlier run's field-budgets JSON, its budgets shown beside this run's "
                          "(field-budgets-T1-T2-….md)")
     ap.add_argument("--from-json", metavar="FILE", help="with --scaling: the table from a run's JSON records")
-    ap.add_argument("--before-json", metavar="FILE",
-                    help="with --scaling: 2-job runs of earlier code (JSON lines of cache, k, before_2jobs: a --one "
-                         "record), shown beside this code's")
     ap.add_argument("--seed", type=int, default=1,
                     help="with --scaling or --budgets: the seed of every run (default 1, as the other tables); "
                          "results name it when it is not 1")
@@ -181,12 +183,12 @@ def main() -> None:
     if args.one:
         k = None if args.one[1] == "none" else int(args.one[1])
         print(json.dumps(run_one(args.one[0], k, args.one[2], float(args.one[3]), int(args.one[4]),
-                                 int(args.one[5]) if len(args.one) > 5 else 1)))
+                                 int(args.one[5]), json.loads(args.one[6]))))
         return
     if args.anchors is None:
         ap.error("--anchors DIR is required")
-    if args.versus is not None and not (args.budgets and os.access(args.versus, os.X_OK)):
-        ap.error("--versus takes an interpreter that runs (an earlier checkout's .venv/bin/python), with --budgets")
+    if args.policy and not args.budgets:
+        ap.error("--policy is for --budgets")
     if args.seed != 1 and not (args.scaling or args.budgets):
         ap.error("--seed is for --scaling and --budgets (the other tables are seed 1's)")
     if args.others:
@@ -239,20 +241,23 @@ def main() -> None:
             print(rows[-1], flush=True)
             print(bound_rows[-1], flush=True)
     cells = len(rows)
+    from twbn.solvers.policy import DEFAULT_POLICY as P
+
     text = "\n".join([
         "# The field's benchmark: twbn beside BLIP's k-G and k-MAX (anchor caches)", "",
         f"Machine: {machine()}. {args.budget:g} s per run, seed 1, two twbn runs side by side (one process per "
         "core): kg ‖ kmax, then auto ‖ improve from a k-G start. `auto` is what `twbn learn` runs above n = 40: "
-        "k-MAX on 20 % of the budget, then `improve` (pieces of the network re-solved exactly), 10 % kept for "
-        "the LP bound. BLIP's figures: the same caches, 60 s, one core per run, measured 2026-11-24. Iterations "
+        f"k-MAX on {P.improve_start_share:.0%} of the budget, then `improve` (pieces of the network re-solved "
+        f"exactly), {P.large_bound_share:.0%} kept for the LP bound (n ≥ {P.large_bound_n}). BLIP's figures: the same caches, 60 s, one core per run, measured 2026-11-24. Iterations "
         "per second: twbn's over its own wall time (cache loading excluded), BLIP's over 60 s (JVM start and "
         "loading included). Every twbn network was checked by the verifier.", "",
         f"**auto beats BLIP's better method by ΔBIC > 10 (\"very strong\", Raftery 1995) in {wins} of {cells} "
         f"cells; worse than BLIP in {worse}.**", "", *head, *rows, "",
         "## Bounds and W-scores", "",
         "U: the sum of each variable's best cached score (the trivial bound). LP bound: the best of the twbn "
-        "runs' cluster-LP bounds (solvers/relaxation.py, 10 % of a run's budget), a proof for every network of "
-        "the cache at this k, BLIP's included. W = (bound − score)/|bound|.", "", *bound_rows, ""])
+        f"runs' cluster-LP bounds (solvers/relaxation.py, {P.large_bound_share:.0%} of a run's budget), a proof "
+        "for every network of the cache's parent sets at this k, BLIP's included (a network with a family outside "
+        "the cache may beat it). W = (bound − score)/|bound|.", "", *bound_rows, ""])
     out = "field.md" if set(args.caches) == set(CACHES) and set(args.ks) == set(KS) else \
         f"field-{'-'.join(args.caches)}-k{'-'.join(map(str, args.ks))}.md"
     print("wrote", write_result(out, text))
@@ -345,28 +350,10 @@ def scaling(args) -> None:
                 got["auto@2jobs"] = _pair(path, k, ("auto",), b, jobs=2, seed=args.seed)["auto"]
                 records.append({"cache": name, "k": k, "seed": args.seed, **got})
                 print(_scaling_row(records[-1]), flush=True)
-    before = {}
-    if args.before_json:
-        for line in Path(args.before_json).read_text().splitlines():
-            if line.strip():
-                r = json.loads(line)
-                before[r["cache"], r["k"]] = r["before_2jobs"]
     rows = [_scaling_row(r) for r in records]
     seed = records[0].get("seed", 1) if records else args.seed
     ahead = sum(r["auto@2jobs"]["score"] >= r["auto@2B"]["score"] for r in records)
     beyond = sum(r["auto@2jobs"]["score"] >= r["auto@1"]["score"] for r in records)
-    compare = []
-    if before:
-        both = [(r, before[r["cache"], r["k"]]) for r in records if (r["cache"], r["k"]) in before]
-        compare = [
-            "", f"## 2 jobs at {b:g} s: this code beside the code before it (one run each, both cores, in turn)", "",
-            "| cache | k | before: score | gap | pieces (improved) | now: score | gap | pieces (improved) | "
-            "score now − before | gap now − before (points) | valid |", "|---|---|---|---|---|---|---|---|---|---|---|",
-            *[f"| {r['cache']} | {r['k']} | {o['score']:,.1f} | {_gap(o)} | {o['pieces']} ({o['improvements']}) | "
-              f"{r['auto@2jobs']['score']:,.1f} | {_gap(r['auto@2jobs'])} | {r['auto@2jobs']['pieces']} "
-              f"({r['auto@2jobs']['improvements']}) | {r['auto@2jobs']['score'] - o['score']:+,.1f} | "
-              f"{100 * (_gap_value(r['auto@2jobs']) - _gap_value(o)):+.2f} | "
-              f"{'yes' if o['valid'] and r['auto@2jobs']['valid'] else 'NO'} |" for r, o in both]]
     head = [f"| cache | k | BLIP best (60 s) | 1 job, {b:g} s | gap | 1 job, {2 * b:g} s | gap | 2 jobs, {b:g} s | gap | "
             f"2 jobs − 1 job at {2 * b:g} s | pieces (improved, stale): 1 job {b:g} s / {2 * b:g} s / 2 jobs | "
             "longest call (s) | valid |", "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -376,13 +363,12 @@ def scaling(args) -> None:
         "two-job run alone (both cores). Above n = 40 `auto` runs `improve` from k-MAX; with 2 jobs the cluster "
         "LP's bound runs beside it in a process of its own for its share of both jobs' time (30 % × 2 × the "
         "budget), then that job joins `improve`'s pieces; `improve` has the other job and the LP's 30 % share "
-        "(solvers/parallel.py, `BoundAlone`; from 8f145dc to f0fb9e0 the LP beside had the whole budget; before "
-        "8f145dc the pieces were solved two at a time and the LP had the last 30 %). Every network was checked "
+        "(solvers/parallel.py, `BoundAlone`). Every network was checked "
         "by the verifier. Gap: to each "
         "run's own proved bound. Longest call: the budget's runs, then the doubled one. BLIP best: the better "
         "of BLIP's k-G and k-MAX, 60 s, one core.", "",
         f"**2 jobs at {b:g} s reach at least 1 job at {2 * b:g} s in {ahead} of {len(rows)} cells, and at least 1 "
-        f"job at {b:g} s in {beyond}.**", "", *head, *rows, *compare, ""])
+        f"job at {b:g} s in {beyond}.**", "", *head, *rows, ""])
     caches = sorted({r["cache"] for r in records}, key=CACHES.index)
     ks = sorted({r["k"] for r in records})
     _write("field-scaling" if seed == 1 else f"field-scaling-seed{seed}", caches, ks, text,
@@ -400,9 +386,9 @@ def _scaling_row(r: dict) -> str:
 
 
 def _two_at_a_time(runs: list[tuple], records: Path | None = None, seed: int = 1) -> dict:
-    """``--one`` runs (key, path, k, method, budget[, python]), longest first, always two
-    at a time (one process per core) until all are done, each with ``seed``; their records
-    by key.
+    """``--one`` runs (key, path, k, method, budget[, policy fields]), longest first, always
+    two at a time (one process per core) until all are done, each with ``seed``; their
+    records by key.
 
     ``records``: a JSON-lines file that keeps every finished run (key and record) as it
     ends, so that a queue of hours can stop and go on later: runs already in it are not
@@ -419,8 +405,8 @@ def _two_at_a_time(runs: list[tuple], records: Path | None = None, seed: int = 1
     running: dict = {}
     while todo or running:
         while todo and len(running) < 2:
-            key, path, k, method, budget, *python = todo.pop(0)
-            running[key] = _spawn_one(path, k, method, budget, 1, python[0] if python else None, seed=seed)
+            key, path, k, method, budget, *policy = todo.pop(0)
+            running[key] = _spawn_one(path, k, method, budget, 1, seed=seed, policy=policy[0] if policy else None)
         finished = next((key for key, p in running.items() if p.poll() is not None), None)
         if finished is None:
             time.sleep(0.2)
@@ -433,28 +419,47 @@ def _two_at_a_time(runs: list[tuple], records: Path | None = None, seed: int = 1
     return out
 
 
+def parse_variant(text: str) -> tuple[str, dict]:
+    """``NAME:KEY=VALUE,KEY=VALUE`` (``--policy``): a named policy variant, checked now."""
+    from twbn.solvers.policy import Policy, PolicyError
+
+    name, colon, fields = text.partition(":")
+    if not colon or not name.strip() or not fields.strip():
+        raise argparse.ArgumentTypeError(f"a policy variant is NAME:KEY=VALUE[,KEY=VALUE...], got {text!r}")
+    try:
+        return name.strip(), Policy.from_settings(fields.split(",")).changed()
+    except PolicyError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def budgets(args) -> None:
     """Issue 33.3: ``auto`` (one job) at several budgets per cell, two runs at a time (one
     process per core; the longest first, so that both cores stay busy): does the network
-    keep improving and the bound keep tightening?"""
+    keep improving and the bound keep tightening? With ``--policy NAME:KEY=VALUE,...``
+    (repeatable), every cell also runs under each named policy variant, in the same queue,
+    beside the default policy: two policies compared in one checkout and one run."""
     times = sorted(args.budgets)
-    versus = args.versus
+    variants = dict(args.policy or [])
+    if "default" in variants:
+        raise SystemExit("bench_field: 'default' names the default policy; give the variant another name")
     earlier = {}
     if args.with_json:
-        if versus is not None:
-            raise SystemExit("bench_field: --with-json and --versus do not go together")
+        if variants:
+            raise SystemExit("bench_field: --with-json and --policy do not go together")
         for r in json.loads(Path(args.with_json).read_text()):
             earlier[r["cache"], r["k"]] = {key: got for key, got in r.items() if key.startswith("auto@")}
     ran = times
     times = sorted(set(times) | {float(key[5:]) for got in earlier.values() for key in got})
-    if versus is None:
+    names = ["default", *variants]
+    if not variants:
         head = ["| cache | k | BLIP best (60 s) | " + " | ".join(f"{t:g} s: score | gap" for t in times)
                 + " | pieces (improved, redrawn) |", "|---|---|---|" + "---|---|" * len(times) + "---|"]
     else:
         head = ["| cache | k | BLIP best (60 s) | " + " | ".join(
-            f"{t:g} s: before | gap | this code | gap | Δ score" for t in times)
-            + " | pieces (improved, redrawn, last piece limit): before / this code |",
-            "|---|---|---|" + "---|---|---|---|---|" * len(times) + "---|"]
+            f"{t:g} s: {v} | gap" + ("" if v == "default" else f" | {v} − default") for t in times for v in names)
+            + " | pieces (improved, redrawn, last piece limit): " + " / ".join(names) + " |",
+            "|---|---|---|" + "".join("---|---|" if v == "default" else "---|---|---|" for _ in times for v in names)
+            + "---|"]
     rows, records = [], []
     paths = {name: Path(args.anchors) / "caches" / f"{name}.jkl.gz" for name in args.caches}
     runs = []
@@ -463,37 +468,43 @@ def budgets(args) -> None:
         for k in args.ks:
             for t in ran:
                 runs.append(((name, k, t, *seeded), paths[name], k, "auto", t))
-                if versus is not None:  # the same cell by the earlier checkout, side by side with it
-                    runs.append(((name, k, t, "before", *seeded), paths[name], k, "auto", t, versus))
+                for v, fields in variants.items():  # the same cell under each variant, in the same queue
+                    runs.append(((name, k, t, v, *seeded), paths[name], k, "auto", t, fields))
     done = {key[:len(key) - len(seeded)]: got for key, got in
             _two_at_a_time(runs, None if args.records is None else Path(args.records), args.seed).items()}
     from twbn.solvers.method_options import ImproveOptions
 
     pieces = lambda g: (f"{g['pieces']} ({g['improvements']}, {g.get('redrawn') or 0}"  # noqa: E731
-                        + (f", {g.get('piece_time_limit') or ImproveOptions().piece_time_limit:g} s" if versus else "") + ")")
+                        + (f", {g.get('piece_time_limit') or ImproveOptions().piece_time_limit:g} s" if variants else "")
+                        + ")")
     for name in args.caches:
         for k in args.ks:
             got = {f"auto@{t:g}": done[name, k, t] if t in ran else earlier[name, k][f"auto@{t:g}"] for t in times}
             blip = max(BLIP[name, k]["kg"][0], BLIP[name, k]["kmax"][0])
-            if versus is None:
+            if not variants:
                 cols = [f"{g['score']:,.1f} | {_gap(g)}" for g in got.values()]
                 counts = " / ".join(pieces(g) for g in got.values())
             else:
-                got.update({f"before@{t:g}": done[name, k, t, "before"] for t in times})
-                pairs = [(got[f"before@{t:g}"], got[f"auto@{t:g}"]) for t in times]
-                cols = [f"{b['score']:,.1f} | {_gap(b)} | {a['score']:,.1f} | {_gap(a)} | {a['score'] - b['score']:+,.1f}"
-                        for b, a in pairs]
-                counts = " · ".join(f"{pieces(b)} / {pieces(a)}" for b, a in pairs)
+                got.update({f"{v}@{t:g}": done[name, k, t, v] for t in times for v in variants})
+                cols = []
+                for t in times:
+                    base = got[f"auto@{t:g}"]
+                    cols.append(f"{base['score']:,.1f} | {_gap(base)}")
+                    cols += [f"{got[f'{v}@{t:g}']['score']:,.1f} | {_gap(got[f'{v}@{t:g}'])} | "
+                             f"{got[f'{v}@{t:g}']['score'] - base['score']:+,.1f}" for v in variants]
+                counts = " · ".join(" / ".join(pieces(got[f"{'auto' if v == 'default' else v}@{t:g}"]) for v in names)
+                                    for t in times)
             rows.append(f"| {name} | {k} | {blip:,.1f} | " + " | ".join(cols) + f" | {counts} |")
             records.append({"cache": name, "k": k, **got})
             print(rows[-1], flush=True)
     longest = max(ran)
-    from twbn.solvers.budget import IMPROVE_START_SHARE, LARGE_BOUND_SHARE
+    from twbn.solvers.policy import DEFAULT_POLICY as P
 
     if earlier:  # the longest run's incumbent over its own time, and its wall time
         marks = [t for t in (60, 300, 600, 1200) if t < longest]
+        start_s = P.improve_start_share * (1 - P.large_bound_share) * longest
         rows += ["", f"Within the {longest:g} s runs: the incumbent at each time of the improver's own clock "
-                 f"(its trajectory; it starts after the k-MAX start, {IMPROVE_START_SHARE * (1 - LARGE_BOUND_SHARE) * longest:g} s here), the call's "
+                 f"(its trajectory; it starts after the k-MAX start, {start_s:g} s here), the call's "
                  "wall time (the limit covers it; cache loading excluded) and the largest piece overrun.", "",
                  "| cache | k | " + " | ".join(f"at {t:g} s" for t in marks) + f" | at {longest:g} s | call (s) | "
                  "largest piece overrun (s) |", "|---|---|" + "---|" * (len(marks) + 3)]
@@ -503,19 +514,29 @@ def budgets(args) -> None:
                   for t in marks]
             rows.append(f"| {r['cache']} | {r['k']} | " + " | ".join("—" if a is None else f"{a:,.1f}" for a in at)
                         + f" | {g['score']:,.1f} | {g['call_s']:.2f} | {g.get('overrun')} |")
+    described = "; ".join(f"`{v}`: " + ", ".join(f"{key} = {value:g}" for key, value in fields.items())
+                          for v, fields in variants.items())
     text = "\n".join([
         "# Any budget: auto on one job at " + ", ".join(f"{t:g}" for t in times) + " s"
-        + ("" if versus is None else ", beside earlier code"), "",
+        + ("" if not variants else ", under the default policy and " + ", ".join(variants)), "",
         f"Machine: {machine()}. Seed {args.seed}, one job, two runs at a time (one process per core, the longest "
         "first). Above n = 40 `auto` "
-        "runs `improve` from k-MAX (20 % of the method's part), keeping 30 % of the budget for the cluster LP's "
-        "bound at n ≥ 60. Gap: to the run's own proved bound."
-        + ("" if versus is None else f" Before: the same runs by `{versus}` (an earlier checkout), in the same "
-                                     "queue.")
+        f"runs `improve` from k-MAX ({P.improve_start_share:.0%} of the method's part), keeping "
+        f"{P.large_bound_share:.0%} of the budget for the cluster LP's bound at n ≥ {P.large_bound_n}. Gap: to the "
+        "run's own proved bound."
+        + ("" if not variants else f" Policy variants (twbn.Policy fields changed from the defaults), run in the "
+                                   f"same queue as the default: {described}.")
         + ("" if not earlier else f" The {', '.join(f'{t:g}' for t in times if t not in ran)} s columns: the "
-                                  f"records of an earlier run ({args.with_json}), not re-run."), "", *head, *rows, ""])
-    stem = "field-budgets-versus" if versus is not None else \
-        "field-budgets-" + "-".join(f"{t:g}" for t in times) if earlier else "field-budgets"
+                                  f"records of an earlier run ({args.with_json}), not re-run."), "",
+        "Regenerate: `python -m twbn.experiments.benchmarks.bench_field --anchors DIR --budgets "
+        + " ".join(f"{t:g}" for t in ran) + " --caches " + " ".join(args.caches) + " --ks "
+        + " ".join(map(str, args.ks)) + "".join(f" --policy {v}:" + ",".join(f"{key}={value:g}" for key, value in
+                                                                           fields.items())
+                                              for v, fields in variants.items())
+        + ("" if args.seed == 1 else f" --seed {args.seed}") + "`.", "", *head, *rows, ""])
+    stem = "field-budgets-" + "-".join(f"{t:g}" for t in times) if earlier or variants else "field-budgets"
+    if variants:
+        stem += "-policies-" + "-".join(variants)
     _write(stem if args.seed == 1 else f"{stem}-seed{args.seed}", args.caches, args.ks, text, records)
 
 
@@ -524,9 +545,9 @@ def width_rows(args) -> None:
     and without them, each for the LP's share of the budget at these n (30 %), side by
     side; the auto scores of field.json (when there) give the gaps."""
     from twbn.experiments.benchmarks.common import RESULTS
-    from twbn.solvers.budget import LARGE_BOUND_SHARE
+    from twbn.solvers.policy import DEFAULT_POLICY
 
-    seconds = LARGE_BOUND_SHARE * args.budget
+    seconds = DEFAULT_POLICY.large_bound_share * args.budget
     auto = {}
     if (RESULTS / "field.json").is_file():
         auto = {(r["cache"], r["k"]): r["auto"]["score"] for r in json.loads((RESULTS / "field.json").read_text())}
@@ -577,11 +598,13 @@ def unbounded(args) -> None:
                     f"{'yes' if c['valid'] and i['valid'] else 'NO'} |")
         records.append({"cache": name, **got})
         print(rows[-1], flush=True)
+    from twbn.solvers.policy import DEFAULT_POLICY as P
+
     text = "\n".join([
         "# Unbounded at n = 69–100: `cuts` beside `improve`", "",
         f"Machine: {machine()}. {args.budget:g} s per run, seed 1, side by side (one process per core). `cuts` "
         "without a start above n = 40 runs `improve` on 60 % of the budget, then the whole cluster-cut ILP on "
-        "SCIP, keeping 10 % for the cluster LP's bound; its bound is the better of SCIP's and the LP's. "
+        f"SCIP, keeping {P.large_bound_share:.0%} for the cluster LP's bound; its bound is the better of SCIP's and the LP's. "
         "SCIP's root bound: its dual bound after the root's cutting loop (— : none below the trivial bound; its first LP unsolved). GOBNILP 1.6.3's "
         "figures on kdd and community (docs/blip.md) are not comparable: those caches are not here. Width: of "
         "the network's own elimination order (an upper bound on its treewidth); degeneracy: of its moral graph (a "
