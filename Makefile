@@ -23,8 +23,8 @@ test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
 bench: $(STAMP)
-	$(BIN)/python -m twbn.experiments.benchmarks.bench_scoring
-	$(BIN)/python -m twbn.experiments.benchmarks.bench_pruning
+	$(BIN)/python -m benchmarks.bench_scoring
+	$(BIN)/python -m benchmarks.bench_pruning
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -781,7 +781,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise UserError("the grid report reads one store (--layout machado reads several)")
         written = write_report(args.store[0], args.output)
     else:
-        from twbn.experiments.benchmarks.machado_study import write as write_study
+        from twbn.experiments.report_machado import write as write_study
 
         stores = [Path(s) for s in args.store]
         for s in stores:

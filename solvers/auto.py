@@ -7,7 +7,7 @@ The rule comes from this project's measurements (docs/auto.md has the tables):
    0.6 s at n = 20, 3–4 s at n = 22 and 19 s at n = 24 (mushroom, wdbc). Under a bound
    k, the Korhonen–Parviainen DP grows about 3.5× per variable and faster with k:
    ≤ 10 s for k ≤ 2 up to n = 14, and for k = 3 up to n = 12
-   (experiments/benchmarks/results/dp.md).
+   (benchmarks/results/dp.md).
 2. **The cluster-cut ILP warm-started by k-G in the middle** (n ≤ 40 bounded; above the
    DP up to n = 40 unbounded): it proves optima the DP cannot reach (letter, wdbc k = 6,
    mushroom unbounded) and otherwise reports a certified gap; its LP no longer finishes
@@ -17,7 +17,7 @@ The rule comes from this project's measurements (docs/auto.md has the tables):
    behind k-G run alone (kdd k = 2: −443,310 against −442,805 in 60 s); on the four
    anchor caches (n = 69–1,041, k = 2, 5, 8, 60 s) k-MAX beat k-G in all 12 cells, and
    re-solving pieces of k-MAX's network exactly beat k-MAX alone
-   (experiments/benchmarks/results/field.md). Unbounded above n = 40 the same, from a
+   (benchmarks/results/field.md). Unbounded above n = 40 the same, from a
    k-MAX network at k = 8.
 
 The thresholds and shares are the budget's :class:`~twbn.solvers.policy.Policy`'s
@@ -56,7 +56,7 @@ __all__ = ["Choice", "choose_method", "dp_seconds", "METHOD"]
 
 LOG = logging.getLogger("twbn")
 
-#: The DP's expected seconds, fitted to experiments/benchmarks/results/dp.md (housing):
+#: The DP's expected seconds, fitted to benchmarks/results/dp.md (housing):
 #: (seconds at n0, n0, growth per variable). Bounded: 9.65 s at n = 14, k = 2 (×3.4 per
 #: variable from n = 12 to 14); 10.65 s at n = 12, k = 3 (×3.5). Unbounded: O(n·2^n),
 #: 3–4 s at n = 22.

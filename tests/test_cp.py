@@ -85,7 +85,7 @@ def test_integer_scaling_keeps_a_valid_bound():
 
 @pytest.mark.parametrize("method, solver, n", [("cp", None, 7), ("milp", "scip", 7), ("milp", "highs", 7)])
 def test_real_small_cache_k2_equals_dp(method, solver, n):
-    from twbn.experiments.benchmarks.binarise import binarise
+    from benchmarks.binarise import binarise
     from twbn.scoring.data import Dataset, read_csv
     from twbn.scoring.parent_sets import build_cache
     from tests.conftest import BUNDLED

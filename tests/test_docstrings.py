@@ -68,8 +68,7 @@ def _modules():
     for pkg in PACKAGES:
         mod = importlib.import_module(pkg)
         out.append(pkg)
-        out += [m.name for m in pkgutil.walk_packages(mod.__path__, pkg + ".")
-                if ".benchmarks" not in m.name]
+        out += [m.name for m in pkgutil.walk_packages(mod.__path__, pkg + ".")]
     return out
 
 

@@ -185,7 +185,7 @@ def test_infeasible_required_cycle():
 
 
 def _binarised_cache(path, max_parents=1):
-    from twbn.experiments.benchmarks.binarise import binarise
+    from benchmarks.binarise import binarise
     from twbn.scoring.data import read_csv
     from twbn.scoring.parent_sets import build_cache
 

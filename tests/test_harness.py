@@ -500,7 +500,7 @@ def test_the_study_report_from_the_quick_config(tmp_path):
     """Issue 34: the quick study config runs (auto, kg, a class, inference) and the study
     report has the paper's layout: the table by bound, the gap table beside Table II, the
     class table, and one figure per measure."""
-    from twbn.experiments.benchmarks.machado_study import PAPER_GAPS, write
+    from twbn.experiments.report_machado import PAPER_GAPS, write
 
     store = tmp_path / "q.sqlite"
     assert main(["experiment", "machado-study-quick", "--store", str(store), "-q"]) == 0

@@ -89,7 +89,7 @@ def test_the_study_report_counts_folds_against_the_config_not_the_cells_present(
     """A grid still running (or stopped) shows how many of the config's folds are in each
     row, and which failed; a committed CSV without the folds column takes them from the
     bundled config (5)."""
-    from twbn.experiments.benchmarks.machado_study import _load_csv, tables
+    from twbn.experiments.report_machado import _load_csv, tables
 
     def cell(fold, status, score):
         return {"data": "audiology", "ess": 1.0, "max_parents": 4, "method": "auto", "treewidth": 3, "fold": fold,
@@ -108,7 +108,7 @@ def test_the_study_report_counts_folds_against_the_config_not_the_cells_present(
 def test_twbn_report_writes_the_study_layout_from_several_inputs(tmp_path, capsys):
     """``twbn report --layout machado`` reads stores or an earlier report's cells.csv (the
     last input wins for a cell in both) and writes the study's report, all files or none."""
-    from twbn.experiments.benchmarks.machado_study import _csv
+    from twbn.experiments.report_machado import _csv
 
     def cell(fold, score):
         return {"config": "machado-study-audiology-ess1", "key": f"audiology|fold={fold}|k=3|auto|seed=0",
@@ -143,7 +143,7 @@ def test_the_study_report_says_over_how_many_folds_a_junction_tree_time_is():
     (12 and 20 ms → 16.0) says it covers 2 of 3 folds; a row with every tree built says
     nothing more, and one with none built shows a dash. A 3-parent config's network of the
     same data, ESS, method and k is a row of its own (30 ms), not a fourth fold."""
-    from twbn.experiments.benchmarks.machado_study import inference_lines
+    from twbn.experiments.report_machado import inference_lines
 
     def cell(k, fold, seconds, entries, parents=4):
         return {"data": "audiology", "ess": 1.0, "max_parents": parents, "method": "auto", "treewidth": k,
@@ -159,7 +159,7 @@ def test_the_study_report_says_over_how_many_folds_a_junction_tree_time_is():
 
 def test_a_report_onto_a_file_says_it_is_not_a_folder(tmp_path, capsys):
     """Issue 63.7: ``report -o /dev/null`` said "File exists"."""
-    from twbn.experiments.benchmarks.machado_study import _csv
+    from twbn.experiments.report_machado import _csv
 
     cells = tmp_path / "a.csv"
     cells.write_text(_csv([{"config": "machado-study-audiology-ess1", "key": "audiology|fold=0|k=3|auto|seed=0",

@@ -36,6 +36,9 @@ def test_wheel_installs_one_import_name_and_runs_the_demo(tmp_path):
     for data in ("twbn/experiments/configs/quick.toml", "twbn/experiments/data/housing.csv.gz",
                  "twbn/experiments/data/ATTRIBUTION.md", "twbn/solvers/cuts/branch_and_cut.py"):
         assert data in names
+    # the benchmarks and the notebook stay in the checkout; the report layout is the package's
+    assert not [n for n in names if "benchmarks" in n or "notebook" in n]
+    assert "twbn/experiments/report_machado.py" in names
 
     venv = tmp_path / "venv"
     assert _run([sys.executable, "-m", "venv", venv], cwd=tmp_path).returncode == 0

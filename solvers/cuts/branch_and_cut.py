@@ -4,7 +4,7 @@ cluster constraints (3) enforced by a constraint handler, as GOBNILP does.
 Why SCIP: lazy cluster rows need an engine that lets a callback add rows at every node.
 We measured the three routes on 20 alarm variables (docs/cuts.md): a SCIP
 constraint handler 4 s; HiGHS (no cut callbacks: add rows and re-solve) 48 s; python-mip
-with CBC lazy callbacks 6.8% gap at 150 s. The benchmark in experiments/benchmarks/
+with CBC lazy callbacks 6.8% gap at 150 s. The benchmark in benchmarks/
 bench_cuts.py gives our own figures.
 
 The handler (``_ClusterHandler``):

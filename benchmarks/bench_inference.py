@@ -10,7 +10,7 @@ MinFill order until 2026-11-27: results/inference.md was measured with it). Junc
 trees above ``twbn.scoring.inference.MAX_TABLE_ENTRIES`` potential entries are not built;
 their size is reported. Each cell runs in its own process; times are the fastest of 3.
 
-Run: ``python -m twbn.experiments.benchmarks.bench_inference [--sets letter wdbc] [--budget 10]``
+Run: ``python -m benchmarks.bench_inference [--sets letter wdbc] [--budget 10]``
 Writes ``results/inference.md`` and ``results/inference.png``.
 """
 
@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 from concurrent.futures import ProcessPoolExecutor
 
-from twbn.experiments.benchmarks.common import (
+from benchmarks.common import (
     RESULTS,
     dataset_path,
     machine,

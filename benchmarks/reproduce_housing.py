@@ -1,10 +1,10 @@
 """Reproduction: HOUSING, binary variables, BDeu with ESS 1 — optimal networks for
 treewidth 1, 2 and unbounded, beside Korhonen & Parviainen (2013, Sec. 6): −3479, −3295,
 −3080. The paper's own discretisation is not published; here each column of the
-discretised UCI file is cut at its most balanced split (experiments/benchmarks/binarise.py),
+discretised UCI file is cut at its most balanced split (benchmarks/binarise.py),
 so the figures are comparable in kind, not equal.
 
-Run: ``python -m twbn.experiments.benchmarks.reproduce_housing``
+Run: ``python -m benchmarks.reproduce_housing``
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from twbn.experiments.benchmarks.binarise import binarise
-from twbn.experiments.benchmarks.common import machine, write_result
+from benchmarks.binarise import binarise
+from benchmarks.common import machine, write_result
 from twbn.formulations.problem import Problem
 from twbn.formulations.verify import verify_result
 from twbn.scoring.data import read_csv

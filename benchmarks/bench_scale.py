@@ -14,7 +14,7 @@ unbounded optimum over the cache (nothing better exists at this n). W = (G − T
 "gap closed" = (T_kG − T_S2)/(G − T_S2), the share of S2's gap to G that k-G closes
 (the paper: about 60%).
 
-Run: ``python -m twbn.experiments.benchmarks.bench_scale [--sets syn2000 syn10000 munin] [--budget 600]``
+Run: ``python -m benchmarks.bench_scale [--sets syn2000 syn10000 munin] [--budget 600]``
 Writes ``results/scale.md``.
 """
 
@@ -29,7 +29,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from twbn.experiments.benchmarks.common import machine, network_path, write_result
+from benchmarks.common import machine, network_path, write_result
 
 ROWS = 5000
 KS = [2, 5, 8]

@@ -9,7 +9,7 @@ the same total budget.
 Ablation cells: the same solve per backend, without strengthening (Fig. 6 as published),
 and without warm start. Solves run two at a time (one per core), each single-threaded.
 
-Run: ``python -m twbn.experiments.benchmarks.bench_milp [--budget 300]`` (about an hour at 300 s).
+Run: ``python -m benchmarks.bench_milp [--budget 300]`` (about an hour at 300 s).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import argparse
 import json
 from concurrent.futures import ProcessPoolExecutor
 
-from twbn.experiments.benchmarks.common import dataset_path, machine, write_result
+from benchmarks.common import dataset_path, machine, write_result
 
 PAPER = {  # Tables II and III, parents limit 3, ESS 1
     "mushroom": {3: 32.42, 4: 26.69, 5: 23.92, 10: 20.27, None: 20.10},

@@ -3,22 +3,22 @@
 Issue 33.1 asks for a tighter proof at the same budget. Where the bound, not the network,
 holds the gap (plants, baudio and jester at k = 5 and 8) the cluster LP of
 solvers/relaxation.py ends its share of the budget with violated rows still to add
-(``complete`` False in every 60 s cell of results/field-budgets-60-versus-08881d5.md),
-so an LP that converges sooner proves more in the same seconds. Its module constants
-(columns the LP starts with and takes in per pricing round, rows per separation round,
-when idle rows leave) were set once and never measured against other values.
+(``complete`` False in every 60 s cell of the 60 s runs), so an LP that converges sooner
+proves more in the same seconds. Its settings are the policy's ``lp_*`` fields (columns
+the LP starts with and takes in per pricing round, rows per separation round, when idle
+rows leave).
 
 For each anchor cache and k, the LP alone (``cluster_lp_bound``) runs for ``--seconds``
 (default 14: its share of a 60 s ``auto`` run at n ≥ 60) with the default settings and
-with each ``--variants`` entry (``NAME=VALUE[,NAME=VALUE]``: a constant of that module,
-or ``highs.OPTION`` for a HiGHS option such as ``highs.simplex_strategy=4``), two
+with each ``--variants`` entry (``NAME=VALUE[,NAME=VALUE]``: a twbn.Policy field, or
+``highs.OPTION`` for a HiGHS option such as ``highs.simplex_strategy=4``), two
 processes at a time (one per core). Any multipliers give a bound (L(λ) is recomputed from
 them over all families), so a variant changes how tight the bound is, never whether it
 holds. Reported: the bound (lower is
 tighter) and its change from the default's, with the LP's rounds, rows and columns.
 
-Run: ``python -m twbn.experiments.benchmarks.bench_lp_settings --anchors DIR
---variants COLUMNS_PER_ROUND=20 INITIAL_COLUMNS=40 [--caches plants baudio] [--ks 5]
+Run: ``python -m benchmarks.bench_lp_settings --anchors DIR
+--variants lp_columns_per_round=20 lp_initial_columns=40 [--caches plants baudio] [--ks 5]
 [--seconds 14] [--name STEM]``; results/STEM.md (default ``lp-settings``) and .json.
 """
 
@@ -31,29 +31,28 @@ import sys
 import time
 from pathlib import Path
 
-from twbn.experiments.benchmarks.common import machine, write_result
+from benchmarks.common import machine, write_result
 
 CACHES = ("plants", "baudio", "jester", "munin5000")
 
 
-def _parse(variant: str) -> tuple[dict[str, float], dict[str, str]]:
-    """``NAME=VALUE[,NAME=VALUE]`` → ({NAME: VALUE} for the relaxation module's numeric
-    constants, {option: value} for ``highs.OPTION=VALUE``); an unknown name is an error,
-    not a silent default."""
-    from twbn.solvers import relaxation
+def _parse(variant: str):
+    """``NAME=VALUE[,NAME=VALUE]`` → (the twbn.Policy with those fields, {option: value}
+    for ``highs.OPTION=VALUE``); an unknown name is an error naming the nearest field, not
+    a silent default."""
+    from twbn.solvers.policy import Policy, PolicyError
 
-    constants, options = {}, {}
+    fields, options = [], {}
     for part in [] if variant == "default" else variant.split(","):
         name, _, value = part.partition("=")
         if name.startswith("highs.") and value:
             options[name[6:]] = value
-            continue
-        current = getattr(relaxation, name, None)
-        if not name.isupper() or not isinstance(current, (int, float)) or isinstance(current, bool) or not value:
-            raise SystemExit(f"bench_lp_settings: {part!r} is neither NAME=VALUE for a numeric constant of "
-                             "solvers/relaxation.py nor highs.OPTION=VALUE")
-        constants[name] = type(current)(float(value)) if isinstance(current, int) else float(value)
-    return constants, options
+        else:
+            fields.append(part)
+    try:
+        return Policy.from_settings(fields), options
+    except PolicyError as exc:
+        raise SystemExit(f"bench_lp_settings: {exc}") from None
 
 
 def _typed(value: str) -> int | float | bool | str:
@@ -73,9 +72,7 @@ def run_one(path: str, k: int, seconds: float, variant: str) -> dict:
     from twbn.solvers import relaxation
     from twbn.solvers.models import backends
 
-    constants, options = _parse(variant)
-    for name, value in constants.items():
-        setattr(relaxation, name, value)  # read from the module at each use
+    policy, options = _parse(variant)
     if options:
         plain = backends.quiet_highs
 
@@ -91,7 +88,7 @@ def run_one(path: str, k: int, seconds: float, variant: str) -> dict:
         backends.quiet_highs = with_options  # the LP imports it from there at each call
     problem = Problem(read_jkl(path), k)
     t0 = time.monotonic()
-    bound, stats = relaxation.cluster_lp_bound(problem, time_limit=seconds)
+    bound, stats = relaxation.cluster_lp_bound(problem, time_limit=seconds, policy=policy)
     return {"bound": bound, "call_s": round(time.monotonic() - t0, 2),
             **{key: stats.get(key) for key in ("trivial", "rounds", "rows", "columns", "dropped", "complete")}}
 

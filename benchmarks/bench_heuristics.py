@@ -12,7 +12,7 @@ decreasing with size); the paper reports 83 orders per hour on munin (n = 1,041)
 Part ``warm``: the gap of ``milp`` and ``cuts`` after the same budget with and without
 ``--warm-start kg`` (20% of the budget to k-G).
 
-Run: ``python -m twbn.experiments.benchmarks.bench_heuristics [--part tables|rate|warm|all] [--budget 30]``
+Run: ``python -m benchmarks.bench_heuristics [--part tables|rate|warm|all] [--budget 30]``
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import argparse
 import random
 from concurrent.futures import ProcessPoolExecutor
 
-from twbn.experiments.benchmarks.common import machine, bic_cache, write_result
+from benchmarks.common import machine, bic_cache, write_result
 from twbn.experiments.stats import sign_test, w_score
 
 SETS = ["nursery", "breast", "housing", "adult", "nltcs", "letter", "msnbc", "zoo", "mushroom", "wdbc"]

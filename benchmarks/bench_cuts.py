@@ -18,7 +18,7 @@ Part ``improve``: long ``cuts`` runs from the stored best networks, the LNS give
 the time (``--lns-share``, default 0.9), storing what they find (the root part's best
 known then starts from it).
 
-Run: ``python -m twbn.experiments.benchmarks.bench_cuts [--part unbounded|root|both|improve] [--budget 600]``
+Run: ``python -m benchmarks.bench_cuts [--part unbounded|root|both|improve] [--budget 600]``
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import argparse
 import json
 from concurrent.futures import ProcessPoolExecutor
 
-from twbn.experiments.benchmarks.common import RESULTS, machine, bic_cache, write_result
+from benchmarks.common import RESULTS, machine, bic_cache, write_result
 
 BEST_KNOWN = RESULTS / "cuts-best-known.json"
 

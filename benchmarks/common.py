@@ -42,8 +42,26 @@ def machine() -> str:
     return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
+def regenerate_command() -> str:
+    """The command that ran this benchmark, as a reader would type it from the checkout's
+    root: the module and its arguments, a folder given by ``--anchors`` as ``DIR``."""
+    import shlex
+    import sys
+
+    main = sys.modules.get("__main__")
+    module = getattr(getattr(main, "__spec__", None), "name", None) or Path(sys.argv[0]).stem
+    args, out = sys.argv[1:], []
+    for i, a in enumerate(args):
+        out.append("DIR" if i and args[i - 1] == "--anchors" else a)
+    return "python -m " + shlex.join([module, *out])
+
+
 def write_result(name: str, text: str) -> Path:
+    """``text`` as ``results/NAME``; a Markdown table ends with the command that
+    regenerates it, unless it names one already."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     p = RESULTS / name
+    if name.endswith(".md") and "Regenerate:" not in text:
+        text = text.rstrip("\n") + f"\n\nRegenerate: `{regenerate_command()}`.\n"
     p.write_text(text, encoding="utf-8")
     return p

@@ -12,7 +12,7 @@ network is checked by the verifier. Reported beside BLIP's figures on the same f
 allowed, re-scored and checked independently): scores, ΔBIC against BLIP's better method
 (> 10: "very strong" in Raftery's bands), and iterations per second as ratios.
 
-Run: ``python -m twbn.experiments.benchmarks.bench_field --anchors DIR [--budget 60]
+Run: ``python -m benchmarks.bench_field --anchors DIR [--budget 60]
 [--caches plants baudio] [--ks 2 5 8]`` (about 25 minutes at 60 s). ``--scaling``: auto
 on one job at the budget and twice it, beside two jobs at the budget (field-scaling.md,
 about 36 minutes at 60 s); with ``--seed S`` every run takes seed S instead of 1
@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from twbn.experiments.benchmarks.common import machine, write_result
+from benchmarks.common import machine, write_result
 
 CACHES = ("plants", "baudio", "jester", "munin5000")
 KS = (2, 5, 8)
@@ -127,7 +127,7 @@ def _spawn_one(path: Path, k, method: str, budget: float, jobs: int, seed: int =
     changes; its JSON record is the last line it prints."""
     return subprocess.Popen([sys.executable, "-m", __spec__.name, "--one", str(path), str(k).lower(), method,
                              str(budget), str(jobs), str(seed), json.dumps(policy or {})],
-                            stdout=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
 
 
 def _pair(path: Path, k: int, methods: tuple[str, ...], budget: float | tuple[float, ...], jobs: int = 1,
@@ -183,7 +183,8 @@ def main() -> None:
     if args.one:
         k = None if args.one[1] == "none" else int(args.one[1])
         print(json.dumps(run_one(args.one[0], k, args.one[2], float(args.one[3]), int(args.one[4]),
-                                 int(args.one[5]), json.loads(args.one[6]))))
+                                 int(args.one[5]) if len(args.one) > 5 else 1,
+                                 json.loads(args.one[6]) if len(args.one) > 6 else None)))
         return
     if args.anchors is None:
         ap.error("--anchors DIR is required")
@@ -276,7 +277,7 @@ def _cell(got: dict, limit: float) -> str:
 def others(args) -> None:
     """The registry's other methods on the same cells, two at a time; beside BLIP's best
     and what ``auto`` reached in field.json (when it is there)."""
-    from twbn.experiments.benchmarks.common import RESULTS
+    from benchmarks.common import RESULTS
 
     auto = {}
     if (RESULTS / "field.json").is_file():
@@ -528,7 +529,7 @@ def budgets(args) -> None:
                                    f"same queue as the default: {described}.")
         + ("" if not earlier else f" The {', '.join(f'{t:g}' for t in times if t not in ran)} s columns: the "
                                   f"records of an earlier run ({args.with_json}), not re-run."), "",
-        "Regenerate: `python -m twbn.experiments.benchmarks.bench_field --anchors DIR --budgets "
+        "Regenerate: `python -m benchmarks.bench_field --anchors DIR --budgets "
         + " ".join(f"{t:g}" for t in ran) + " --caches " + " ".join(args.caches) + " --ks "
         + " ".join(map(str, args.ks)) + "".join(f" --policy {v}:" + ",".join(f"{key}={value:g}" for key, value in
                                                                            fields.items())
@@ -544,7 +545,7 @@ def width_rows(args) -> None:
     """Issue 33.1: the cluster LP's bound with the width rows (W) of solvers/relaxation.py
     and without them, each for the LP's share of the budget at these n (30 %), side by
     side; the auto scores of field.json (when there) give the gaps."""
-    from twbn.experiments.benchmarks.common import RESULTS
+    from benchmarks.common import RESULTS
     from twbn.solvers.policy import DEFAULT_POLICY
 
     seconds = DEFAULT_POLICY.large_bound_share * args.budget

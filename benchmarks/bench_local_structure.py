@@ -8,7 +8,7 @@ for n ≤ 20, else the cluster-cut ILP), and measure the structural Hamming dist
 the true DAG (missing + extra + reversed arcs, each pair counted once). All variables of
 these networks are categorical, so PCART's splits here are partitions of value sets.
 
-Run: ``python -m twbn.experiments.benchmarks.bench_local_structure [--networks sachs alarm] [--max-i 5]``
+Run: ``python -m benchmarks.bench_local_structure [--networks sachs alarm] [--max-i 5]``
 Writes ``results/local-structure-dD.md`` and ``.png`` (D = ``--max-parents``).
 """
 
@@ -19,7 +19,7 @@ import time
 
 import numpy as np
 
-from twbn.experiments.benchmarks.common import RESULTS, machine, network_path, write_result
+from benchmarks.common import RESULTS, machine, network_path, write_result
 from twbn.experiments.report import save_png
 from twbn.experiments.stats import structural_hamming_distance
 

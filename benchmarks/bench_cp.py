@@ -5,14 +5,14 @@ permutation symmetry breaking switched off one at a time.
 Instances: HOUSING (14 variables, its BIC cache, the DP optimum known), ZOO (17) and
 WDBC (31), BIC, at most 3 parents; treewidth 2 and 3.
 
-Run: ``python -m twbn.experiments.benchmarks.bench_cp [--budget 60]``
+Run: ``python -m benchmarks.bench_cp [--budget 60]``
 """
 
 from __future__ import annotations
 
 import argparse
 
-from twbn.experiments.benchmarks.common import dataset_path, machine, write_result
+from benchmarks.common import dataset_path, machine, write_result
 
 INSTANCES = [("housing", 2), ("housing", 3), ("zoo", 2), ("zoo", 3), ("wdbc", 3)]
 METHODS = [

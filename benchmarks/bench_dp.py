@@ -3,10 +3,10 @@ n = 10…15 and w = 1…3 on real data, beside the paper's figures (HOUSING w=2:
 ADULT w=2: 13,086 s, Python/Cython on 2.53 GHz blades; n = 14, w = 3 ran out of memory).
 
 Data as in the paper: HOUSING (n ≤ 14, its first n columns) and ADULT (n = 15), binarised
-(experiments/benchmarks/binarise.py), BDeu ESS 1, parent sets of size ≤ w. Each (n, w)
+(benchmarks/binarise.py), BDeu ESS 1, parent sets of size ≤ w. Each (n, w)
 runs in its own process, whose peak resident memory is read from the OS.
 
-Run: ``python -m twbn.experiments.benchmarks.bench_dp [--max-n 15] [--widths 1,2,3]``
+Run: ``python -m benchmarks.bench_dp [--max-n 15] [--widths 1,2,3]``
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ import subprocess
 import sys
 import time
 
-from twbn.experiments.benchmarks.common import dataset_path, machine, write_result
+from benchmarks.common import dataset_path, machine, write_result
 
 PAPER = {("housing", 14, 2): 3220, ("adult", 15, 2): 13086}
 
 
 def run_one(name: str, n: int, w: int) -> dict:
-    from twbn.experiments.benchmarks.binarise import binarise
+    from benchmarks.binarise import binarise
     from twbn.scoring.data import read_csv
     from twbn.scoring.parent_sets import build_cache
     from twbn.solvers.exact.kp_dp import bounded_treewidth_optimum, table_bytes

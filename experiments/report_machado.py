@@ -1,7 +1,7 @@
 """The study Machado, Mauá & Cozman asked for, reported in their layout.
 
 ``twbn report --layout machado STORE [STORE …] -o DIR`` (or ``python -m
-twbn.experiments.benchmarks.machado_study STORE [STORE …] -o DIR``) reads the
+twbn.experiments.report_machado STORE [STORE …] -o DIR``) reads the
 stores of the ``machado-study-*`` configs (one per data set and ESS), or the ``cells.csv``
 of an earlier report (stores come and go, the CSV is committed), and writes
 ``DIR/report.md``, ``DIR/cells.csv`` (every cell) and PNGs:

@@ -7,7 +7,7 @@ parents per variable (Table 2 layout: "cap (number of variables with that cap)")
 Sets "unscored" = possible − scored; rule 1 (dominance) only cleans the cache, so it is
 reported as the number of sets kept.
 
-Run: ``python -m twbn.experiments.benchmarks.bench_pruning [--quick]``
+Run: ``python -m benchmarks.bench_pruning [--quick]``
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import argparse
 import time
 from collections import Counter
 
-from twbn.experiments.benchmarks.common import DataMissing, dataset_path, machine, write_result
+from benchmarks.common import DataMissing, dataset_path, machine, write_result
 from twbn.scoring.data import read_csv
 from twbn.scoring.local_scores import Scorer
 from twbn.scoring.parent_sets import build_cache, parent_cap

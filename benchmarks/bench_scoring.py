@@ -6,7 +6,7 @@ scores a random sample of them (its throughput is constant per set), and both ra
 printed with their ratio. Then the full BIC cache of alarm (all parent sets up to 3
 parents, all pruning rules) is timed end to end.
 
-Run: ``python -m twbn.experiments.benchmarks.bench_scoring [--rows 5000] [--pgmpy-sample 1500]``
+Run: ``python -m benchmarks.bench_scoring [--rows 5000] [--pgmpy-sample 1500]``
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import time
 from collections import defaultdict
 
 
-from twbn.experiments.benchmarks.common import machine, sample_network, write_result
+from benchmarks.common import machine, sample_network, write_result
 from twbn.scoring.local_scores import Scorer
 from twbn.scoring.parent_sets import build_cache
 
