@@ -535,7 +535,7 @@ def budgets(args) -> None:
                                                                            fields.items())
                                               for v, fields in variants.items())
         + ("" if args.seed == 1 else f" --seed {args.seed}") + "`.", "", *head, *rows, ""])
-    stem = "field-budgets-" + "-".join(f"{t:g}" for t in times) if earlier or variants else "field-budgets"
+    stem = "field-budgets-" + "-".join(f"{t:g}" for t in times)  # named by the budgets it measures
     if variants:
         stem += "-policies-" + "-".join(variants)
     _write(stem if args.seed == 1 else f"{stem}-seed{args.seed}", args.caches, args.ks, text, records)
