@@ -283,7 +283,7 @@ def build_cluster_ilp(problem: Problem, model, *, edges: bool = False,
     skeleton's edges, for branching (solvers/cuts/branch_and_cut.py says why).
 
     ``ancestry``: pairs (a, b) such that a is an ancestor of b through variables the
-    model does not hold (the rest of a network around a piece, solvers/cuts/improve.py).
+    model does not hold (the rest of a network around a piece, solvers/improve/).
     Such a path is not an arc: it joins no moral edge, so it cannot be a family. It enters
     as a topological position p per variable, Nie et al.'s row 8f summed over the sets
     holding j (n·Σ_{W∋j} I(W→i) ≤ n − 1 + p_i − p_j) and p_a + 1 ≤ p_b per pair: a

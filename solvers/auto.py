@@ -13,7 +13,7 @@ The rule comes from this project's measurements (docs/auto.md has the tables):
    mushroom unbounded) and otherwise reports a certified gap; its LP no longer finishes
    its root in a minute at n = 64 under a bound.
 3. **Exact-neighbourhood improvement of a k-MAX start above that** (``improve``,
-   solvers/cuts/improve.py): at n = 64–100 a 20% k-G start left the whole-model `cuts`
+   solvers/improve/): at n = 64–100 a 20% k-G start left the whole-model `cuts`
    behind k-G run alone (kdd k = 2: −443,310 against −442,805 in 60 s); on the four
    anchor caches (n = 69–1,041, k = 2, 5, 8, 60 s) k-MAX beat k-G in all 12 cells, and
    re-solving pieces of k-MAX's network exactly beat k-MAX alone
@@ -48,6 +48,8 @@ from twbn.formulations.solution import SolverResult, make_solution
 from twbn.solvers.bounds import call_optimal_at_bound
 from twbn.solvers.budget import Budget
 from twbn.solvers.control import cooperating
+from twbn.solvers.method import MethodUnavailable
+from twbn.solvers.warm_start import infeasibility, warm_start_solution
 from twbn.solvers.method import Method
 from twbn.solvers.parallel import Alone
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
@@ -180,8 +182,6 @@ def unbounded_optimum_bound(problem: Problem, budget: Budget, seed: int | None =
     returned for that bound. None where it would not fit, or proved nothing tighter than
     the sum of each variable's best score."""
     from twbn.solvers.bounds import trivial_bound
-    from twbn.solvers.registry import solve
-    from twbn.solvers.warm_start import infeasibility
 
     policy = budget.policy
     if problem.treewidth is None or problem.treewidth >= problem.n - 1 or problem.n > policy.cuts_max_n:
@@ -199,7 +199,7 @@ def unbounded_optimum_bound(problem: Problem, budget: Budget, seed: int | None =
         return None
     with budget.stage(f"the optimum without the treewidth bound by {method} (a bound)",
                       policy.unbounded_bound_share) as stage:
-        sol = solve(relaxed, method, budget=stage, seed=seed if method == "cuts" else None, _lp_bound=False)
+        sol = stage.solve(relaxed, method, seed=seed if method == "cuts" else None, lp_bound=False)
     if sol.status == "optimal":
         return sol
     if sol.status == "feasible" and sol.bound is not None and sol.bound < trivial_bound(relaxed) - 1e-9:
@@ -244,8 +244,6 @@ def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: Solv
     solved at once) gets the jobs, and the Dask ``scheduler`` if it declares
     ``distributed``; otherwise its start method also runs alone in a second process on
     this machine, and the better network is the result (with the chosen method's bound)."""
-    from twbn.solvers.registry import get_method, solve
-    from twbn.solvers.warm_start import MethodUnavailable, infeasibility, warm_start_solution
 
     policy = budget.policy
     choice = choose_method(problem, budget.limit(), policy)
@@ -256,8 +254,8 @@ def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: Solv
         reason += "; no time limit: until it ends or is stopped"
     elif budget.seconds is None and method != "dp":
         log, origin = budget.log, budget.origin
-        budget = Budget(policy.auto_time_limit, control=budget.control, policy=policy)
-        budget.log, budget.origin = log, origin
+        budget, subsolver = Budget(policy.auto_time_limit, control=budget.control, policy=policy), budget.subsolver
+        budget.log, budget.origin, budget.subsolver = log, origin, subsolver
         reason += f"; {policy.auto_time_limit:g} s budget"
     LOG.info(reason)
     entered = time.monotonic()
@@ -294,8 +292,8 @@ def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: Solv
     parallel = None
     # a method that runs in several processes itself (improve's pieces) gets the jobs;
     # otherwise the start method runs alone beside it
-    method_jobs = jobs if get_method(method).parallel else 1
-    method_scheduler = scheduler if method_jobs >= 2 and get_method(method).distributed else None
+    method_jobs = jobs if budget.method(method).parallel else 1
+    method_scheduler = scheduler if method_jobs >= 2 and budget.method(method).distributed else None
     if scheduler is not None:
         LOG.info(f"auto: {method}'s pieces go to the dask scheduler at {scheduler}" if method_scheduler
                  else f"auto: {method} runs on this machine; the dask scheduler is not used")
@@ -323,8 +321,8 @@ def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: Solv
             start.method, start.seed = method, seed
             sol = start
         else:
-            sol = solve(problem, method, seed=seed, warm_start=start, budget=budget, jobs=method_jobs,
-                        scheduler=method_scheduler, options=choice.options)
+            sol = budget.solve(problem, method, seed=seed, warm_start=start, jobs=method_jobs,
+                               scheduler=method_scheduler, options=choice.options)
         if warm is not None:
             sol.stats["warm_start"] = warm
         sol.stats["auto"] = choice.reason

@@ -103,6 +103,31 @@ class Budget:
         self.joining: tuple[float, int] | None = None
         #: ``[network]``: the last network ``offer`` was given, shared with children.
         self.offered: list = [None]
+        #: The registry that made it (a ``Subsolver``: ``solve``, ``method``, ``methods``),
+        #: through which a method runs other methods as stages; children inherit it.
+        self.subsolver = None
+
+    def solve(self, problem, method: str, **kw):
+        """``method`` on ``problem`` within this budget (a stage of the caller's: time is
+        divided, never converted), by the registry that made the budget; the keywords are
+        ``seed``, ``warm_start``, ``options``, ``jobs``, ``scheduler`` and ``lp_bound``
+        (False: no share for the cluster LP's bound)."""
+        return self.registry().solve(problem, method, budget=self, **kw)
+
+    def method(self, name: str):
+        """The registered method ``name`` (MethodUnavailable if there is none)."""
+        return self.registry().method(name)
+
+    def methods(self) -> dict:
+        """Every registered method by name, the installed plugins' included."""
+        return self.registry().methods()
+
+    def registry(self):
+        """The registry that made this budget (RuntimeError if none did)."""
+        if self.subsolver is None:
+            raise RuntimeError("this budget was not made by twbn's registry (solve/run): it cannot run another "
+                               "method; give it one with budget.subsolver = the registry's")
+        return self.subsolver
 
     def offer(self, parents) -> None:
         """Hand over the best network so far (what ``run`` would return: one tuple of
@@ -150,10 +175,12 @@ class Budget:
         if math.isinf(left):
             child = Budget(math.inf if self.endless else None, control=self.control, policy=self.policy)
             child.log, child.origin, child.joining, child.offered = self.log, self.origin, self.joining, self.offered
+            child.subsolver = self.subsolver
             return child
         child = Budget.__new__(Budget)
         child.control, child.endless, child.policy = self.control, False, self.policy
         child.log, child.origin, child.joining, child.offered = self.log, self.origin, self.joining, self.offered
+        child.subsolver = self.subsolver
         child.seconds = share * left if at_most is None else min(share * left, at_most)
         child.started = time.monotonic()
         child.deadline = min(self.deadline, child.started + child.seconds)

@@ -20,7 +20,7 @@ import dataclasses
 import re
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
@@ -29,9 +29,39 @@ from twbn.solvers.budget import Budget
 from twbn.solvers.control import MethodOverran, abandoning
 from twbn.solvers.policy import Policy
 
-__all__ = ["Method", "MethodFailed", "NoOptions", "call_method"]
+__all__ = ["Method", "MethodFailed", "MethodUnavailable", "NoOptions", "Subsolver", "call_method"]
 
 _NAME = re.compile(r"^[a-z][a-z0-9_\-]*$")
+
+
+class MethodUnavailable(TwbnError, ValueError):
+    """The method (or an option of it) is not available; the message says why.
+
+    Examples
+    --------
+    >>> import twbn
+    >>> twbn.learn(twbn.example_path("zoo"), method="no-such-method")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    twbn.solvers.method.MethodUnavailable: unknown method 'no-such-method'; available: auto, dp, ...
+    """
+
+
+class Subsolver(Protocol):
+    """What a method is given, on its Budget (``budget.solve``, ``budget.method``,
+    ``budget.methods``), to run other methods as stages of its own: the registry that made
+    the budget. A method never imports the registry."""
+
+    def solve(self, problem: Problem, method: str, *, budget: Budget, seed: int | None = None,
+              warm_start: SolverResult | None = None, options=None, jobs: int = 1, scheduler: str | None = None,
+              lp_bound: bool = True) -> SolverResult:
+        ...
+
+    def method(self, name: str) -> "Method":
+        ...
+
+    def methods(self) -> "dict[str, Method]":
+        ...
 
 
 class MethodFailed(TwbnError, RuntimeError):

@@ -105,7 +105,7 @@ class KmaxOptions:
 
 @dataclass(frozen=True)
 class ImproveOptions:
-    """Exact-neighbourhood improvement (solvers/cuts/improve.py)."""
+    """Exact-neighbourhood improvement (solvers/improve/)."""
 
     piece_time_limit: float = 2.0  #: seconds one piece's sub-problem may take at first
     max_piece_time_limit: float | None = None  #: doubled while stuck up to this (None: 8 × the first)
@@ -115,7 +115,7 @@ class ImproveOptions:
     #: another k-MAX network (another seed; k-G's once k-MAX repeats one) and keep the best
     restarts: bool = True
     #: between the pieces of H, pieces without a treewidth model whose families are cliques
-    #: of a k-tree containing H (solvers/cuts/improve.py, "k-tree pieces")
+    #: of a k-tree containing H (solvers/improve/ktree.py)
     ktree_pieces: bool = True
 
     def __post_init__(self):

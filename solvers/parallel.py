@@ -114,16 +114,18 @@ def check_scheduler(scheduler, jobs: int, method: str, distributed: bool, *, rea
         dask_client(scheduler, policy).close()
 
 
-def _alone(problem: Problem, method: str, seconds: float, seed: int | None, policy: Policy) -> SolverResult:
-    """``method`` alone on ``problem`` for ``seconds``, in the child process."""
+def _alone(subsolver, problem: Problem, method: str, seconds: float, seed: int | None, policy: Policy) -> SolverResult:
+    """``method`` alone on ``problem`` for ``seconds``, in the child process, by
+    ``subsolver`` (the parent budget's registry, pickled by name)."""
     import signal
 
     from twbn.solvers.control import die_with_parent
-    from twbn.solvers.registry import solve
 
     die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent hears Ctrl-C and ends this process
-    return solve(problem, method, time_limit=seconds, seed=seed, policy=policy, _lp_bound=False)
+    budget = Budget(seconds, policy=policy)
+    budget.subsolver = subsolver
+    return budget.solve(problem, method, seed=seed, lp_bound=False)
 
 
 def _lp_alone(problem: Problem, until: float, so_far, answer, policy: Policy) -> None:
@@ -158,7 +160,7 @@ class Alone:
         self.method = method
         self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
         self.seconds = budget.left() - budget.policy.parallel_margin_s
-        self.future = self.pool.submit(_alone, problem, method, self.seconds, seed, budget.policy)
+        self.future = self.pool.submit(_alone, budget.registry(), problem, method, self.seconds, seed, budget.policy)
 
     def result(self, budget: Budget) -> SolverResult | None:
         """Its network, waited for until the budget ends (None if it has none, or a stop

@@ -24,12 +24,15 @@ from __future__ import annotations
 
 from twbn.solvers.method import Method, MethodFailed
 
-__all__ = ["Method", "MethodFailed", "register_method", "load_plugins", "PLUGIN_GROUP", "PLUGIN_FAILURES"]
+__all__ = ["Method", "MethodFailed", "register_method", "load_plugins", "PLUGIN_GROUP", "PLUGIN_FAILURES", "METHODS"]
 
 #: The entry-point group whose entries name a ``twbn.Method`` object.
 PLUGIN_GROUP = "twbn.methods"
 #: Entry points that could not be used, by name: why (``twbn methods`` shows them).
 PLUGIN_FAILURES: dict[str, str] = {}
+#: Every registered method by name: the registry (solvers/registry.py) puts twbn's own in
+#: first, ``register_method`` adds the rest.
+METHODS: dict[str, Method] = {}
 _loaded = False
 
 
@@ -59,13 +62,11 @@ def register_method(method: Method) -> None:
     ...
     twbn.solvers.method.MethodFailed: method name 'kg' is taken: choose another name
     """
-    from twbn.solvers import registry
-
     if not isinstance(method, Method):
         raise MethodFailed(f"register_method takes a twbn.Method, got {type(method).__name__}")
-    if method.name in registry.METHODS:
+    if method.name in METHODS:
         raise MethodFailed(f"method name {method.name!r} is taken: choose another name")
-    registry.METHODS[method.name] = method
+    METHODS[method.name] = method
 
 
 def load_plugins() -> None:

@@ -23,17 +23,13 @@ from twbn.formulations.solution import SolverResult
 from twbn.solvers.bounds import add_lp_bound, call_optimal_at_bound, floor_bound, gap_sources, take_lp_bound
 from twbn.solvers.budget import Budget
 from twbn.solvers.control import RunControl, cooperating, one_core, uncooperative
-from twbn.solvers.method import Method, NoOptions, call_method
+from twbn.solvers.method import Method, MethodUnavailable, NoOptions, call_method
 from twbn.solvers.parallel import BoundAlone, check_scheduler
 from twbn.solvers.method_options import OptionError, parse_options
+from twbn.solvers.plugins import METHODS, PLUGIN_FAILURES, load_plugins
 from twbn.solvers.policy import Policy
-from twbn.solvers.warm_start import (
-    MethodUnavailable,
-    certified_start,
-    check_warm_spec,
-    infeasibility,
-    warm_start_solution,
-)
+from twbn.solvers import warm_start as _warm
+from twbn.solvers.warm_start import certified_start, check_warm_spec, infeasibility
 
 __all__ = ["BUILTIN", "METHODS", "all_methods", "get_method", "is_builtin", "solve", "run", "check_request",
            "check_time_limit", "MethodUnavailable"]
@@ -47,7 +43,7 @@ BUILTIN = (
     "twbn.solvers.models.cp:METHOD",
     "twbn.solvers.heuristics.kg:METHOD",
     "twbn.solvers.heuristics.kmax:METHOD",
-    "twbn.solvers.cuts.improve:METHOD",
+    "twbn.solvers.improve.method:METHOD",
     "twbn.solvers.heuristics.kastar:METHOD",
     "twbn.solvers.heuristics.s2:METHOD",
     "twbn.solvers.heuristics.s2:METHOD_PLUS",
@@ -63,9 +59,43 @@ def _load_builtin() -> dict[str, Method]:
     return out
 
 
-#: Every registered method by name: twbn's own, then plugins as they are registered.
-METHODS: dict[str, Method] = _load_builtin()
+#: Every registered method by name: twbn's own, then plugins as they are registered (the
+#: dict is solvers/plugins.py's, which register_method adds to).
+METHODS.update(_load_builtin())
 _BUILTIN_NAMES = frozenset(METHODS)
+
+
+class _Registry:
+    """The registry as a method sees it on its Budget (``twbn.solvers.method.Subsolver``):
+    other methods as stages of its own, and the list of them. Stateless, so that it pickles
+    to a child process by name."""
+
+    def solve(self, problem: Problem, method: str, *, budget: Budget, seed: int | None = None,
+              warm_start: SolverResult | None = None, options=None, jobs: int = 1, scheduler: str | None = None,
+              lp_bound: bool = True) -> SolverResult:
+        return solve(problem, method, budget=budget, seed=seed, warm_start=warm_start, options=options, jobs=jobs,
+                     scheduler=scheduler, _lp_bound=lp_bound)
+
+    def method(self, name: str) -> Method:
+        return get_method(name)
+
+    def methods(self) -> dict[str, Method]:
+        return all_methods()
+
+
+#: What every Budget the registry makes carries as ``budget.subsolver``.
+REGISTRY = _Registry()
+
+
+def warm_start_solution(problem: Problem, spec: str, *, budget: Budget | None = None, time_limit: float | None = None,
+                        seed: int | None = None, control: RunControl | None = None) -> tuple[SolverResult, float]:
+    """The start ``--warm-start`` names (solvers/warm_start.py), on ``budget`` or on a budget
+    of ``time_limit`` seconds made here. Returns it and the seconds it used."""
+    if budget is None:
+        budget = Budget(time_limit, control=control)
+    if budget.subsolver is None:
+        budget.subsolver = REGISTRY
+    return _warm.warm_start_solution(problem, spec, budget=budget, seed=seed)
 
 
 def is_builtin(name: str) -> bool:
@@ -76,16 +106,12 @@ def is_builtin(name: str) -> bool:
 
 def all_methods() -> dict[str, Method]:
     """Every method, the installed plugins' included."""
-    from twbn.solvers.plugins import load_plugins
-
     load_plugins()
     return METHODS
 
 
 def get_method(name: str) -> Method:
     """The registered method ``name``; MethodUnavailable (with the names) otherwise."""
-    from twbn.solvers.plugins import PLUGIN_FAILURES
-
     methods = all_methods()
     if name in PLUGIN_FAILURES and name not in methods:
         raise MethodUnavailable(f"method {name} is unavailable: {PLUGIN_FAILURES[name]}")
@@ -202,6 +228,7 @@ def solve(
         log, origin = budget.log, budget.origin  # an unlimited stage: the method's own default
         budget = Budget(spec.default_seconds(policy), control=budget.control, policy=policy)
         budget.log, budget.origin = log, origin
+    budget.subsolver = REGISTRY  # the method's sub-solves and starts come through it
     control = control if control is not None else budget.control
     limit = budget.seconds
     if control is not None:
@@ -343,7 +370,7 @@ def check_request(
         takers = ", ".join(m.name for m in METHODS.values() if m.warm_start)
         raise MethodUnavailable(f"method {method} takes no warm start (these do: {takers})")
     if isinstance(warm_start, str):
-        check_warm_spec(treewidth, warm_start)
+        check_warm_spec(treewidth, warm_start, all_methods())
 
 
 class _Forward(logging.Handler):
@@ -415,13 +442,14 @@ def _run_with_start(problem, method, *, solver, time_limit, seed, warm_start, op
     """``run`` once checked: the warm start, then the method on what is left of one budget
     (``time_limit`` inf: none, not even the method's default)."""
     root = Budget(time_limit, control=control, started=entered, policy=policy)
+    root.subsolver = REGISTRY
     time_limit = check_time_limit(time_limit)
     warm, used, label = None, 0.0, None
     if warm_start is not None and infeasibility(problem) is None:
         if isinstance(warm_start, SolverResult):
             warm, label = certified_start(problem, warm_start), warm_start.method or "a given network"
         else:
-            warm, used = warm_start_solution(problem, warm_start, budget=root, seed=seed)
+            warm, used = _warm.warm_start_solution(problem, warm_start, budget=root, seed=seed)
             label = warm_start
     if control is not None and control.stop_requested() and warm is not None:
         # interrupted during the warm start: its network is the best there is, the result

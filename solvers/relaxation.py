@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Callable
+from typing import Callable, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
@@ -61,10 +61,95 @@ from twbn.formulations.problem import Problem
 
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 
-__all__ = ["lagrangian_bound", "cluster_lp_bound"]
+__all__ = ["lagrangian_bound", "cluster_lp_bound", "Row", "RowFamily", "LpPoint", "ClusterRows", "WidthRows",
+           "DEFAULT_ROWS"]
 
 # The LP's knobs (rows and columns per round, when idle rows leave, the set-up cost per
 # family) are the Policy's ``lp_*`` fields, with their measurements (solvers/policy.py).
+
+
+class Row(NamedTuple):
+    """One row Σ_f a_f·x_f ≤ ``rhs`` of the LP: ``families`` (indices into the FamilyTable,
+    every family the row counts, whether in the LP yet or not), ``coefficients`` (None:
+    all 1) and, for a cluster row (3), its vertex set ``cluster`` (then its families are
+    found by membership as columns enter, which is faster than by list)."""
+
+    families: np.ndarray
+    coefficients: "np.ndarray | None"
+    rhs: float
+    cluster: "list[int] | None" = None
+
+
+class LpPoint(NamedTuple):
+    """What a row family sees each round: the FamilyTable, the LP point ``x`` over all
+    families (0 outside the LP), the bound ``k`` (None: unbounded), the policy, the
+    deadline (a ``time.monotonic()``), whether the LP still prices columns (``priced``) and
+    the rows the families before it found this round (``earlier``)."""
+
+    table: FamilyTable
+    x: np.ndarray
+    k: "int | None"
+    policy: Policy
+    deadline: float
+    priced: bool
+    earlier: "list[Row]"
+
+
+class RowFamily(Protocol):
+    """A family of valid rows for the cluster LP: ``separate`` returns rows violated at an
+    LP point (none: nothing to add this round). Every row must hold for every network of
+    the problem's cached parent sets (of width ≤ k where k is given): then L(λ) stays a
+    bound (module docstring), whatever the rows. A round where no family finds a row and
+    no column enters ends the LP (``complete``). docs/extending.md shows one."""
+
+    name: str
+
+    def separate(self, point: LpPoint) -> "list[Row]":
+        ...
+
+
+class ClusterRows:
+    """The cluster rows (3), Σ_{v ∈ C} Σ_{W ∩ C ≠ ∅} x(W → v) ≤ |C| − 1: at most
+    ``policy.lp_rows_per_round`` violated ones a round, by ``greedy_clusters``."""
+
+    name = "cluster"
+
+    def separate(self, point: LpPoint) -> "list[Row]":
+        from twbn.solvers.cuts.cluster_separation import greedy_clusters
+
+        # (greedy_clusters returns only rows violated by more than MIN_VIOLATION)
+        found = greedy_clusters(point.table, point.x, max_cuts=point.policy.lp_rows_per_round,
+                                deadline=point.deadline)
+        return [Row(point.table.cluster_families(c), None, len(c) - 1.0, list(c)) for c in found]
+
+
+class WidthRows:
+    """The width rows (W) of a bounded problem (module docstring), at most
+    ``policy.lp_width_rows_per_round`` a round: each round up to
+    ``policy.lp_width_rows_each_round_max_k`` (at n = 69-1,041 the cluster rows were still
+    being found when the LP's time ran out, and the width rows tightened the bound by
+    31-1,820), else only once no cluster row is violated (each round at k = 5 they slowed
+    the LP: bounds 419-790 looser; results/field-width-rows.md); never while the LP still
+    prices (taken in pricing rounds too, at plants k = 2 they left the bound after 18 s 270
+    looser: 356 width rows against 65)."""
+
+    name = "width"
+
+    def separate(self, point: LpPoint) -> "list[Row]":
+        from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION
+
+        k, table = point.k, point.table
+        if k is None or k + 2 > table.n or point.priced:
+            return []
+        if point.earlier and k > point.policy.lp_width_rows_each_round_max_k:
+            return []
+        wide = separate_width_rows(table, point.x, k, max_rows=point.policy.lp_width_rows_per_round,
+                                   min_violation=MIN_VIOLATION)
+        return [Row(*width_row(table, a), width_rhs(len(c), k)) for c, a, _ in wide]
+
+
+#: The row families of the LP, in the order they are separated each round.
+DEFAULT_ROWS: "tuple[RowFamily, ...]" = (ClusterRows(), WidthRows())
 
 
 def _reduced(table: FamilyTable, row_families: list[np.ndarray], lam: np.ndarray,
@@ -203,7 +288,7 @@ def _pairs(table: FamilyTable) -> list[list[int]]:
 
 def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool = True,
                      on_bound: "Callable[[float], None] | None" = None,
-                     policy: Policy = DEFAULT_POLICY) -> tuple[float, dict]:
+                     policy: Policy = DEFAULT_POLICY, rows: "Sequence[RowFamily] | None" = None) -> tuple[float, dict]:
     """An upper bound on every network of ``problem`` from the cluster LP (module
     docstring), within about ``time_limit`` seconds.
 
@@ -214,7 +299,11 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
     time_limit : float
         Seconds for the LP solves and separation; the last LP solved gives the bound.
     width : bool, default True
-        Separate the width rows (W) of a bounded problem.
+        Separate the width rows (W) of a bounded problem (with the default ``rows``).
+    rows : sequence of RowFamily, optional
+        The row families separated each round, in order (default ``DEFAULT_ROWS``: the
+        cluster rows (3), then the width rows (W)); a researcher's own family is valid if
+        each of its rows holds for every network of the cached parent sets.
     on_bound : callable, optional
         Called with each better bound as it is proved (round by round): a caller that
         cannot wait for the end (the LP in a process beside the method) keeps the last.
@@ -242,7 +331,6 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
     """
     import highspy
 
-    from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION, greedy_clusters
     from twbn.solvers.models.backends import quiet_highs
 
     t0 = time.monotonic()
@@ -258,7 +346,8 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
     table = FamilyTable.from_cache(problem.candidates)
     n, size = table.n, table.size
     k = problem.treewidth
-    width = width and k is not None and k + 2 <= n
+    if rows is None:
+        rows = DEFAULT_ROWS if width else tuple(f for f in DEFAULT_ROWS if not isinstance(f, WidthRows))
     trivial = math.fsum(np.maximum.reduceat(table.scores, table.start[:-1]).tolist())
     h = quiet_highs()
     h.setOptionValue("threads", 1)
@@ -266,12 +355,12 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
               np.zeros(0))  # (2), filled as columns arrive
     in_lp = np.zeros(size, dtype=bool)
     columns: list[np.ndarray] = []  # LP column j is family order[j]
-    clusters: list[list[int]] = []  # each row's vertex set C
+    kinds: list[str] = []  # each row's family (RowFamily.name)
     row_families: list[np.ndarray] = []  # all families each row counts (sorted)
-    row_coefficients: list[np.ndarray | None] = []  # a width row's coefficients; None: all 1
+    row_coefficients: list[np.ndarray | None] = []  # a row's coefficients; None: all 1
     rhs: list[float] = []
-    cmat = np.zeros((0, n), dtype=bool)  # cluster rows as vertex sets (a width row: all False)
-    width_rows: list[int] = []  # the rows that are width rows (W)
+    cmat = np.zeros((0, n), dtype=bool)  # cluster rows as vertex sets (a listed row: all False)
+    listed: list[int] = []  # the rows whose families are found by list, not by a vertex set
     idle = np.zeros(0, dtype=np.int64)  # solves since each row last had a multiplier
     dropped = 0  # rows taken out
 
@@ -284,11 +373,12 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         # n = 1,041); the counts are integers ≤ n, exact in float32
         hits = (cmat.astype(np.float32) @ table.member[fams].T.astype(np.float32) > 0.5) & cmat[:, child]  # (R, B)
         extra: list[list[tuple[int, float]]] = [[] for _ in fams]
-        for r in width_rows:
+        for r in listed:
             at = np.searchsorted(row_families[r], fams)
             at = np.minimum(at, max(0, len(row_families[r]) - 1))
             for b in np.flatnonzero(row_families[r][at] == fams).tolist() if len(row_families[r]) else []:
-                extra[b].append((n + r, float(row_coefficients[r][at[b]])))
+                coef = row_coefficients[r]
+                extra[b].append((n + r, 1.0 if coef is None else float(coef[at[b]])))
         starts, index, value = [], [], []
         for b, f in enumerate(fams):
             starts.append(len(index))
@@ -303,41 +393,37 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         in_lp[fams] = True
         columns.append(fams)
 
-    def add_rows(rows: list[list[int]], widths: list[tuple[np.ndarray, np.ndarray]] | None = None) -> None:
-        """Cluster rows (3) for the vertex sets ``rows``, or width rows (W) with ``widths``
-        (families, coefficients) each."""
+    def add_rows(new_rows: list[tuple[str, Row]]) -> None:
+        """Rows (each with its family's name) into the LP and the bookkeeping: a cluster
+        row's families come by its vertex set, any other's by its list."""
         nonlocal cmat, idle
         position = np.full(size, -1, dtype=np.int64)
         position[np.concatenate(columns)] = np.arange(sum(len(c) for c in columns))
-        idx, val, new_rhs = [], [], []
-        for r, c in enumerate(rows):
-            if widths is None:
-                fams, coef = table.cluster_families(c), None
-                new_rhs.append(len(c) - 1.0)
+        idx, val = [], []
+        extra = np.zeros((len(new_rows), n), dtype=bool)
+        for r, (kind, row) in enumerate(new_rows):
+            fams = np.asarray(row.families, dtype=np.int64)
+            coef = None if row.coefficients is None else np.asarray(row.coefficients, dtype=float)
+            order = np.argsort(fams, kind="stable")
+            fams, coef = fams[order], None if coef is None else coef[order]
+            if row.cluster is None:
+                listed.append(len(row_families))
             else:
-                fams, coef = widths[r]
-                order = np.argsort(fams)
-                fams, coef = fams[order], coef[order]
-                width_rows.append(len(row_families))
-                new_rhs.append(width_rhs(len(c), k))
+                extra[r, row.cluster] = True
+            kinds.append(kind)
             row_families.append(fams)
             row_coefficients.append(coef)
+            rhs.append(float(row.rhs))
             idx.append(position[fams[in_lp[fams]]].astype(np.int32))
             val.append(np.ones(len(idx[-1])) if coef is None else coef[in_lp[fams]])
         lens = np.array([len(i) for i in idx], dtype=np.int64)
         st = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int32)
         allidx = np.concatenate(idx).astype(np.int32) if idx else np.zeros(0, dtype=np.int32)
         allval = np.concatenate(val) if val else np.zeros(0)
-        h.addRows(len(rows), np.full(len(rows), -highspy.kHighsInf), np.array(new_rhs), len(allidx), st, allidx,
-                  allval)
-        clusters.extend(rows)
-        rhs.extend(new_rhs)
-        extra = np.zeros((len(rows), n), dtype=bool)
-        if widths is None:
-            for r, c in enumerate(rows):
-                extra[r, c] = True
+        h.addRows(len(new_rows), np.full(len(new_rows), -highspy.kHighsInf), np.array(rhs[-len(new_rows):]),
+                  len(allidx), st, allidx, allval)
         cmat = np.vstack([cmat, extra])
-        idle = np.concatenate([idle, np.zeros(len(rows), dtype=np.int64)])
+        idle = np.concatenate([idle, np.zeros(len(new_rows), dtype=np.int64)])
 
     def drop_rows(drop: np.ndarray) -> int:
         """Take the rows ``drop`` (a mask over the rows) out of the LP and the bookkeeping;
@@ -350,11 +436,11 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         keep_r = np.flatnonzero(~drop)
         new_index = np.full(len(drop), -1, dtype=np.int64)
         new_index[keep_r] = np.arange(len(keep_r))
-        clusters[:] = [clusters[r] for r in keep_r]
+        kinds[:] = [kinds[r] for r in keep_r]
         rhs[:] = [rhs[r] for r in keep_r]
         row_families[:] = [row_families[r] for r in keep_r]
         row_coefficients[:] = [row_coefficients[r] for r in keep_r]
-        width_rows[:] = [int(new_index[r]) for r in width_rows if not drop[r]]
+        listed[:] = [int(new_index[r]) for r in listed if not drop[r]]
         cmat = cmat[keep_r]
         idle = idle[keep_r]
         return len(gone)
@@ -371,7 +457,7 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
     add_columns(first)
     pairs = _pairs(table)
     if pairs:
-        add_rows(pairs)
+        add_rows([("cluster", Row(table.cluster_families(c), None, len(c) - 1.0, list(c))) for c in pairs])
     best, lp_value, rounds, complete = trivial, None, 0, False
     while True:
         left = time_limit - (time.monotonic() - t0)
@@ -420,24 +506,17 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         # violated there is still a valid row, and the round saves an LP solve (before,
         # rounds that took columns took no rows: at plants k = 5 three solves in four were
         # pricing ones, and 26.5 of 30 s were HiGHS's). After 18-20 s the bound is 141-873
-        # tighter at plants, baudio and munin5000, the same at jester (docs/auto.md).
-        # (greedy_clusters returns only rows violated by more than MIN_VIOLATION)
-        found = greedy_clusters(table, x, max_cuts=policy.lp_rows_per_round, deadline=t0 + time_limit)
-        # the rows only a width-≤ k network satisfies: each round at k <= 2 (at n = 69-1,041
-        # the cluster rows were still being found when the LP's time ran out, and the width
-        # rows tightened the bound by 31-1,820), else once no cluster row is violated (each
-        # round at k = 5 they slowed the LP: bounds 419-790 looser; results/field-width-rows.md)
-        each_round = k is not None and k <= policy.lp_width_rows_each_round_max_k
-        # Width rows wait for a priced LP: taken in pricing rounds too, at plants k = 2 they
-        # left the bound after 18 s 270 looser (356 width rows against 65).
-        wide = [] if not width or priced is not None or (found and not each_round) else separate_width_rows(
-            table, x, k, max_rows=policy.lp_width_rows_per_round, min_violation=MIN_VIOLATION)
+        # tighter at plants, baudio and munin5000, the same at jester.
+        found: list[tuple[str, Row]] = []
+        for family in rows:
+            point = LpPoint(table, x, k, policy, t0 + time_limit, priced is not None, [r for _, r in found])
+            found += [(family.name, r) for r in family.separate(point)]
         if time.monotonic() - t0 >= time_limit:
             # rows help only an LP solved after them, and building them took up to 1.8 s at
             # munin (60 s, k = 5: the call ended at 61.4 s); nor is a search the deadline
             # cut short a proof that no row is violated
             break
-        if priced is None and not found and not wide:
+        if priced is None and not found:
             complete = True
             break
         if rounds % policy.lp_row_drop_every == 0:
@@ -448,9 +527,7 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
             add_columns(priced)
         if found:
             add_rows(found)
-        if wide:
-            add_rows([c for c, _, _ in wide], [width_row(table, a) for _, a, _ in wide])
-    stats = {"trivial": trivial, "lp_value": lp_value, "rows": len(clusters), "width_rows": len(width_rows),
+    stats = {"trivial": trivial, "lp_value": lp_value, "rows": len(kinds), "width_rows": kinds.count("width"),
              "rounds": rounds, "seconds": round(time.monotonic() - t0, 3), "complete": complete,
              "columns": int(in_lp.sum()), "dropped": dropped}
     return best, stats

@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.solvers.bounds import call_optimal_at_bound, floor_bound, gap_sources
-from twbn.solvers.warm_start import MethodUnavailable
+from twbn.solvers.method import MethodUnavailable
 
 __all__ = ["sweep", "sorted_bounds", "keep_better", "lend_bounds"]
 

@@ -15,22 +15,11 @@ from twbn.scoring.errors import TwbnError
 
 if TYPE_CHECKING:
     from twbn.solvers.budget import Budget
-    from twbn.solvers.control import RunControl
+    from twbn.solvers.method import Method
+
+from twbn.solvers.method import MethodUnavailable  # noqa: E402 (re-exported)
 
 __all__ = ["MethodUnavailable", "certified_start", "check_warm_spec", "warm_start_solution", "infeasibility"]
-
-
-class MethodUnavailable(TwbnError, ValueError):
-    """The method (or an option of it) is not available; the message says why.
-
-    Examples
-    --------
-    >>> import twbn
-    >>> twbn.learn(twbn.example_path("zoo"), method="no-such-method")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    twbn.solvers.warm_start.MethodUnavailable: unknown method 'no-such-method'; available: auto, dp, ...
-    """
 
 
 def _required_cycle(problem: Problem) -> str | None:
@@ -85,11 +74,9 @@ def certified_start(problem: Problem, start: SolverResult) -> SolverResult:
         raise MethodUnavailable(f"the warm start is not a network of this problem: {reason}") from None
 
 
-def check_warm_spec(treewidth: int | None, spec: str) -> None:
-    """Refuse a warm-start name that cannot work, before any time is spent."""
-    from twbn.solvers.registry import all_methods
-
-    methods = all_methods()
+def check_warm_spec(treewidth: int | None, spec: str, methods: "dict[str, Method]") -> None:
+    """Refuse a warm-start name that cannot work, before any time is spent (``methods``:
+    every registered method by name)."""
     if spec == "tree":
         return
     if spec.endswith(".json"):
@@ -106,18 +93,14 @@ def check_warm_spec(treewidth: int | None, spec: str) -> None:
         raise MethodUnavailable(f"warm start {spec} needs a treewidth bound k >= {start.min_treewidth}")
 
 
-def warm_start_solution(problem: Problem, spec: str, *, budget: "Budget | None" = None,
-                        time_limit: float | None = None, seed: int | None = None,
-                        control: "RunControl | None" = None) -> tuple[SolverResult, float]:
+def warm_start_solution(problem: Problem, spec: str, *, budget: "Budget",
+                        seed: int | None = None) -> tuple[SolverResult, float]:
     """The start named by ``--warm-start``: ``tree`` (the optimal treewidth-1 network, a
     maximum branching: valid for every k), a result file, or a method run first on a
-    ``warm_start_share`` stage of ``budget`` (else of a budget of ``time_limit``
-    seconds), of at most ``start_max_s`` seconds (the budget's policy). Returns it and the seconds it used."""
-    from twbn.solvers.budget import Budget
-
-    if budget is None:
-        budget = Budget(time_limit, control=control)
-    check_warm_spec(problem.treewidth, spec)
+    ``warm_start_share`` stage of ``budget``, of at most ``start_max_s`` seconds (the
+    budget's policy), through the registry that made the budget. Returns it and the
+    seconds it used."""
+    check_warm_spec(problem.treewidth, spec, budget.methods())
     t0 = time.monotonic()
     if spec == "tree":
         from twbn.solvers.exact.branching import optimal_forest
@@ -139,11 +122,9 @@ def warm_start_solution(problem: Problem, spec: str, *, budget: "Budget | None" 
         except (KeyError, TypeError, ValueError) as exc:
             raise MethodUnavailable(f"warm start {spec}: not a result of this cache ({exc})") from None
     else:
-        from twbn.solvers.registry import solve
-
         policy = budget.policy
         with budget.stage(f"warm start {spec}", policy.warm_start_share, at_most=policy.start_max_s) as stage:
-            sol = solve(problem, spec, budget=stage, seed=seed, _lp_bound=False)
+            sol = stage.solve(problem, spec, seed=seed, lp_bound=False)
     if sol.parents is None:
         raise MethodUnavailable(f"warm start {spec!r} has no network (status {sol.status})")
     return certified_start(problem, sol), time.monotonic() - t0

@@ -13,7 +13,7 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import make_solution
 from twbn.formulations.verify import verify_result
 from twbn.scoring.jkl import write_jkl
-from twbn.solvers.cuts.improve import improve
+from twbn.solvers.improve import improve
 from twbn.solvers.method_options import ImproveOptions
 from twbn.solvers.parallel import SchedulerUnavailable
 from tests.helpers import random_cache

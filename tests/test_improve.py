@@ -1,4 +1,4 @@
-"""Exact-neighbourhood improvement (solvers/cuts/improve.py): its pieces, its sub-problems
+"""Exact-neighbourhood improvement (solvers/improve/): its pieces, its sub-problems
 (the outside held, the ancestry rows), and whole runs against the DP and the verifier."""
 
 import random
@@ -14,8 +14,10 @@ from twbn.formulations.solution import make_solution
 from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.cuts.branch_and_cut import solve_cuts
-from twbn.solvers.cuts.improve import (SUB_OPTIONS, _Search, _State, _clash, _solve_piece, choose_piece, improve,
-                                      piece_problem, random_peo)
+from twbn.solvers.improve import SUB_OPTIONS, choose_piece, improve, piece_problem, random_peo
+from twbn.solvers.improve.pieces import _solve_piece
+from twbn.solvers.improve.search import _Search, _clash
+from twbn.solvers.improve.state import _State
 from twbn.solvers.policy import DEFAULT_POLICY as P
 from twbn.solvers.policy import Policy
 from twbn.solvers.registry import run, solve
@@ -492,7 +494,7 @@ def test_moral_pieces_come_only_while_the_network_is_narrower_than_k():
     decides. A network of width k gets tree pieces only."""
     problem = _star_problem(3)
     full = make_solution(problem, [(1, 2, 3), (2,), (), ()], bound=None, status="feasible", method="start")
-    from twbn.solvers.cuts.improve import _Search
+    from twbn.solvers.improve.search import _Search
 
     search = _Search(problem, full, ImproveOptions(start_size=2), 0, None)
     assert search.state.narrow_width() == 3

@@ -136,7 +136,7 @@ def test_improve_takes_the_jobs_that_join_partway():
     processes); and two jobs, then a third. Never worse than its start, and valid."""
     from tests.helpers import random_cache
     from twbn.formulations.solution import make_solution
-    from twbn.solvers.cuts.improve import improve
+    from twbn.solvers.improve import improve
     from twbn.solvers.method_options import ImproveOptions
 
     cache = random_cache(20, 5, max_size=3, density=0.3)

@@ -162,3 +162,39 @@ def test_width_rows_hold_for_the_optimum_and_the_bound_stays_above_it(seed, k):
         assert float(coefs @ at_opt[fams]) <= width_rhs(len(c), k) + 1e-9  # valid for a width-<= k network
     bound, _ = cluster_lp_bound(problem, time_limit=10)
     assert bound >= best.score - 1e-6
+
+
+def _three_cycle() -> Problem:
+    """A, B, C each prefer one parent, round a 3-cycle (-1 each, -5 alone): the pair rows
+    the LP starts with allow the cycle; only the cluster row over {A, B, C} cuts it."""
+    cache = ScoreCache.from_mapping("ABC", [{(): -5.0, (2,): -1.0}, {(): -5.0, (0,): -1.0}, {(): -5.0, (1,): -1.0}])
+    return Problem(cache)
+
+
+class _ThreeCycleRow:
+    """A researcher's row family, as docs/extending.md writes one: the cluster row over
+    every variable, given as a list of families (no vertex set), valid for every DAG."""
+
+    name = "all-variables"
+
+    def separate(self, point):
+        from twbn.solvers.relaxation import Row
+
+        table = point.table
+        with_parents = np.flatnonzero(table.n_parents > 0)
+        violated = point.x[with_parents].sum() > table.n - 1 + 1e-6
+        return [Row(with_parents, None, table.n - 1.0)] if violated else []
+
+
+def test_a_row_family_of_ones_own_tightens_the_bound_as_the_cluster_rows_do():
+    from twbn.solvers.relaxation import DEFAULT_ROWS
+
+    problem = _three_cycle()
+    optimum = solve(problem, "dp").score  # two arcs of the cycle: -1 - 1 - 5
+    assert optimum == pytest.approx(-7.0) and _trivial(problem) == pytest.approx(-3.0)
+    none, _ = cluster_lp_bound(problem, rows=())  # the pair rows alone: the cycle stays
+    assert none == pytest.approx(-3.0)
+    own, stats = cluster_lp_bound(problem, rows=(_ThreeCycleRow(),))
+    assert own == pytest.approx(optimum) and stats["complete"] and stats["rows"] >= 1
+    default, _ = cluster_lp_bound(problem, rows=DEFAULT_ROWS)
+    assert default == pytest.approx(own)

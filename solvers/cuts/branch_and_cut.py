@@ -7,7 +7,7 @@ constraint handler 4 s; HiGHS (no cut callbacks: add rows and re-solve) 48 s; py
 with CBC lazy callbacks 6.8% gap at 150 s. The benchmark in benchmarks/
 bench_cuts.py gives our own figures.
 
-The handler (``_ClusterHandler``):
+The handler (``ClusterHandler``, solvers/cuts/handlers.py):
 - separation (``conssepalp``, every node): the greedy heuristic for (3), local search for
   the k-cluster rows (4), k = 2 … ``cluster_k``, and local search for the matroid rows (5)
   of rank 2 … ``cluster_k`` (``matroid``; backing off after fruitless searches,
@@ -26,9 +26,9 @@ The handler (``_ClusterHandler``):
 - check (``conscheck``): a solution from any heuristic is feasible iff acyclic;
 - locks (``conslock``): raising a family variable with parents can create a cycle, so each
   gets an up-lock; without them SCIP's dual presolving could fix variables to 1.
-- heuristic (``_SinkHeuristic``, every LP node): the LP point rounded to a DAG, within the
+- heuristic (``SinkHeuristic``, every LP node): the LP point rounded to a DAG, within the
   treewidth bound when there is one (``sink_heuristic``);
-- heuristic (``_LnsHeuristic``, bounded mode by default): large-neighbourhood search on
+- heuristic (``LnsHeuristic``, bounded mode by default): large-neighbourhood search on
   the incumbent, a sub-``cuts`` over ~8 variables with the rest fixed
   (solvers/cuts/lns.py), within the option ``lns_share`` of the elapsed time.
 Branching: with ``edges`` (the default) the skeleton's edge variables e_{uv} of
@@ -42,28 +42,26 @@ The root bound (SCIP's dual bound after the root's cutting loop) goes into ``sta
 
 from __future__ import annotations
 
+import functools
 import os
-import random
 import time
-from dataclasses import dataclass
 from typing import Sequence
 
-import networkx as nx
 import numpy as np
 
-from twbn.formulations.cluster_ilp import BuildTimeout, ClusterIlp, FamilyTable, build_cluster_ilp, cycle_clusters, restrict_to_graph, start_values
+from twbn.formulations.cluster_ilp import BuildTimeout, build_cluster_ilp, restrict_to_graph, start_values
 from twbn.formulations.graphs import Adjacency
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import SolverResult, certificate_order, make_solution, start_or_nothing
-from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION, exact_clusters, greedy_clusters, local_kclusters, local_matroid_rows
-from twbn.solvers.cuts.lns import fixed_fill, fixed_outside, neighbourhood
-from twbn.solvers.cuts.minor_separation import minor_density_rows
+from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION
 from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.budget import Budget
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import CutsOptions
 from twbn.solvers.models.backends import _finite, record_scip_trajectory, root_bound, scip_interrupt, scip_model
+
+from twbn.solvers.cuts.rounding import Backoff, _z_order, sink_heuristic  # noqa: E402 (re-exported)
 
 __all__ = ["sink_heuristic", "Backoff", "solve_cuts", "METHOD"]
 
@@ -105,381 +103,6 @@ TUNED_PARAMS = {"lp/pricing": "s", "branching/relpscost/sbiterquot": 0.05, "bran
                 **{f"heuristics/{h}/freq": -1 for h in _DIVING},
                 "nodeselection/bfs/stdpriority": 1_000_000, "nodeselection/bfs/maxplungedepth": 0,
                 "presolving/maxrestarts": 0}
-
-
-def sink_heuristic(table: FamilyTable, x: np.ndarray, k: int | None = None) -> tuple[list[int], list[int]]:
-    """A DAG rounded from a fractional point, after the sink-finding heuristic of Bartlett
-    & Cussens (2017, Sec. 6): repeatedly make a sink of the remaining variable whose best
-    still allowed family carries the most LP weight, less the weight of the families that
-    its placing blocks, and give it its best-scoring allowed family, whose parents are all
-    still unplaced (so every later sink precedes it: acyclic).
-
-    With a treewidth bound k the order of the sinks doubles as an elimination order: a
-    sink v is eliminated while its parents W and its fill neighbours N(v) (edges left by
-    earlier sinks) remain, so a family is allowed only if |W ∪ N(v)| ≤ k, and placing v
-    joins W ∪ N(v) into a clique. Every moral edge of v's family lies in that clique, so
-    the order has width ≤ k. Returns (one family index per variable, the sink order), or
-    two empty lists when some step finds no allowed family; O(n·F·n)."""
-    n = table.n
-    blocked = np.zeros(table.size, dtype=bool)  # a parent is already a sink
-    placed = np.zeros(n, dtype=bool)
-    fill = np.zeros((n, n), dtype=bool)  # edges among unplaced variables left by placed ones
-    chosen = [0] * n
-    order = []
-    for _ in range(n):
-        allowed = ~blocked
-        if k is not None:
-            neighbours = fill[table.child]  # (F, n): the child's fill neighbours
-            width = neighbours.sum(axis=1) + table.n_parents - (table.member & neighbours).sum(axis=1)
-            allowed &= width <= k
-        weight = np.maximum.reduceat(np.where(allowed, x, -1.0), table.start[:-1])
-        # the LP mass that making u a sink would block: families of other unplaced
-        # variables with u as a parent (without it, the roots of an integral DAG could be
-        # taken first and leave their children parentless)
-        live = np.where(allowed & ~placed[table.child], x, 0.0)
-        weight -= live @ table.member
-        has = np.logical_or.reduceat(allowed, table.start[:-1])
-        weight[placed | ~has] = -np.inf
-        v = int(np.argmax(weight))
-        if not np.isfinite(weight[v]):
-            return [], []
-        # families are stored best first
-        f = int(table.start[v] + np.flatnonzero(allowed[table.start[v]:table.start[v + 1]])[0])
-        chosen[v] = f
-        order.append(v)
-        placed[v] = True
-        blocked |= table.member[:, v]
-        if k is not None:
-            clique = table.member[f] | fill[v]
-            fill |= np.outer(clique, clique)
-            fill[np.arange(n), np.arange(n)] = False
-            fill[v, :] = fill[:, v] = False
-    return chosen, order
-
-
-class Backoff:
-    """When a separation routine runs: after a call that finds nothing it sits out the next
-    1, 2, 4, … ``limit`` optional rounds (rounds where other routines found rows); a call
-    that finds rows ends the backoff. A round that is not optional always runs it."""
-
-    def __init__(self, limit: int):
-        self.limit = limit
-        self.skip = 0  # optional rounds sat out after the last fruitless call
-        self.wait = 0  # optional rounds still to sit out
-
-    def due(self, optional: bool) -> bool:
-        if optional and self.wait > 0:
-            self.wait -= 1
-            return False
-        return True
-
-    def record(self, found: bool) -> None:
-        self.skip = 0 if found else min(max(1, 2 * self.skip), self.limit)
-        self.wait = self.skip
-
-
-@dataclass
-class _LnsKind:
-    """One kind of LNS neighbourhood: its current size, calls without a gain in a row, and
-    the decayed score gained, seconds spent and number of tries behind ``rate``."""
-
-    size: int
-    decay: float = DEFAULT_POLICY.lns_decay
-    stalls: int = 0
-    gain: float = 0.0
-    seconds: float = 0.0
-    tries: int = 0
-
-    @property
-    def rate(self) -> float:
-        return self.gain / max(self.seconds, 1e-3)
-
-    def record(self, gain: float, seconds: float) -> None:
-        self.gain = self.decay * self.gain + gain
-        self.seconds = self.decay * self.seconds + seconds
-        self.tries += 1
-
-
-def _z_order(m, sol, ilp: ClusterIlp) -> list[int] | None:
-    """The elimination order a bounded solution's positions z give (ties by index); None
-    when unbounded."""
-    if ilp.treewidth is None:
-        return None
-    z = {i: m.getSolVal(sol, var) for i, var in ilp.z.items()}
-    return sorted(z, key=lambda i: (z[i], i))
-
-
-def _handler_classes():
-    import pyscipopt
-    from pyscipopt import SCIP_RESULT
-
-    class _ClusterHandler(pyscipopt.Conshdlr):
-        def __init__(self, ilp: ClusterIlp, exact: str, deadline: float | None, cluster_k: int, matroid: bool,
-                     minor: bool, policy: Policy):
-            self.ilp = ilp
-            self.matroid = matroid
-            self.policy = policy
-            self.matroid_backoff = Backoff(policy.matroid_max_skip)
-            self.minor = minor and ilp.treewidth is not None
-            self.yvars = None
-            self.exact = exact
-            self.deadline = deadline
-            self.with_parents = [v for f, v in enumerate(ilp.fam_vars) if ilp.table.parents[f]]
-            self.tvars = None
-            self.cluster_k = cluster_k
-            self.counts = {"greedy_cuts": 0, "kcluster_cuts": 0, "exact_cuts": 0, "matroid_cuts": 0, "cycle_cuts": 0, "minor_cuts": 0, "exact_calls": 0, "separation_rounds": 0, "row_entries": 0}
-
-        def _tvars(self):
-            if self.tvars is None:
-                self.tvars = [self.model.getTransformedVar(v) for v in self.ilp.fam_vars]
-            return self.tvars
-
-        def _values(self, sol=None) -> np.ndarray:
-            m = self.model
-            return np.fromiter((m.getSolVal(sol, v) for v in self._tvars()), dtype=float, count=len(self.ilp.fam_vars))
-
-        def _add_rows(self, clusters, k: int = 1) -> bool:
-            """Add one row (3), or (4) for k > 1, per cluster; True if one proves the node
-            infeasible."""
-            cutoff = False
-            for c in clusters:
-                cutoff |= self._add_row(self.ilp.table.cluster_families(c, k), len(c) - k, c, f"cluster{len(c)}k{k}")
-            return cutoff
-
-        def _add_row(self, families: np.ndarray, rhs: float, cluster, name: str) -> bool:
-            """Σ_{f ∈ families} I_f ≤ rhs, over families of the children in ``cluster``, as a
-            global cut in its sparser form; True if it proves the node infeasible."""
-            tv = self._tvars()
-            families, lhs, rhs = self.ilp.table.sparse_form(families, rhs, cluster)
-            return self._cut(name, [(tv[f], 1.0) for f in families.tolist()], lhs, rhs)
-
-        def _cut(self, name: str, entries, lhs: float | None, rhs: float | None) -> bool:
-            """Add lhs ≤ Σ coef·var ≤ rhs over (var, coef) ``entries`` as a global cut, to the
-            LP and the cut pool; True if it proves the node infeasible."""
-            m = self.model
-            self.counts["row_entries"] += len(entries)
-            row = m.createEmptyRowUnspec(name=name, lhs=lhs, rhs=rhs, local=False, modifiable=False, removable=True)
-            m.cacheRowExtensions(row)
-            for var, coef in entries:
-                m.addVarToRow(row, var, coef)
-            m.flushRowExtensions(row)
-            cutoff = bool(m.addCut(row, forcecut=True))
-            m.addPoolCut(row)
-            m.releaseRow(row)
-            return cutoff
-
-        def _time_left(self) -> float:
-            most = self.policy.exact_call_limit_s
-            return most if self.deadline is None else min(most, self.deadline - time.monotonic())
-
-        def conssepalp(self, constraints, nusefulconss):
-            """Cheap routines first, exact sub-IPs only when they find nothing: greedy (3),
-            local search for (4) from its clusters, exact (3), exact (4)."""
-            self.counts["separation_rounds"] += 1
-            x = self._values()
-            table = self.ilp.table
-            exact = self.exact == "always" or (self.exact == "root" and self.model.getDepth() == 0)
-            cuts = {1: greedy_clusters(table, x)}
-            self.counts["greedy_cuts"] += len(cuts[1])
-            for k in range(2, self.cluster_k + 1):
-                cuts[k] = local_kclusters(table, x, k, cuts[1] or [[int(v)] for v in range(table.n)],
-                                          deadline=self.deadline)
-                self.counts["kcluster_cuts"] += len(cuts[k])
-            matroid_rows = []
-            if self.matroid and self.cluster_k >= 2 and self.matroid_backoff.due(optional=any(cuts.values())):
-                frac = np.unique(table.child[(x > 1e-6) & (x < 1 - 1e-6)]).tolist()
-                seeds = [frac] + cuts[1][:self.policy.matroid_seeds]
-                for r in range(2, self.cluster_k + 1):
-                    matroid_rows += [(c, r) for c in local_matroid_rows(table, x, r, seeds, deadline=self.deadline)]
-                self.counts["matroid_cuts"] += len(matroid_rows)
-                self.matroid_backoff.record(bool(matroid_rows))
-            # the minor rows (6) bound the triangulation, not acyclicity: finding some must not
-            # hold back the exact cluster separation (when it did, wdbc k = 2's root stalled
-            # at −11,540 instead of −11,637)
-            minor_rows = self._minor_rows(x) if self.minor else []
-            if not any(cuts.values()) and not matroid_rows and exact and self._time_left() > 0:
-                self.counts["exact_calls"] += 1
-                cuts[1], _ = exact_clusters(table, x, time_limit=self._time_left())
-                self.counts["exact_cuts"] += len(cuts[1])
-                k = 2
-                while not any(cuts.values()) and k <= self.cluster_k and self._time_left() > 0:
-                    self.counts["exact_calls"] += 1
-                    cuts[k], _ = exact_clusters(table, x, k=k, time_limit=self._time_left())
-                    self.counts["exact_cuts"] += len(cuts[k])
-                    k += 1
-            if not any(cuts.values()) and not matroid_rows and not minor_rows:
-                return {"result": SCIP_RESULT.DIDNOTFIND}
-            # a list, not a generator: every family of rows is added, not just up to the first cutoff
-            cutoff = any([self._add_rows(c, k) for k, c in cuts.items() if c])
-            for classes, r in matroid_rows:
-                cutoff |= self._add_row(*table.matroid_families(classes, r), np.flatnonzero(classes >= 0), f"matroid{int((classes >= 0).sum())}r{r}")
-            for row in minor_rows:
-                cutoff |= self._add_minor_row(row)
-            return {"result": SCIP_RESULT.CUTOFF if cutoff else SCIP_RESULT.SEPARATED}
-
-        def _minor_rows(self, x: np.ndarray):
-            """Rows (6) violated at the LP point: by the moral edges its families force, hence
-            by its triangulation t_ij = y_ij + y_ji (≥ those, by 8g and 8h)."""
-            m = self.model
-            if self.yvars is None:
-                self.yvars = {arc: m.getTransformedVar(v) for arc, v in self.ilp.y.items()}
-            # separated at the moral edges x forces, not at y + yᵀ: a row violated only by y
-            # costs nothing to satisfy (y has no objective, the LP moves it) but every later
-            # LP. wdbc k = 4, root in 96 s: −11,609.07 this way; at y + yᵀ 890 rows kept the
-            # root from finishing (−11,587.95, against −11,605.89 without the rows)
-            t = self.ilp.table.moral_weights(x)
-            rows = minor_density_rows(t, self.ilp.treewidth, deadline=time.monotonic() + self.policy.minor_call_limit_s)
-            self.counts["minor_cuts"] += len(rows)
-            return rows
-
-        def _add_minor_row(self, row) -> bool:
-            k = float(self.ilp.treewidth)
-            y = self.yvars
-            entries = [(y[arc], coef) for coef, edges in ((1.0, row.pairs), (k, row.tree))
-                       for a, b in edges for arc in ((a, b), (b, a))]
-            return self._cut(f"minor{len(row.pairs)}", entries, None, row.rhs)
-
-        def _cycles(self, sol=None):
-            return cycle_clusters(self.ilp.table.network(self._values(sol)))
-
-        def consenfolp(self, constraints, nusefulconss, solinfeasible):
-            clusters = self._cycles()
-            if not clusters:
-                return {"result": SCIP_RESULT.FEASIBLE}
-            self.counts["cycle_cuts"] += len(clusters)
-            return {"result": SCIP_RESULT.CUTOFF if self._add_rows(clusters) else SCIP_RESULT.SEPARATED}
-
-        def consenfops(self, constraints, nusefulconss, solinfeasible, objinfeasible):
-            return {"result": SCIP_RESULT.INFEASIBLE if self._cycles() else SCIP_RESULT.FEASIBLE}
-
-        def conscheck(self, constraints, solution, checkintegrality, checklprows, printreason, completely):
-            return {"result": SCIP_RESULT.INFEASIBLE if self._cycles(solution) else SCIP_RESULT.FEASIBLE}
-
-        def conslock(self, constraint, locktype, nlockspos, nlocksneg):
-            m = self.model
-            transformed = m.getStage() >= 3  # SCIP_STAGE_TRANSFORMED
-            for v in self.with_parents:
-                var = m.getTransformedVar(v) if transformed else v
-                m.addVarLocksType(var, locktype, nlocksneg, nlockspos)
-
-    class _NetworkHeuristic(pyscipopt.Heur):
-        """A heuristic that offers SCIP whole networks."""
-
-        by_name = None  # the model's variables by name, built at the first offer
-
-        def try_network(self, parents, order) -> bool:
-            """Offer a network (and, when bounded, an elimination order of width ≤ k) as a
-            solution; True if SCIP stored it."""
-            m = self.model
-            if self.by_name is None:
-                self.by_name = {v.name: v for v in self.ilp.variables()}
-            try:
-                values = start_values(self.ilp, parents, order)
-            except nx.NetworkXUnfeasible:  # acyclic, but closes a cycle with the ancestry pairs
-                return False
-            sol = m.createOrigSol(self)  # original space: presolving may have aggregated variables
-            for name, value in values.items():
-                if value:
-                    m.setSolVal(sol, self.by_name[name], value)
-            return bool(m.trySol(sol, printreason=False))
-
-    class _SinkHeuristic(_NetworkHeuristic):
-        """Rounds the LP point to a DAG and, when bounded, an elimination order of width
-        ≤ k for y and z (``sink_heuristic``)."""
-
-        def __init__(self, ilp: ClusterIlp, handler):
-            self.ilp = ilp
-            self.handler = handler
-            self.found = 0
-            self.stuck = 0
-
-        def heurexec(self, heurtiming, nodeinfeasible):
-            chosen, order = sink_heuristic(self.ilp.table, self.handler._values(), self.ilp.treewidth)
-            if not chosen:
-                self.stuck += 1
-                return {"result": SCIP_RESULT.DIDNOTFIND}
-            parents = [self.ilp.table.parents[f] for f in chosen]
-            if self.try_network(parents, order):
-                self.found += 1
-                return {"result": SCIP_RESULT.FOUNDSOL}
-            return {"result": SCIP_RESULT.DIDNOTFIND}
-
-    class _LnsHeuristic(_NetworkHeuristic):
-        """Large-neighbourhood search on the incumbent (solvers/cuts/lns.py): one
-        neighbourhood per call, re-solved by a sub-``cuts`` of at most ``policy.lns_call_limit_s``
-        seconds, while the time spent here stays within ``share`` (the option ``lns_share``) of
-        the time elapsed.
-        Bounded, a neighbourhood may also hold the triangulation between its fixed
-        variables (``fixed_fill``); which kind comes next goes by the score each has gained
-        per second (``_held_next``). Adaptive size, per kind: a neighbourhood solved to
-        optimality without a gain n/size times in a row grows it by 2 (that size looks
-        exhausted); one cut short by its time limit without a gain shrinks it by 1."""
-
-        def __init__(self, ilp: ClusterIlp, problem: Problem, handler, t0: float, deadline: float | None, seed: int | None,
-                     share: float, policy: Policy):
-            self.share, self.policy = share, policy
-            self.ilp = ilp
-            self.problem = problem
-            self.handler = handler
-            self.t0 = t0
-            self.deadline = deadline
-            self.rng = random.Random(0 if seed is None else seed)  # reproducible without a seed too
-            # per kind of neighbourhood: triangulation between fixed variables held or free
-            self.kinds = {held: _LnsKind(min(policy.lns_start_size, problem.n), policy.lns_decay)
-                          for held in (True, False)}
-            self.spent = 0.0
-            self.counts = {"lns_calls": 0, "lns_improvements": 0, "lns_seconds": 0.0}
-            self.control = None  # the RunControl of the solve, set after construction
-
-        def _held_next(self) -> bool:
-            """The kind of the next neighbourhood: each kind ``policy.lns_tries`` times in turn, then
-            the one with more (decayed) score gained per second, the other one with
-            probability ``policy.lns_explore``."""
-            held, free = self.kinds[True], self.kinds[False]
-            if min(held.tries, free.tries) < self.policy.lns_tries:
-                return held.tries <= free.tries
-            best = held.rate >= free.rate
-            return best if self.rng.random() >= self.policy.lns_explore else not best
-
-        def heurexec(self, heurtiming, nodeinfeasible):
-            m = self.model
-            now = time.monotonic()
-            most = self.policy.lns_call_limit_s
-            left = most if self.deadline is None else min(most, self.deadline - now - 1.0)
-            if (m.getNSols() == 0 or self.spent > self.share * (now - self.t0) or left < 1.0
-                    or (self.control is not None and self.control.stop_requested())):
-                return {"result": SCIP_RESULT.DIDNOTRUN}
-            best = m.getBestSol()
-            parents = self.ilp.table.network(self.handler._values(best))
-            hint = _z_order(m, best, self.ilp)
-            held = hint is not None and self._held_next()
-            kind = self.kinds[held]
-            free = neighbourhood(parents, kind.size, self.rng)
-            sub = fixed_outside(self.problem, parents, free)
-            start = make_solution(sub, parents, bound=None, status="feasible", method="cuts", order_hint=hint)
-            fill = fixed_fill(parents, start.elimination_order, free) if held else None
-            found = solve_cuts(sub, time_limit=left, seed=self.rng.randrange(2**31), warm_start=start,
-                               fixed_y=fill, control=self.control, _report=False, options=LNS_SUB_OPTIONS,
-                               policy=self.policy)
-            self.counts["lns_calls"] += 1
-            gained = found.parents is not None and found.score > start.score + 1e-9 * max(1.0, abs(start.score))
-            if gained:
-                kind.stalls = 0
-            elif found.status == "optimal":
-                kind.stalls += 1
-                if kind.stalls * kind.size >= self.problem.n:
-                    kind.size, kind.stalls = min(self.problem.n, kind.size + 2), 0
-            else:
-                kind.size = max(self.policy.lns_min_size, kind.size - 1)
-            stored = gained and self.try_network(found.parents, found.elimination_order)
-            self.counts["lns_improvements"] += int(stored)
-            took = time.monotonic() - now
-            kind.record(found.score - start.score if stored else 0.0, took)
-            self.spent += took
-            self.counts["lns_seconds"] = round(self.spent, 2)
-            return {"result": SCIP_RESULT.FOUNDSOL if stored else SCIP_RESULT.DIDNOTFIND}
-
-    return _ClusterHandler, _SinkHeuristic, _LnsHeuristic
 
 
 def solve_cuts(
@@ -621,18 +244,20 @@ def solve_cuts(
         m.setParam("lp/pricing", "l")
     for name, value in (scip_params or {}).items():
         m.setParam(name, value)
-    handler_cls, heur_cls, lns_cls = _handler_classes()
-    handler = handler_cls(ilp, exact, deadline, cluster_k, matroid, minor, policy)
+    from twbn.solvers.cuts.handlers import ClusterHandler, LnsHeuristic, SinkHeuristic
+
+    handler = ClusterHandler(ilp, exact, deadline, cluster_k, matroid, minor, policy)
     m.includeConshdlr(handler, "twbn_cluster", "cluster constraints: the chosen families form a DAG",
                       sepapriority=100, enfopriority=-100, chckpriority=-100, sepafreq=1, needscons=False)
-    heur = heur_cls(ilp, handler)
+    heur = SinkHeuristic(ilp, handler)
     m.includeHeur(heur, "twbn_sink", "sink-finding rounding of the LP point", "S", priority=100000, freq=1,
                   timingmask=pyscipopt.SCIP_HEURTIMING.AFTERLPNODE)
     if lns is None:
         lns = problem.treewidth is not None and within is None
     lns_heur = None
     if lns:
-        lns_heur = lns_cls(ilp, model_problem, handler, t0, deadline, seed, lns_share, policy)
+        lns_heur = LnsHeuristic(ilp, model_problem, handler, t0, deadline, seed, lns_share, policy,
+                                functools.partial(solve_cuts, _report=False, options=LNS_SUB_OPTIONS))
         lns_heur.control = control
         # after each node's LP, not inside the root's cutting loop: there it took 31 s of
         # wdbc k = 2's 96 s (after k-G) and the root bound was −11,583 instead of −11,656.
@@ -697,8 +322,6 @@ def _run(problem: Problem, options: CutsOptions, budget: Budget, *, seed: int | 
          start: SolverResult | None) -> SolverResult:
     """``solve_cuts`` as a method: above the policy's ``cuts_max_n`` without a start,
     ``improve`` first (the whole ILP's root LP may not finish in minutes there)."""
-    from twbn.solvers.registry import solve
-
     share = options.improve_share
     if share is None:  # by default only without a start: a given one is used as it is
         share = budget.policy.cuts_improve_share if problem.n > budget.policy.cuts_max_n and start is None else 0.0
@@ -710,7 +333,7 @@ def _run(problem: Problem, options: CutsOptions, budget: Budget, *, seed: int | 
         # left a start unimproved where improve did not (mushroom, docs/auto.md section 6)
         t0 = time.monotonic()
         with budget.stage("improve start", share) as stage:
-            found = solve(problem, "improve", budget=stage, seed=seed, warm_start=given, _lp_bound=False)
+            found = stage.solve(problem, "improve", seed=seed, warm_start=given, lp_bound=False)
         used = time.monotonic() - t0
         if found.parents is not None and (given is None or found.score >= given.score):
             start = found
