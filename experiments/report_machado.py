@@ -34,6 +34,8 @@ from pathlib import Path
 from twbn.scoring.inference import MAX_TABLE_ENTRIES
 from twbn.scoring.jkl import atomic_write_text
 
+__all__ = ["write", "load", "tables", "gap_table", "inference_lines", "plots", "main", "PAPER_GAPS"]
+
 #: Their Tables II–IV: average remaining MILP gap after 2 h of CPLEX, in %, by treewidth
 #: bound (None: unbounded), for (at most 3 parents, ESS 1), (3, ESS 0.5), (4, ESS 1).
 PAPER_GAPS = {

@@ -43,7 +43,7 @@ BUILTIN = (
     "twbn.solvers.models.cp:METHOD",
     "twbn.solvers.heuristics.kg:METHOD",
     "twbn.solvers.heuristics.kmax:METHOD",
-    "twbn.solvers.improve.method:METHOD",
+    "twbn.solvers.improve:METHOD",
     "twbn.solvers.heuristics.kastar:METHOD",
     "twbn.solvers.heuristics.s2:METHOD",
     "twbn.solvers.heuristics.s2:METHOD_PLUS",

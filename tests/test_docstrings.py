@@ -89,7 +89,7 @@ def test_every_module_says_what_it_holds_and_exports_names_it_defines(name):
 SOLVE_FUNCTIONS = ["twbn.solvers.exact.dp:solve_dp", "twbn.solvers.models.milp:solve_milp",
                    "twbn.solvers.cuts.branch_and_cut:solve_cuts", "twbn.solvers.models.cp:solve_cp",
                    "twbn.solvers.heuristics.kg:solve_kg", "twbn.solvers.heuristics.kmax:solve_kmax",
-                   "twbn.solvers.improve.loop:improve", "twbn.solvers.heuristics.kastar:solve_kastar",
+                   "twbn.solvers.improve:improve", "twbn.solvers.heuristics.kastar:solve_kastar",
                    "twbn.solvers.heuristics.s2:solve_s2"]
 
 

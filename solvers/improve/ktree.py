@@ -8,11 +8,14 @@ from __future__ import annotations
 import time
 
 from twbn.formulations.graphs import Adjacency, fill_to_k_tree
-from twbn.solvers.improve.pieces import _clique_with
+from twbn.solvers.improve.pieces import clique_with
+
+
+__all__ = ["KtreePieces"]
 
 
 class KtreePieces:
-    """The k-tree half of the piece search (mixed into ``_Search``)."""
+    """The k-tree half of the piece search (mixed into ``Search``)."""
 
     def _ktree_for_next(self) -> Adjacency | None:
         """H* if the next piece is a k-tree piece (their turn), else None. H* is drawn anew
@@ -23,7 +26,7 @@ class KtreePieces:
         state = self.state
         # σ must stay H*'s perfect elimination order: a k-tree piece is glued in along σ
         if state.order != self._ktree_order \
-                or not all(_clique_with(self.ktree, v, ps) for v, ps in enumerate(state.parents)):
+                or not all(clique_with(self.ktree, v, ps) for v, ps in enumerate(state.parents)):
             self._draw_ktree()
         return self.ktree
 

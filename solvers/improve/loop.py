@@ -11,9 +11,9 @@ from twbn.formulations.solution import SolverResult
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.control import RunControl
 from twbn.solvers.method_options import ImproveOptions
-from twbn.solvers.improve.parallel import _in_parallel
-from twbn.solvers.improve.pieces import _solve_piece
-from twbn.solvers.improve.search import _Search, _over
+from twbn.solvers.improve.parallel import in_parallel
+from twbn.solvers.improve.pieces import solve_piece
+from twbn.solvers.improve.search import Search, over
 
 __all__ = ["improve"]
 
@@ -95,6 +95,7 @@ def improve(
     --------
     >>> from twbn.formulations.problem import Problem
     >>> from twbn.formulations.solution import make_solution
+    >>> from twbn.solvers.method_options import ImproveOptions
     >>> from twbn.scoring.cache import ScoreCache
     >>> cache = ScoreCache.from_mapping("ABC", [{(): -5.0, (1,): -1.0}, {(): -5.0}, {(): -5.0, (0,): -4.0}])
     >>> problem = Problem(cache, 1)
@@ -107,22 +108,22 @@ def improve(
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
     options = options or ImproveOptions()
-    search = _Search(problem, start, options, seed, control, stop_when_stalled, policy)
+    search = Search(problem, start, options, seed, control, stop_when_stalled, policy)
     deadline = None if time_limit is None else search.t0 + time_limit
     if scheduler is not None or (joining is not None and deadline is not None and joining[0] >= deadline - 0.2):
         joining = None
     joined = None
     if jobs >= 2 and problem.n > options.start_size:
-        joined = _in_parallel(search, deadline, jobs, scheduler, joining)
+        joined = in_parallel(search, deadline, jobs, scheduler, joining)
         joining = None  # joined there, or the workers failed: this process goes on alone
-    while not search.proved and not _over(search, deadline):
+    while not search.proved and not over(search, deadline):
         if joining is not None and time.monotonic() >= joining[0] and problem.n > options.start_size:
             joined = {"seconds": round(time.monotonic() - search.t0, 2), "jobs": jobs + joining[1]}
-            _in_parallel(search, deadline, jobs + joining[1])
+            in_parallel(search, deadline, jobs + joining[1])
             joining = None
             continue
         piece = search.cut()
-        found, took, limit = _solve_piece(piece.problem, piece.start, piece.fixed, piece.ancestry,
+        found, took, limit = solve_piece(piece.problem, piece.start, piece.fixed, piece.ancestry,
                                           search.piece_deadline(deadline), search.piece_limit,
                                           search.rng.randrange(2**31), control, policy)
         search.take(piece, found, took, limit)

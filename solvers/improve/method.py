@@ -49,6 +49,8 @@ def _start_network(problem: Problem, budget: Budget, seed: int | None, jobs: int
     return start, info
 
 
+__all__ = ["METHOD"]
+
 #: Counts that add up over a method's searches (its first and its restarts).
 _SUMMED = ("pieces", "improvements", "rejected", "timed_out", "sub_seconds", "moral_pieces", "moral_gains",
            "too_wide", "stale", "redrawn")

@@ -10,8 +10,10 @@ from twbn.scoring.errors import TwbnError
 from twbn.solvers.budget import limit_until
 from twbn.solvers.policy import Policy
 from twbn.solvers.parallel import end_pool
-from twbn.solvers.improve.pieces import _Piece, _solve_piece
-from twbn.solvers.improve.search import _Search, _over
+from twbn.solvers.improve.pieces import Piece, solve_piece
+from twbn.solvers.improve.search import Search, over
+__all__ = ["in_parallel"]
+
 LOG = logging.getLogger("twbn")
 
 
@@ -49,11 +51,11 @@ class _Workers:
             self.client = dask_client(scheduler, policy)
             self.pool = self.client.get_executor(pure=False)
 
-    def submit(self, piece: _Piece, deadline: float | None, piece_time_limit: float, seed: int):
+    def submit(self, piece: Piece, deadline: float | None, piece_time_limit: float, seed: int):
         if self.client is not None:  # another machine's clock: the limit is fixed when sent
             piece_time_limit = limit_until(deadline, self.policy, at_most=piece_time_limit)
             deadline = None
-        return self.pool.submit(_solve_piece, piece.problem, piece.start, piece.fixed, piece.ancestry, deadline,
+        return self.pool.submit(solve_piece, piece.problem, piece.start, piece.fixed, piece.ancestry, deadline,
                                 piece_time_limit, seed, None, self.policy)
 
     def close(self) -> None:
@@ -64,7 +66,7 @@ class _Workers:
         end_pool(self.pool)
 
 
-def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: str | None = None,
+def in_parallel(search: Search, deadline: float | None, jobs: int, scheduler: str | None = None,
                  joining: tuple[float, int] | None = None) -> dict | None:
     """Pieces solved by ``jobs`` worker processes (or a Dask cluster's workers) while this
     one cuts and glues, ``joining[1]`` more from ``joining[0]`` on; returns when the loop
@@ -81,7 +83,7 @@ def _in_parallel(search: _Search, deadline: float | None, jobs: int, scheduler: 
     try:
         # a local pool starts its processes as pieces need them: the joining ones only then
         workers = _Workers(jobs + extra, scheduler, search.policy)
-        while not search.proved and not _over(search, deadline):
+        while not search.proved and not over(search, deadline):
             max_pieces = search.options.max_pieces
             now_jobs = jobs
             if joining is not None and time.monotonic() >= joining[0]:

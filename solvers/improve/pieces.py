@@ -18,9 +18,9 @@ from twbn.solvers.control import RunControl
 from twbn.solvers.method_options import CutsOptions
 
 if TYPE_CHECKING:
-    from twbn.solvers.improve.state import _State
+    from twbn.solvers.improve.state import State
 
-__all__ = ["random_peo", "choose_piece", "piece_problem"]
+__all__ = ["random_peo", "choose_piece", "piece_problem", "clique_with", "Piece", "solve_piece", "SUB_OPTIONS"]
 
 #: The sub-solves separate the cluster rows (3) only, exactly at their root (as the LNS
 #: of ``cuts``, solvers/cuts/branch_and_cut.py, measured on wdbc).
@@ -142,7 +142,7 @@ def piece_problem(problem: Problem, parents: Sequence[ParentSet], free: Sequence
     for v in local:
         if v in fset:
             fam = {tuple(index[p] for p in ps): s for ps, s in zip(cand.parent_sets[v], cand.scores[v].tolist())
-                   if all(p in index for p in ps) and (within is None or _clique_with(within, v, ps))}
+                   if all(p in index for p in ps) and (within is None or clique_with(within, v, ps))}
             if tuple(sorted(parents[v])) not in {tuple(local[i] for i in ps) for ps in fam}:
                 raise ValueError(f"the family of {problem.names[v]!r} is not inside its piece")
         else:
@@ -162,13 +162,13 @@ def piece_problem(problem: Problem, parents: Sequence[ParentSet], free: Sequence
     return Problem(cache, problem.treewidth), local, ancestry, fixed
 
 
-def _clique_with(adj: Adjacency, v: int, ps: ParentSet) -> bool:
+def clique_with(adj: Adjacency, v: int, ps: ParentSet) -> bool:
     """Whether {v} ∪ ``ps`` is a clique of ``adj``."""
     nv = adj[v]
     return all(p in nv and all(q in adj[p] for q in ps[i + 1:]) for i, p in enumerate(ps))
 
 
-class _Piece:
+class Piece:
     """One sub-problem as it was cut from the network: F, B, L in local order, the
     sub-problem with its start (the current families), its fixed y and ancestry pairs, and
     how many pieces had been glued in when it was cut (for ``jobs`` >= 2)."""
@@ -176,7 +176,7 @@ class _Piece:
     __slots__ = ("free", "boundary", "local", "problem", "start", "fixed", "ancestry", "glued_before", "moral",
                  "ktree")
 
-    def __init__(self, state: "_State", free: list[int], boundary: list[int], peo: list[int] | None,
+    def __init__(self, state: "State", free: list[int], boundary: list[int], peo: list[int] | None,
                  moral: bool = False, ktree: Adjacency | None = None) -> None:
         self.free, self.boundary, self.moral, self.ktree = free, boundary, moral, ktree is not None
         self.problem, self.local, self.ancestry, self.fixed = piece_problem(
@@ -190,7 +190,7 @@ class _Piece:
         self.glued_before = len(state.glued)
 
 
-def _solve_piece(piece_problem_: Problem, start: SolverResult, fixed, ancestry, deadline: float | None,
+def solve_piece(piece_problem_: Problem, start: SolverResult, fixed, ancestry, deadline: float | None,
                  piece_time_limit: float, seed: int, control: RunControl | None = None,
                  policy: Policy = DEFAULT_POLICY) -> tuple[SolverResult, float, float]:
     """One piece's sub-problem solved by the cluster-cut ILP (its root): (result, seconds it

@@ -16,11 +16,13 @@ from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.control import RunControl
 from twbn.solvers.method_options import ImproveOptions
 from twbn.solvers.improve.ktree import KtreePieces
-from twbn.solvers.improve.pieces import _Piece, choose_piece, random_peo
-from twbn.solvers.improve.state import _State
+from twbn.solvers.improve.pieces import Piece, choose_piece, random_peo
+from twbn.solvers.improve.state import State
 
 
-class _Search(KtreePieces):
+__all__ = ["Search", "clash", "over"]
+
+class Search(KtreePieces):
     """The piece loop's state shared by one process and several: the network, the adapted
     piece size, the counts and the trajectory."""
 
@@ -29,7 +31,7 @@ class _Search(KtreePieces):
         self.problem, self.options, self.control, self.policy = problem, options, control, policy
         self.t0 = time.monotonic()
         self.rng = random.Random(seed)
-        self.state = _State(problem, start, policy)
+        self.state = State(problem, start, policy)
         self.size = max(1, min(options.start_size, problem.n))
         self.piece_limit = options.piece_time_limit  # doubled while stuck, up to the next
         self.max_piece_limit = options.max_piece_time_limit or policy.piece_limit_growth * options.piece_time_limit
@@ -55,7 +57,7 @@ class _Search(KtreePieces):
         if control is not None:
             control.report(incumbent=self.state.score)
 
-    def cut(self, busy: Sequence[_Piece] = ()) -> _Piece:
+    def cut(self, busy: Sequence[Piece] = ()) -> Piece:
         """The next piece; with pieces out for solving (``busy``), one that shares no
         variable with theirs where a few tries find one (a clash is caught when it returns)."""
         state, n = self.state, self.problem.n
@@ -76,9 +78,9 @@ class _Search(KtreePieces):
             else:
                 peo = random_peo(state.tri, self.rng)
                 free, boundary = choose_piece(state.tri, peo, self.size, self.rng)
-            if not any(_clash(free, boundary, p.free, p.boundary) for p in busy):
+            if not any(clash(free, boundary, p.free, p.boundary) for p in busy):
                 break
-        return _Piece(state, free, boundary, peo, moral, ktree)
+        return Piece(state, free, boundary, peo, moral, ktree)
 
     def _moral_turn(self) -> bool:
         """Whether the next piece of a bounded problem is a moral piece: only while the
@@ -91,7 +93,7 @@ class _Search(KtreePieces):
         ok, wide = self.counts["moral_gains"], self.counts["too_wide"]
         return self.rng.random() < (1 + ok) / (2 + ok + wide)
 
-    def take(self, piece: _Piece, found: SolverResult, took: float, limit: float) -> None:
+    def take(self, piece: Piece, found: SolverResult, took: float, limit: float) -> None:
         """Glue in a solved piece if it gains (after checking it against what was glued in
         since it was cut), adapt the piece size, count."""
         counts, state = self.counts, self.state
@@ -104,7 +106,7 @@ class _Search(KtreePieces):
         gain = -math.inf if found.parents is None else found.score - piece.start.score
         if gain > 1e-9 * max(1.0, abs(state.score)):
             later = state.glued[piece.glued_before:]
-            if any(_clash(piece.free, piece.boundary, f, b) for f, b in later):
+            if any(clash(piece.free, piece.boundary, f, b) for f, b in later):
                 counts["stale"] = counts.get("stale", 0) + 1
             elif state.accept(piece.free, piece.boundary, piece.local, found, check_acyclic=bool(later),
                               moral=piece.moral or piece.ktree):
@@ -196,14 +198,14 @@ class _Search(KtreePieces):
                              solver="scip")
 
 
-def _clash(free_a: Sequence[int], boundary_a: Sequence[int], free_b: Sequence[int], boundary_b: Sequence[int]) -> bool:
+def clash(free_a: Sequence[int], boundary_a: Sequence[int], free_b: Sequence[int], boundary_b: Sequence[int]) -> bool:
     """Whether two pieces may not both be glued in from the same network: one's free
     variables meet the other's L = F ∪ B (module docstring, "In parallel")."""
     fa, fb = set(free_a), set(free_b)
     return bool(fa & fb or fa & set(boundary_b) or fb & set(boundary_a))
 
 
-def _over(search: _Search, deadline: float | None) -> bool:
+def over(search: Search, deadline: float | None) -> bool:
     """Whether the loop ends: enough pieces, a stop request or (almost) no time left."""
     max_pieces = search.options.max_pieces
     if max_pieces is not None and search.counts["pieces"] >= max_pieces:

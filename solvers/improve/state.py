@@ -14,7 +14,9 @@ from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.improve.pieces import random_peo
 
 
-class _State:
+__all__ = ["State"]
+
+class State:
     """The current network, a width-≤ k elimination order of it and its triangulation,
     patched piece by piece."""
 
