@@ -88,7 +88,8 @@ def test_learn_records_the_fields_that_differ_and_rejects_a_budget_with_another_
     # kg without a limit runs the policy's heuristic_time_limit, not a number of its own
     quick = twbn.learn(cache, 2, "kg", seed=0, policy=Policy(heuristic_time_limit=0.3))
     kg = {st["stage"]: st for st in quick.stats["budget"]["stages"]}["kg"]
-    assert kg["allotted"] == pytest.approx((1 - DEFAULT_POLICY.bound_share) * 0.3, abs=0.05)
+    # at most its share of the policy's 0.3 s (the default would be 10 s): no timing asserted
+    assert 0 < kg["allotted"] <= (1 - DEFAULT_POLICY.bound_share) * 0.3 + 1e-9
     with pytest.raises(ValueError, match="give the policy on the budget"):
         solve(Problem(cache, 2), "kg", budget=Budget(1.0), policy=Policy(bound_share=0.2))
     with pytest.raises(TypeError, match="policy is a twbn.Policy"):
