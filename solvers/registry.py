@@ -27,7 +27,7 @@ from twbn.solvers.method import Method, MethodUnavailable, NoOptions, call_metho
 from twbn.solvers.parallel import BoundAlone, check_scheduler
 from twbn.solvers.method_options import OptionError, parse_options
 from twbn.solvers.plugins import METHODS, PLUGIN_FAILURES, load_plugins
-from twbn.solvers.policy import Policy
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers import warm_start as _warm
 from twbn.solvers.warm_start import certified_start, check_warm_spec, infeasibility
 
@@ -130,7 +130,7 @@ def check_policy(policy, budget: Budget | None = None) -> Policy:
         if policy is not None and policy != budget.policy:
             raise ValueError("give the policy on the budget, not beside it")
         return budget.policy
-    return policy if policy is not None else Policy()
+    return policy if policy is not None else DEFAULT_POLICY
 
 
 def check_time_limit(time_limit) -> float | None:

@@ -483,7 +483,7 @@ def learn(
     from twbn.scoring.jkl import read_jkl
     from twbn.solvers.control import RunControl, reporting
     from twbn.solvers.parallel import check_scheduler
-    from twbn.solvers.registry import check_jobs, check_request, get_method, run
+    from twbn.solvers.registry import check_jobs, check_policy, check_request, get_method, run
     from twbn.solvers.sweep import sorted_bounds, sweep
 
     several = isinstance(treewidth, (list, tuple))
@@ -492,8 +492,6 @@ def learn(
         _check_int("treewidth", k, 0, optional=True)
         check_request(method, k, solver=solver, time_limit=time_limit, warm_start=warm_start, options=options)
     _check_int("seed", seed, 0, optional=True)
-    from twbn.solvers.registry import check_policy
-
     policy = check_policy(policy)
     if best_so_far is not None and not isinstance(best_so_far, Solution):
         raise ValueError(f"best_so_far must be a twbn.Solution, got {type(best_so_far).__name__}")
