@@ -55,6 +55,7 @@ def precompile() -> float:
         twbn.write_jkl(cache, path)
         cache = twbn.read_jkl(path)
     solve(Problem(cache, 2), "kg", time_limit=0.5, seed=0)
+    solve(Problem(cache, 1), "localsearch", options={"max_iterations": 2}, seed=0)  # its width checks
     table = FamilyTable.from_cache(cache)  # the cluster LP's separation and rows
     greedy_clusters(table, np.full(table.size, 0.5))
     table.cluster_families(range(4))

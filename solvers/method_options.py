@@ -19,7 +19,7 @@ from twbn.formulations.elimination_milp import MilpOptions
 from twbn.scoring.errors import TwbnError
 
 __all__ = ["MilpOptions", "CutsOptions", "CpOptions", "KgOptions", "KmaxOptions", "KastarOptions", "S2Options",
-           "ImproveOptions", "OptionError", "parse_options", "describe_options"]
+           "ImproveOptions", "LocalSearchOptions", "OptionError", "parse_options", "describe_options"]
 
 #: The cluster ILP's large-neighbourhood search: the most of the elapsed time it may take
 #: (option lns_share; more finds better networks in long runs, at the bound's expense).
@@ -101,6 +101,23 @@ class KmaxOptions:
 
     def __post_init__(self):
         _positive_int("max_iterations", self.max_iterations)
+
+
+@dataclass(frozen=True)
+class LocalSearchOptions:
+    """Local search over DAGs checked against an elimination order (solvers/localsearch/)."""
+
+    max_iterations: int | None = None  #: stop after this many climbs (with the time limit, whichever first)
+    reverse: bool = True  #: arc reversals as moves (ETL's hc-ET); False: additions only (hc-ET-poly)
+    repair: bool = True  #: a move the current order rejects may be taken under a new min-fill order
+    kick: int | None = None  #: variables reset between climbs (None: max(2, n // 25))
+
+    def __post_init__(self):
+        _positive_int("max_iterations", self.max_iterations)
+        _positive_int("kick", self.kick)
+        for name in ("reverse", "repair"):
+            if not isinstance(getattr(self, name), bool):
+                raise OptionError(f"option {name} must be true or false, got {getattr(self, name)!r}")
 
 
 @dataclass(frozen=True)

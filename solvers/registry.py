@@ -44,6 +44,7 @@ BUILTIN = (
     "twbn.solvers.heuristics.kg:METHOD",
     "twbn.solvers.heuristics.kmax:METHOD",
     "twbn.solvers.improve:METHOD",
+    "twbn.solvers.localsearch:METHOD",
     "twbn.solvers.heuristics.kastar:METHOD",
     "twbn.solvers.heuristics.s2:METHOD",
     "twbn.solvers.heuristics.s2:METHOD_PLUS",

@@ -90,7 +90,7 @@ SOLVE_FUNCTIONS = ["twbn.solvers.exact.dp:solve_dp", "twbn.solvers.models.milp:s
                    "twbn.solvers.cuts.branch_and_cut:solve_cuts", "twbn.solvers.models.cp:solve_cp",
                    "twbn.solvers.heuristics.kg:solve_kg", "twbn.solvers.heuristics.kmax:solve_kmax",
                    "twbn.solvers.improve:improve", "twbn.solvers.heuristics.kastar:solve_kastar",
-                   "twbn.solvers.heuristics.s2:solve_s2"]
+                   "twbn.solvers.heuristics.s2:solve_s2", "twbn.solvers.localsearch:solve_localsearch"]
 
 
 def test_every_builtin_method_module_is_listed():

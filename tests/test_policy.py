@@ -138,6 +138,7 @@ NOT_POLICY = {
     "S2_MAX_EXPANSIONS": "the default of S2+'s option max_expansions",
     "MIN_VIOLATION": "a numerical tolerance: how violated a row must be to count",
     "_SUPPORT": "a numerical tolerance of the LP point",
+    "_EPS": "a numerical tolerance: the local search's least gain that is not rounding",
     "_SEEDS_PER_CALL": "the separation's batch size, not its time or search",
     "_FIXED": "a fixed-point scale",
     "SERIES_WEIGHT": "a weight of the minor rows' formula",

@@ -1,0 +1,267 @@
+"""The search itself: best-improvement hill climbing over DAGs whose moral graph keeps an
+elimination order of width ≤ k, and iterated from perturbed copies of the best network.
+
+A move changes one family (or two, for a reversal); its gain is the change in the sum of
+local scores. Over a score cache the family a move gives variable v is the best cached
+set inside v's parents with the new one: adding an arc u → v yields the best cached
+subset of Π_v ∪ {u} (a move only where that subset holds u), reversing u → v the best
+subsets of Π_v ∖ {u} and Π_u ∪ {v}. Every family is thus a cached candidate, and a
+subset's edges are a subgraph's, so no removal is ever needed to improve (a pruned cache
+holds no set that a subset of it beats).
+
+Each move taken is checked at once: no directed cycle, and the new moral graph's width
+under the current elimination order ≤ k; where that order fails, a greedy min-fill order
+that eliminates no vertex of more than k neighbours is tried and, if it exists, becomes
+the current order. The network is therefore certified after every move, so a stop at any
+point returns a valid network.
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+import time
+
+import numpy as np
+
+from twbn.formulations.problem import Problem
+from twbn.solvers.localsearch.width import min_fill_within, order_width
+
+__all__ = ["Climber"]
+
+#: Gains below this are rounding (scores are sums of logarithms).
+_EPS = 1e-9
+
+
+class Climber:
+    """One network under local search, with what its moves need: every variable's cached
+    candidates as bit masks over the parents they use, the moral-edge counts, the current
+    elimination order, and memoised "best candidate inside a set" lookups.
+
+    Parameters
+    ----------
+    problem : Problem
+        Its candidates (forbidden and required arcs applied, at most k parents) are the
+        families the search may use.
+    reverse : bool
+        Whether arc reversals are moves (ETL's hc-ET); without them additions only
+        (hc-ET-poly).
+    repair : bool
+        Whether a move that the current order rejects may be taken under a new min-fill
+        order.
+    """
+
+    def __init__(self, problem: Problem, *, reverse: bool = True, repair: bool = True):
+        self.n, self.k = problem.n, problem.treewidth
+        self.reverse, self.repair = reverse, repair
+        cand = problem.candidates
+        self.sets = [list(ps) for ps in cand.parent_sets]  # best first
+        self.scores = [np.asarray(s, float) for s in cand.scores]
+        self.local = []  # per variable: parent → its bit in that variable's masks
+        self.masks = []
+        for v in range(self.n):
+            used = sorted({p for ps in self.sets[v] for p in ps})
+            bit = {p: i for i, p in enumerate(used)}
+            self.local.append(bit)
+            if len(used) <= 63:
+                m = np.zeros(len(self.sets[v]), np.uint64)
+                for i, ps in enumerate(self.sets[v]):
+                    m[i] = np.uint64(sum(1 << bit[p] for p in ps))
+            else:
+                m = [sum(1 << bit[p] for p in ps) for ps in self.sets[v]]
+            self.masks.append(m)
+        self.memo: dict[tuple[int, frozenset], int] = {}
+        self.lookups = 0
+        self.required = [frozenset() for _ in range(self.n)]
+        for u, v in problem.required:
+            self.required[v] |= {u}
+
+    # ---- families -------------------------------------------------------------------
+    def best_within(self, v: int, allowed: frozenset) -> int:
+        """The index of v's best candidate whose parents all lie in ``allowed``; -1: none."""
+        key = (v, allowed)
+        got = self.memo.get(key)
+        if got is None:
+            self.lookups += 1
+            bit = self.local[v]
+            q = 0
+            for p in allowed:
+                b = bit.get(p)
+                if b is not None:
+                    q |= 1 << b
+            masks = self.masks[v]
+            if isinstance(masks, np.ndarray):
+                hit = np.flatnonzero((masks & ~np.uint64(q)) == 0)
+                got = int(hit[0]) if hit.size else -1
+            else:
+                got = next((i for i, m in enumerate(masks) if m & ~q == 0), -1)
+            self.memo[key] = got
+        return got
+
+    # ---- state ----------------------------------------------------------------------
+    def load(self, parents, order) -> None:
+        """Take a network (candidate parent sets) and an elimination order of width ≤ k."""
+        n = self.n
+        self.parents = [frozenset(ps) for ps in parents]
+        self.index = [self._index_of(v, self.parents[v]) for v in range(n)]
+        self.fam = [float(self.scores[v][i]) for v, i in enumerate(self.index)]
+        self.children = [set() for _ in range(n)]
+        for v, ps in enumerate(self.parents):
+            for p in ps:
+                self.children[p].add(v)
+        self.counts = np.zeros((n, n), np.int32)
+        for v in range(n):
+            self._clique(v, self.parents[v], 1)
+        self.order = np.asarray(order, np.int64)
+        self.version = [0] * n
+
+    def _index_of(self, v: int, ps: frozenset) -> int:
+        tup = tuple(sorted(ps))
+        return self.sets[v].index(tup)
+
+    def _clique(self, v: int, ps, sign: int) -> None:
+        members = [v, *ps]
+        c = self.counts
+        for i, a in enumerate(members):
+            for b in members[i + 1:]:
+                c[a, b] += sign
+                c[b, a] += sign
+
+    @property
+    def score(self) -> float:
+        return float(np.sum(self.fam))
+
+    def network(self) -> list[tuple[int, ...]]:
+        return [tuple(sorted(ps)) for ps in self.parents]
+
+    # ---- moves ----------------------------------------------------------------------
+    def _reaches(self, src: int, dst: int, skip: tuple[int, int] | None = None) -> bool:
+        """Whether a directed path src → … → dst exists (``skip``: an arc to ignore)."""
+        seen, stack = {src}, [src]
+        while stack:
+            x = stack.pop()
+            for y in self.children[x]:
+                if skip is not None and (x, y) == skip:
+                    continue
+                if y == dst:
+                    return True
+                if y not in seen:
+                    seen.add(y)
+                    stack.append(y)
+        return False
+
+    def moves_of(self, v: int):
+        """The improving moves that change v's family: ``(gain, kind, v, u, i_v, i_u)``."""
+        cur = self.parents[v]
+        out = []
+        for u in range(self.n):
+            if u == v or u in cur:
+                continue
+            i = self.best_within(v, cur | {u})
+            if i < 0:
+                continue
+            gain = self.scores[v][i] - self.fam[v]
+            if gain > _EPS and u in self.sets[v][i]:
+                out.append((gain, 0, v, u, i, -1))
+        if self.reverse:
+            for u in cur:  # u → v becomes v → u
+                if u in self.required[v]:
+                    continue
+                iv = self.best_within(v, cur - {u})
+                iu = self.best_within(u, self.parents[u] | {v})
+                if iv < 0 or iu < 0 or v not in self.sets[u][iu]:
+                    continue
+                gain = (self.scores[v][iv] - self.fam[v]) + (self.scores[u][iu] - self.fam[u])
+                if gain > _EPS:
+                    out.append((gain, 1, v, u, iv, iu))
+        return out
+
+    def _fits(self) -> bool:
+        if order_width(self.counts, self.order, self.k) <= self.k:
+            return True
+        if not self.repair:
+            return False
+        order = min_fill_within(self.counts, self.k)
+        if order.size == 0:
+            return False
+        self.order = order
+        self.repairs += 1
+        return True
+
+    def _set(self, v: int, i: int) -> None:
+        new = frozenset(self.sets[v][i])
+        for p in self.parents[v] - new:
+            self.children[p].discard(v)
+        for p in new - self.parents[v]:
+            self.children[p].add(v)
+        self.parents[v], self.index[v], self.fam[v] = new, i, float(self.scores[v][i])
+        self.version[v] += 1
+
+    def apply(self, move) -> bool:
+        """Take ``move`` if it keeps the network acyclic and of width ≤ k."""
+        _, kind, v, u, iv, iu = move
+        new_v = frozenset(self.sets[v][iv])
+        if kind == 0:
+            if any(self._reaches(v, p) for p in new_v - self.parents[v]):
+                return False
+            changed = [(v, iv)]
+        else:
+            if self._reaches(u, v, skip=(u, v)):
+                return False
+            changed = [(v, iv), (u, iu)]
+        for x, i in changed:
+            self._clique(x, self.parents[x], -1)
+            self._clique(x, self.sets[x][i], 1)
+        if not self._fits():
+            for x, i in changed:
+                self._clique(x, self.sets[x][i], -1)
+                self._clique(x, self.parents[x], 1)
+            self.rejected += 1
+            return False
+        for x, i in changed:
+            self._set(x, i)
+        return True
+
+    def climb(self, stop) -> int:
+        """Best-improvement hill climbing until no move improves, or ``stop()``; the moves
+        taken. Moves are queued by gain and checked when taken, so a move made stale by
+        another (its variables' families changed since) is dropped and queued anew."""
+        self.repairs = getattr(self, "repairs", 0)
+        self.rejected = getattr(self, "rejected", 0)
+        taken = 0
+        while True:
+            heap = []
+            for v in range(self.n):
+                if stop():
+                    return taken
+                for m in self.moves_of(v):
+                    heapq.heappush(heap, (-m[0], self._stamp(m), m))
+            before = taken
+            while heap:
+                if stop():
+                    return taken
+                _, stamp, m = heapq.heappop(heap)
+                if stamp != self._stamp(m):
+                    continue
+                if self.apply(m):
+                    taken += 1
+                    touched = {m[2]} | ({m[3]} if m[1] == 1 else set())
+                    for x in touched:
+                        for m2 in self.moves_of(x):
+                            heapq.heappush(heap, (-m2[0], self._stamp(m2), m2))
+            if taken == before:
+                return taken
+
+    def _stamp(self, m) -> tuple[int, int]:
+        return self.version[m[2]], (self.version[m[3]] if m[1] == 1 else -1)
+
+    def kick(self, rng: random.Random, size: int) -> None:
+        """Perturb: ``size`` random variables back to their best set of required parents
+        only (fewer edges: always acyclic and within width k)."""
+        for v in rng.sample(range(self.n), min(size, self.n)):
+            i = self.best_within(v, self.required[v])
+            if i < 0 or i == self.index[v]:
+                continue
+            self._clique(v, self.parents[v], -1)
+            self._clique(v, self.sets[v][i], 1)
+            self._set(v, i)

@@ -1,0 +1,130 @@
+"""``localsearch`` as a method: iterated hill climbing from the empty network (or a given
+start), the best network kept, anytime."""
+
+from __future__ import annotations
+
+import random
+import time
+
+from twbn.formulations.problem import Problem
+from twbn.formulations.solution import SolverResult, certificate_order
+from twbn.solvers.budget import Budget
+from twbn.solvers.control import RunControl, cooperating
+from twbn.solvers.heuristics.anytime import Anytime, require_bound, whole_clique_solution
+from twbn.solvers.localsearch.climb import Climber
+from twbn.solvers.method import Method
+from twbn.solvers.method_options import LocalSearchOptions
+from twbn.solvers.policy import DEFAULT_POLICY, Policy
+
+__all__ = ["solve_localsearch", "METHOD"]
+
+
+def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = None, *,
+                      time_limit: float | None = None, seed: int | None = None,
+                      control: RunControl | None = None, start: SolverResult | None = None,
+                      policy: Policy = DEFAULT_POLICY) -> SolverResult:
+    """Iterated best-improvement hill climbing over DAGs of treewidth ≤ k.
+
+    From ``start`` (or the network of every variable's best set of required parents, the
+    empty network without required arcs), climb until no move improves, keep the best
+    network, perturb it (``options.kick`` variables back to their required parents) and
+    climb again, until the time limit, ``options.max_iterations`` climbs or a stop.
+
+    Parameters
+    ----------
+    problem : Problem
+        With a treewidth bound k >= 1.
+    options : LocalSearchOptions, optional
+        ``reverse`` (arc reversals as moves), ``repair`` (a new min-fill order where the
+        current one rejects a move), ``kick``, ``max_iterations``.
+    time_limit : float, optional
+        Seconds (default ``policy.heuristic_time_limit`` unless ``max_iterations`` is given).
+    seed : int, optional
+        Seeds the perturbations; with ``max_iterations`` and no time limit the result is
+        reproducible.
+    control : RunControl, optional
+        Stop requests (the best network so far is returned) and progress.
+    start : SolverResult, optional
+        A network of the problem (with its certificate) to start from.
+
+    Returns
+    -------
+    SolverResult
+        Status ``feasible``, the best network found, its elimination order as certificate.
+
+    Raises
+    ------
+    ValueError
+        Without a treewidth bound k >= 1, or when the problem has no network of required
+        parents only and no ``start`` is given.
+
+    Examples
+    --------
+    At k = 1 A's best family {B, C} (two parents) is out; the search takes A's next best,
+    {B}, then C's {B} and D's {A}:
+
+    >>> from twbn.formulations.problem import Problem
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> from twbn.solvers.method_options import LocalSearchOptions
+    >>> cache = ScoreCache.from_mapping("ABCD", [{(): -10.0, (1,): -7.0, (1, 2): -4.0}, {(): -10.0},
+    ...                                          {(): -10.0, (1,): -9.0}, {(): -10.0, (0,): -6.0}])
+    >>> sol = solve_localsearch(Problem(cache, 1), LocalSearchOptions(max_iterations=5), seed=0)
+    >>> sol.status, sol.score, sol.width
+    ('feasible', -32.0, 1)
+    """
+    options = options or LocalSearchOptions()
+    require_bound(problem, "localsearch")
+    t0 = time.monotonic()
+    info = dict(method="localsearch", seed=seed, time_limit=time_limit)
+    if problem.n <= problem.treewidth + 1:
+        return whole_clique_solution(problem, t0, **info)
+    climber = Climber(problem, reverse=options.reverse, repair=options.repair)
+    if start is not None and start.parents is not None:
+        parents, order = start.parents, start.elimination_order
+    else:
+        first = [climber.best_within(v, climber.required[v]) for v in range(problem.n)]
+        if min(first) < 0:
+            raise ValueError("localsearch needs a start: some variable has no cached set of its required "
+                             "parents only")
+        parents = [climber.sets[v][i] for v, i in enumerate(first)]
+        order = None
+    if order is None:
+        order, _ = certificate_order(problem.n, parents, problem.treewidth)
+    climber.load(parents, order)
+    limit = policy.heuristic_time_limit if time_limit is None and options.max_iterations is None else time_limit
+    run = Anytime(limit, options.max_iterations, t0, control)
+    deadline = run.deadline
+    kick = options.kick or max(2, problem.n // 25)
+    rng = random.Random(seed)
+
+    def stop() -> bool:
+        return (deadline is not None and time.monotonic() >= deadline) or (
+            control is not None and control.stop_requested())
+
+    best = None
+    moves = 0
+    with cooperating(control):
+        while run.next_try():
+            moves += climber.climb(stop)
+            score = climber.score
+            run.offer(score, climber.network(), climber.order.tolist())
+            if best is None or score > best[0]:
+                best = (score, climber.network(), climber.order.copy())
+            elif score < best[0]:
+                climber.load(best[1], best[2])
+            climber.kick(rng, kick)
+    return run.solution(problem, {"moves": moves, "repairs": climber.repairs, "rejected": climber.rejected,
+                                  "lookups": climber.lookups, "kick": kick}, **info)
+
+
+def _run(problem: Problem, options: LocalSearchOptions, budget: Budget, *, seed: int | None,
+         start: SolverResult | None) -> SolverResult:
+    return solve_localsearch(problem, options, time_limit=budget.limit(), seed=seed, control=budget.control,
+                             start=start, policy=budget.policy)
+
+
+#: The local search as the registry lists it.
+METHOD = Method("localsearch", _run, options=LocalSearchOptions,
+                summary="iterated hill climbing over DAGs (add, reverse), every move checked against an "
+                        "elimination order of width <= k (after ETL, Benjumeda et al. 2019)",
+                min_treewidth=1, seeded=True, warm_start=True)

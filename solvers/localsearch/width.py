@@ -1,0 +1,102 @@
+"""Compiled width checks of the local search: the width of an elimination order on a
+moral graph, and a greedy min-fill order that never eliminates a vertex of more than k
+neighbours. Both stop as soon as the width passes k, since a move is only ever asked
+"does the graph still fit in width k", never its exact width.
+
+The graph is a square integer matrix of moral-edge counts (an edge where the count is
+positive): the search keeps, for every pair, how many families contain both, so that a
+family replaced takes away exactly its own edges.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["order_width", "min_fill_within"]
+
+
+@njit(cache=True)
+def order_width(counts: np.ndarray, order: np.ndarray, k: int) -> int:
+    """The width of eliminating ``order`` on the graph of ``counts`` > 0, or the first
+    width above ``k`` met (the true width is then at least that)."""
+    n = counts.shape[0]
+    g = counts > 0
+    done = np.zeros(n, np.bool_)
+    nb = np.empty(n, np.int64)
+    width = 0
+    for v in order:
+        c = 0
+        for u in range(n):
+            if g[v, u] and not done[u]:
+                nb[c] = u
+                c += 1
+        if c > width:
+            width = c
+            if width > k:
+                return width
+        for i in range(c):
+            a = nb[i]
+            for j in range(i + 1, c):
+                b = nb[j]
+                g[a, b] = True
+                g[b, a] = True
+        done[v] = True
+    return width
+
+
+@njit(cache=True)
+def min_fill_within(counts: np.ndarray, k: int) -> np.ndarray:
+    """A greedy min-fill elimination order (ties: fewer neighbours, then the lower index)
+    among the vertices of at most ``k`` remaining neighbours; an empty array when at some
+    step every remaining vertex has more (no order of width ≤ k found this way)."""
+    n = counts.shape[0]
+    g = counts > 0
+    done = np.zeros(n, np.bool_)
+    deg = np.zeros(n, np.int64)
+    for v in range(n):
+        for u in range(n):
+            if g[v, u]:
+                deg[v] += 1
+    order = np.empty(n, np.int64)
+    nb = np.empty(n, np.int64)
+    for step in range(n):
+        best, best_fill, best_deg = -1, 1 << 60, 1 << 60
+        for v in range(n):
+            if done[v] or deg[v] > k:
+                continue
+            c = 0
+            for u in range(n):
+                if g[v, u] and not done[u]:
+                    nb[c] = u
+                    c += 1
+            fill = 0
+            for i in range(c):
+                for j in range(i + 1, c):
+                    if not g[nb[i], nb[j]]:
+                        fill += 1
+            if fill < best_fill or (fill == best_fill and c < best_deg):
+                best, best_fill, best_deg = v, fill, c
+                if fill == 0 and c <= 1:
+                    break
+        if best < 0:
+            return np.empty(0, np.int64)
+        c = 0
+        for u in range(n):
+            if g[best, u] and not done[u]:
+                nb[c] = u
+                c += 1
+        for i in range(c):
+            a = nb[i]
+            for j in range(i + 1, c):
+                b = nb[j]
+                if not g[a, b]:
+                    g[a, b] = True
+                    g[b, a] = True
+                    deg[a] += 1
+                    deg[b] += 1
+        for i in range(c):
+            deg[nb[i]] -= 1
+        done[best] = True
+        order[step] = best
+    return order

@@ -1,0 +1,167 @@
+"""The local search over DAGs (solvers/localsearch/): its compiled width checks against
+graphs.py's, one climb worked out by hand, and certified results never above the brute-force
+optimum on random caches."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import random_cache
+from twbn.formulations.graphs import elimination_width
+from twbn.formulations.problem import InfeasibleError, Problem
+from twbn.formulations.verify import verify_result
+from twbn.scoring.cache import ScoreCache
+from twbn.solvers.exact.brute_force import brute_force_optimum
+from twbn.solvers.localsearch import Climber, solve_localsearch
+from twbn.solvers.localsearch.width import min_fill_within, order_width
+from twbn.solvers.method_options import LocalSearchOptions, OptionError
+from twbn.solvers.registry import solve
+
+A, B, C, D, E = range(5)
+
+
+def _random_graph(n: int, p: float, seed: int):
+    rng = random.Random(seed)
+    counts = np.zeros((n, n), np.int32)
+    adj = {v: set() for v in range(n)}
+    for a in range(n):
+        for b in range(a + 1, n):
+            if rng.random() < p:
+                c = rng.randint(1, 3)  # a count: how many families hold the edge
+                counts[a, b] = counts[b, a] = c
+                adj[a].add(b)
+                adj[b].add(a)
+    return counts, adj, rng
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_order_width_is_the_width_of_the_order_or_a_width_above_k(seed):
+    counts, adj, rng = _random_graph(12, 0.3, seed)
+    order = list(range(12))
+    rng.shuffle(order)
+    true = elimination_width(adj, order)
+    assert order_width(counts, np.asarray(order, np.int64), 12) == true
+    for k in range(true + 1):
+        got = order_width(counts, np.asarray(order, np.int64), k)
+        assert (got == true) if k >= true else (k < got <= true)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_min_fill_within_gives_an_order_of_width_at_most_k_or_none(seed):
+    counts, adj, _ = _random_graph(11, 0.35, seed)
+    for k in range(1, 11):
+        order = min_fill_within(counts, k)
+        if order.size:
+            assert sorted(order.tolist()) == list(range(11))
+            assert elimination_width(adj, order.tolist()) <= k
+    assert min_fill_within(counts, 10).size == 11  # no vertex has more than n - 1 neighbours
+
+
+def test_a_triangle_has_no_order_of_width_one():
+    counts = np.array([[0, 1, 1], [1, 0, 1], [1, 1, 0]], np.int32)
+    assert min_fill_within(counts, 1).size == 0
+    assert order_width(counts, np.arange(3), 1) == 2
+
+
+def _hand_cache() -> ScoreCache:
+    return ScoreCache.from_mapping("ABCDE", [{(): -10.0, (B,): -8.0, (B, C): -4.0}, {(): -10.0}, {(): -10.0},
+                                             {(): -10.0, (B,): -9.0, (B, C): -5.0},
+                                             {(): -10.0, (A,): -9.0, (A, D): -6.0}])
+
+
+def test_one_climb_by_hand():
+    """k = 2, from the empty network (-50). The single additions that gain: A <- B (+2),
+    D <- B (+1), E <- A (+1). Taken best first, each opens the next: A <- {B, C} (+4),
+    D <- {B, C} (+4); then E <- {A, D} (+3) would join A, B, C, D into a K4 (width 3):
+    rejected under every order. -38, the optimum (brute force)."""
+    cache = _hand_cache()
+    climber = Climber(Problem(cache, 2))
+    climber.load([()] * 5, [0, 1, 2, 3, 4])
+    assert climber.score == -50.0
+    assert sorted((round(m[0], 9), m[2], m[3]) for v in range(5) for m in climber.moves_of(v)) == [
+        (1.0, D, B), (1.0, E, A), (2.0, A, B)]
+    assert climber.climb(lambda: False) == 5
+    assert climber.network() == [(B, C), (), (), (B, C), (A,)]
+    assert climber.score == -38.0 == brute_force_optimum(cache, 2)[1]
+    assert climber.rejected >= 1
+    adj = {v: set() for v in range(5)}
+    for a, b in [(A, B), (A, C), (B, C), (D, B), (D, C), (E, A)]:
+        adj[a].add(b)
+        adj[b].add(a)
+    assert elimination_width(adj, climber.order.tolist()) <= 2
+
+
+def test_a_reversal_takes_the_arc_where_it_gains_more():
+    """k = 2, from the empty network (-30). A <- B (+3) is taken, then B <- C (+1). B <- {A, C}
+    (+5 more) would close a cycle through B -> A; reversing B -> A (A back to {}: -3, B to
+    {A, C}: +5) gains 2: -24, the optimum. Without reversals the search ends at -26."""
+    cache = ScoreCache.from_mapping("ABC", [{(): -10.0, (B,): -7.0}, {(): -10.0, (C,): -9.0, (A, C): -4.0},
+                                            {(): -10.0}])
+    problem = Problem(cache, 2)
+    climber = Climber(problem)
+    climber.load([()] * 3, [0, 1, 2])
+    climber.climb(lambda: False)
+    assert climber.network() == [(), (A, C), ()] and climber.score == -24.0
+    assert brute_force_optimum(cache, 2)[1] == -24.0
+    no_reverse = Climber(problem, reverse=False)
+    no_reverse.load([()] * 3, [0, 1, 2])
+    no_reverse.climb(lambda: False)
+    assert no_reverse.network() == [(B,), (C,), ()] and no_reverse.score == -26.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(4, 6), seed=st.integers(0, 10_000), k=st.integers(1, 3), drop=st.sampled_from([0.0, 0.5]))
+def test_results_are_certified_and_never_above_the_optimum(n, seed, k, drop):
+    cache = random_cache(n, seed, max_size=3, density=0.6, drop_empty=drop)
+    problem = Problem(cache, k)
+    try:
+        problem.candidates
+    except InfeasibleError:  # a variable whose every set has more than k parents
+        return
+    try:
+        sol = solve(problem, "localsearch", options={"max_iterations": 6}, seed=seed)
+    except ValueError as exc:  # some variable has no empty set: the method says it needs a start
+        assert "needs a start" in str(exc) and drop
+        return
+    assert verify_result(cache, sol.to_json(problem), k) == []
+    _, best = brute_force_optimum(problem.candidates, k)
+    assert sol.score <= best + 1e-9
+    empty = sum(dict(zip(cache.parent_sets[v], cache.scores[v])).get((), -np.inf) for v in range(n))
+    assert sol.score >= empty
+
+
+def test_the_same_seed_gives_the_same_network():
+    problem = Problem(random_cache(9, 3, max_size=3, density=0.7), 2)
+    one = solve_localsearch(problem, LocalSearchOptions(max_iterations=8, kick=3), seed=5)
+    two = solve_localsearch(problem, LocalSearchOptions(max_iterations=8, kick=3), seed=5)
+    assert one.parents == two.parents and one.score == two.score
+    assert one.stats["iterations"] == 8
+
+
+def test_background_knowledge_holds():
+    cache = random_cache(7, 11, max_size=2, density=0.9)
+    problem = Problem(cache, 2, forbidden={(1, 0), (2, 0)}, required={(3, 4)})
+    try:
+        sol = solve(problem, "localsearch", options={"max_iterations": 4}, seed=0)
+    except ValueError as exc:
+        pytest.skip(str(exc))
+    assert 3 in sol.parents[4]
+    assert 1 not in sol.parents[0] and 2 not in sol.parents[0]
+
+
+def test_a_warm_start_is_never_lost():
+    problem = Problem(random_cache(10, 7, max_size=3, density=0.7), 2)
+    start = solve(problem, "kmax", options={"max_iterations": 5}, seed=1)
+    sol = solve(problem, "localsearch", options={"max_iterations": 3}, seed=1, warm_start=start)
+    assert sol.score >= start.score
+
+
+@pytest.mark.parametrize("bad", [{"kick": 0}, {"max_iterations": 0}, {"reverse": 1}])
+def test_options_are_checked(bad):
+    with pytest.raises(OptionError):
+        LocalSearchOptions(**bad)
