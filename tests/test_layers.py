@@ -153,3 +153,18 @@ def test_no_method_imports_the_registry():
                  and p.name != "registry.py" for line, m in imports_of(p) if m == "twbn.solvers.registry"]
     # (sweep.py's docstring example imports it as a user would; ast sees no import there)
     assert offenders == []
+
+
+def test_every_package_folder_is_in_the_wheels_package_list():
+    """pyproject lists the packages one by one (four folders map to twbn.*): a new folder
+    missing there installs in editable mode but is absent from the wheel."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {"twbn"}
+    for top in ("scoring", "formulations", "solvers", "experiments"):
+        for init in (root / top).rglob("__init__.py"):
+            rel = init.parent.relative_to(root)
+            found.add(".".join(("twbn", *rel.parts)))
+    assert found - listed == set()
