@@ -71,7 +71,7 @@ class Climber:
                 m = [sum(1 << bit[p] for p in ps) for ps in self.sets[v]]
             self.masks.append(m)
         self.memo: dict[tuple[int, frozenset], int] = {}
-        self.lookups = 0
+        self.lookups = self.repairs = self.rejected = 0
         self.required = [frozenset() for _ in range(self.n)]
         for u, v in problem.required:
             self.required[v] |= {u}
@@ -226,8 +226,6 @@ class Climber:
         """Best-improvement hill climbing until no move improves, or ``stop()``; the moves
         taken. Moves are queued by gain and checked when taken, so a move made stale by
         another (its variables' families changed since) is dropped and queued anew."""
-        self.repairs = getattr(self, "repairs", 0)
-        self.rejected = getattr(self, "rejected", 0)
         taken = 0
         while True:
             heap = []

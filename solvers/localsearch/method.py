@@ -93,13 +93,11 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
     climber.load(parents, order)
     limit = policy.heuristic_time_limit if time_limit is None and options.max_iterations is None else time_limit
     run = Anytime(limit, options.max_iterations, t0, control)
-    deadline = run.deadline
     kick = options.kick or max(2, problem.n // 25)
     rng = random.Random(seed)
 
     def stop() -> bool:
-        return (deadline is not None and time.monotonic() >= deadline) or (
-            control is not None and control.stop_requested())
+        return run.left() <= 0 or (control is not None and control.stop_requested())
 
     best = None
     moves = 0
