@@ -184,13 +184,13 @@ def _memory_limit(args: argparse.Namespace) -> float | None:
     return given * 1e6 if given is not None else None
 
 
-def score_from_args(args: argparse.Namespace, data_path: Path, *, learning: bool = False):
+def score_from_args(args: argparse.Namespace, data_path: Path, *, learning: bool = False, dataset=None):
     """(cache, stats, summary text) of ``twbn.score`` with the scoring options in
     ``args`` on ``data_path``. ``learning`` (``learn`` from data): unless --approximate is
     given, scoring is chosen by what fits (``approximate="auto"``), an exploration sized to
     the method's --time-limit, which is not the scoring's."""
     import twbn
-    from twbn.learning import scoring_time
+    from twbn.learning import scoring_plan, scoring_time
 
     local = args.score in LOCAL_STRUCTURE_SCORES
     if local:
@@ -211,10 +211,19 @@ def score_from_args(args: argparse.Namespace, data_path: Path, *, learning: bool
         elif args.time_limit is not None and not learning:
             raise UserError("--approximate bounds time per variable: use --time-per-variable, not --time-limit")
     approximate = args.approximate or ("auto" if learning else False)
+    seconds = args.time_limit
+    if learning:
+        seconds = None if args.time_per_variable is not None else \
+            scoring_time(args.time_limit, args.started, getattr(args, "policy_", None))
+        if dataset is not None and args.time_per_variable is None:
+            approximate, seconds = scoring_plan(dataset, args.score, args.max_parents,
+                                                ess=1.0 if args.ess is None else args.ess, pruning=args.pruning,
+                                                approximate=approximate, time_limit=args.time_limit,
+                                                started=args.started, policy=getattr(args, "policy_", None),
+                                                memory_limit=_memory_limit(args))
     cache, stats = twbn.score(
-        data_path, args.score, args.max_parents, ess=1.0 if args.ess is None else args.ess, pruning=args.pruning,
-        approximate=approximate, time_limit=(None if args.time_per_variable is not None else
-                                             scoring_time(args.time_limit, args.started, getattr(args, "policy_", None))) if learning else args.time_limit,
+        data_path if dataset is None else dataset, args.score, args.max_parents, ess=1.0 if args.ess is None else args.ess, pruning=args.pruning,
+        approximate=approximate, time_limit=seconds,
         max_states=args.max_states, candidates=args.candidates, time_per_variable=args.time_per_variable,
         jobs=args.jobs, max_splits=args.max_splits, max_bins=args.max_bins, continuous=args.continuous or (),
         categorical=args.categorical or (), memory_limit=_memory_limit(args), progress=None if not args.quiet else False,
@@ -307,13 +316,19 @@ def _learn_cache(args: argparse.Namespace):
                           ("max_states", DEFAULT_MAX_STATES)):
         if getattr(opts, flag) is None:
             setattr(opts, flag, default)
-    cache, stats, summary = score_from_args(opts, Path(args.cache), learning=True)
+    dataset = None
+    if opts.score not in LOCAL_STRUCTURE_SCORES:  # read once: scored into the cache, and on demand beyond it
+        from twbn.scoring.data import as_dataset
+
+        dataset = as_dataset(args.cache, max_states=opts.max_states)
+    cache, stats, summary = score_from_args(opts, Path(args.cache), learning=True, dataset=dataset)
     if not args.quiet:
         print(summary)
     if args.save_cache:
         _write_or_rescue(lambda p: write_jkl(cache, p), Path(args.save_cache), "score cache")
         if not args.quiet:
             print(f"  wrote {args.save_cache} (+ {Path(args.save_cache).name}.names)")
+    args.dataset_ = dataset
     return cache
 
 
@@ -483,7 +498,11 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
             say(f"wrote {out}")
 
     try:
-        twbn.learn(cache, args.treewidth, args.method, time_limit=args.time_limit, seed=args.seed, solver=args.solver,
+        dataset = getattr(args, "dataset_", None)  # from data: families beyond the cache are scored from it
+        twbn.learn(cache if dataset is None else dataset, args.treewidth, args.method,
+                   cache=None if dataset is None else cache, score=args.score or "bic",
+                   ess=1.0 if args.ess is None else args.ess, max_parents=args.max_parents,
+                   time_limit=args.time_limit, seed=args.seed, solver=args.solver,
                    warm_start=args.warm_start, forbid=forbid, require=require, options=options or None, jobs=jobs,
                    scheduler=args.scheduler, log=None if args.quiet else say, on_result=write, progress=draw_line(sys.stderr) if on_tty else None,
                    started=args.started, policy=policy)
@@ -573,14 +592,24 @@ def cmd_check(args: argparse.Namespace) -> int:
     from twbn.formulations.verify import verify_result
     from twbn.scoring.jkl import read_jkl
 
-    cache = read_jkl(args.cache)
+    from_data = not is_cache_path(args.cache)
+    if from_data:  # a result learned from data: its families re-scored from the data
+        from twbn.formulations.verify import verify_against_data
+        from twbn.scoring.data import as_dataset
+
+        if args.exact:
+            raise UserError("--exact re-solves over a cache: give the jkl file (twbn learn --save-cache)")
+        source = as_dataset(data_arg(args.cache))
+    else:
+        cache = read_jkl(args.cache)
     try:
         result = json.loads(Path(args.result).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise UserError(f"{args.result}: not JSON ({exc})") from None
     if not isinstance(result, dict):
         raise UserError(f"{args.result}: not a result object")
-    errors = verify_result(cache, result, args.treewidth)
+    errors = verify_against_data(source, result, args.treewidth) if from_data else \
+        verify_result(cache, result, args.treewidth)
     for e in errors:
         print(f"{args.result}: {e}")
     if errors:
@@ -590,7 +619,8 @@ def cmd_check(args: argparse.Namespace) -> int:
               f"{result.get('method') or 'the method'}: {result.get('stats', {}).get('reason', 'no reason given')})")
         return 0
     k = result.get("treewidth_bound") if args.treewidth is None else args.treewidth
-    print(f"{args.result}: valid network: every parent set in the cache, acyclic, elimination order of width "
+    families = "every family re-scored from the data" if from_data else "every parent set in the cache"
+    print(f"{args.result}: valid network: {families}, acyclic, elimination order of width "
           f"{result['width']}" + ("" if k is None else f" <= {k}") + f", score {result['score']} recomputed")
     claim = f"status {result['status']}"
     if result.get("bound") is not None:
@@ -917,8 +947,9 @@ def build_parser() -> argparse.ArgumentParser:
     me.add_argument("--options", action="store_true", help="also list each method's options")
     me.set_defaults(func=cmd_methods)
 
-    ch = sub.add_parser("check", help="verify a result against a cache (exit 0 iff valid)")
-    ch.add_argument("cache", metavar="CACHE.jkl")
+    ch = sub.add_parser("check", help="verify a result against a cache, or against the data it was learned from "
+                                      "(exit 0 iff valid)")
+    ch.add_argument("cache", metavar="CACHE.jkl|DATA.csv")
     ch.add_argument("result", metavar="RESULT.json")
     ch.add_argument("--treewidth", type=_nonneg_int, default=None, metavar="K")
     ch.add_argument("--exact", action="store_true",

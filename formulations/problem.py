@@ -16,10 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable
+from typing import Iterable, Mapping
+
+import numpy as np
 
 from twbn.scoring.cache import ScoreCache
 from twbn.scoring.errors import TwbnError
+from twbn.scoring.families import FamilyScores
 
 __all__ = ["InfeasibleError", "parse_arcs", "read_arc_file", "Problem"]
 
@@ -68,6 +71,13 @@ def read_arc_file(path: str, names: tuple[str, ...]) -> frozenset[Arc]:
     return parse_arcs(lines, names)
 
 
+def _merged(sets: list, scores, new: dict) -> tuple[list, "np.ndarray"]:
+    """A variable's candidates with ``new`` ones, in the cache's order (best first, then
+    fewer parents, then by parents)."""
+    items = sorted([*zip(sets, scores.tolist()), *new.items()], key=lambda it: (-it[1], len(it[0]), it[0]))
+    return [ps for ps, _ in items], np.array([sc for _, sc in items], dtype=np.float64)
+
+
 @dataclass(frozen=True)
 class Problem:
     """What a method solves: a score cache, a treewidth bound and background knowledge.
@@ -80,6 +90,11 @@ class Problem:
         The bound k on the treewidth of the moral graph; None: unbounded.
     forbidden, required : frozenset of (int, int)
         Arcs (parent, child), by variable index, the network must not / must contain.
+    scorer : FamilyScores, optional
+        A problem built from data: families outside the cache are scored from the data
+        when a search reaches them (:meth:`score_of`), so its search space is every family
+        of at most ``min(k, scorer.max_parents)`` parents, not the cache's alone. Without
+        one (a jkl file) the cache is the search space, as in the field's protocol.
 
     Attributes
     ----------
@@ -104,6 +119,7 @@ class Problem:
     treewidth: int | None = None
     forbidden: frozenset[Arc] = field(default_factory=frozenset)
     required: frozenset[Arc] = field(default_factory=frozenset)
+    scorer: FamilyScores | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         n = self.cache.n_variables
@@ -116,6 +132,8 @@ class Problem:
             for u, v in arcs:
                 if not (0 <= u < n and 0 <= v < n) or u == v:
                     raise ValueError(f"{kind} arc ({u}, {v}) is not an arc between two variables")
+        if self.scorer is not None and self.scorer.n_variables != n:
+            raise ValueError(f"the scorer has {self.scorer.n_variables} variables, the cache {n}")
         # contradictory arcs (both required and forbidden, a required cycle) make the
         # problem infeasible, which a solver reports as its status: solvers/registry.infeasibility
 
@@ -176,3 +194,121 @@ class Problem:
                 )
             families.append(fam)
         return ScoreCache.from_mapping(self.names, families, self.cache.arities, dict(self.cache.meta))
+
+    @cached_property
+    def _candidate_index(self) -> list[dict[tuple[int, ...], float]]:
+        cand = self.candidates
+        return [dict(zip(ps, sc.tolist())) for ps, sc in zip(cand.parent_sets, cand.scores)]
+
+    @property
+    def family_max_parents(self) -> int | None:
+        """The most parents a family may have here: k, and the scorer's cap from data."""
+        caps = [c for c in (self.treewidth, None if self.scorer is None else self.scorer.max_parents)
+                if c is not None]
+        return min(caps) if caps else None
+
+    def allows(self, v: int, parents: Iterable[int]) -> bool:
+        """Whether ``parents`` may be ``v``'s family here: a candidate, or (from data) any set
+        without a forbidden parent, with every required one, of at most
+        :attr:`family_max_parents` parents.
+
+        Examples
+        --------
+        >>> import twbn
+        >>> from twbn.scoring.families import FamilyScores
+        >>> ds = twbn.read_csv(twbn.example_path("zoo"))
+        >>> cache = twbn.score(ds, max_parents=1)
+        >>> p = Problem(cache, 2, scorer=FamilyScores(ds))
+        >>> p.allows(0, (1, 2)), p.allows(0, (1, 2, 3)), Problem(cache, 2).allows(0, (1, 2))
+        (True, False, False)
+        """
+        ps = tuple(sorted(parents))
+        if self.scorer is None:
+            return ps in self.candidates.parent_sets[v]
+        if ps in self._candidate_index[v]:
+            return True
+        if v in ps or len(set(ps)) != len(ps):
+            return False
+        cap = self.family_max_parents
+        if cap is not None and len(ps) > cap:
+            return False
+        banned = {u for u, w in self.forbidden if w == v}
+        needed = {u for u, w in self.required if w == v}
+        return not banned.intersection(ps) and needed.issubset(ps)
+
+    def score_of(self, v: int, parents: Iterable[int]) -> float:
+        """The local score of ``parents`` for ``v``: the cache's, or (a problem from data)
+        the scorer's for a family the cache lacks.
+
+        Raises
+        ------
+        KeyError
+            ``parents`` is not a family ``v`` may take here (:meth:`allows`).
+        """
+        ps = tuple(sorted(parents))
+        if self.scorer is None:  # a linear scan: no index of a large cache is built for it
+            return self.candidates.score_of(v, ps)
+        got = self._candidate_index[v].get(ps)
+        if got is not None:
+            return got
+        if not self.allows(v, ps):
+            raise KeyError(f"{ps} is not a candidate parent set of {self.names[v]!r}"
+                           + ("" if self.scorer is None else " nor a family the data may score here"))
+        return self.scorer.score(v, ps)
+
+    def with_families(self, families: Mapping[int, Iterable[tuple[int, ...]]] | Iterable[tuple[int, ...]]
+                      ) -> "Problem":
+        """This problem with ``families`` added to its cache (``{v: [parents, ...]}``, or one
+        parent set per variable: a network), each scored by :meth:`score_of`; sets already
+        cached, or beaten by a cached subset of theirs (which a pruned cache would not hold),
+        are left out. The scorer is kept. Itself where nothing is added.
+
+        Examples
+        --------
+        >>> import twbn
+        >>> from twbn.scoring.families import FamilyScores
+        >>> ds = twbn.read_csv(twbn.example_path("zoo"))
+        >>> p = Problem(twbn.score(ds, max_parents=1), 3, scorer=FamilyScores(ds))
+        >>> milk = ds.names.index("milk")  # its best pair, eggs and fins, beats each single parent
+        >>> grown = p.with_families({milk: [(2, 10)]})
+        >>> (2, 10) in p.cache.parent_sets[milk], (2, 10) in grown.cache.parent_sets[milk]
+        (False, True)
+        >>> grown.score_of(milk, (2, 10)) == p.score_of(milk, (2, 10)) > float(p.candidates.scores[milk][0])
+        True
+        """
+        if not isinstance(families, Mapping):
+            families = {v: [ps] for v, ps in enumerate(families)}
+        cached = [set(ps) for ps in self.cache.parent_sets] if self.scorer is None else None
+        if not any(tuple(sorted(ps)) not in (self._candidate_index[v] if cached is None else cached[v])
+                   for v, sets in families.items() for ps in sets):
+            return self  # (the common case, asked after every method: no index of the whole cache)
+        added: dict[int, dict[tuple[int, ...], float]] = {}
+        for v, sets in families.items():
+            have = set(self.cache.parent_sets[v])
+            for ps in sets:
+                ps = tuple(sorted(ps))
+                if ps in have or ps in added.get(v, {}):
+                    continue
+                s = self.score_of(v, ps)
+                # a cached subset at least as good: a pruned cache would not hold ps
+                if any(cs >= s and set(c) < set(ps) for c, cs in zip(self.cache.parent_sets[v],
+                                                                     self.cache.scores[v].tolist())):
+                    continue
+                added.setdefault(v, {})[ps] = s
+        if not added:
+            return self
+        # only the variables that gain a family are rebuilt (a cache may hold 10^5-10^6 sets)
+        psets, scores = list(self.cache.parent_sets), list(self.cache.scores)
+        for v, new in added.items():
+            psets[v], scores[v] = _merged(psets[v], scores[v], new)
+        meta = dict(self.cache.meta)
+        meta["families_added"] = meta.get("families_added", 0) + sum(len(new) for new in added.values())
+        grown = Problem(ScoreCache(self.names, psets, scores, self.cache.arities, meta), self.treewidth,
+                        self.forbidden, self.required, self.scorer)
+        if "candidates" in self.__dict__:  # the restriction, carried over: one pass over the cache saved
+            cand = self.candidates
+            cps, csc = list(cand.parent_sets), list(cand.scores)
+            for v, new in added.items():  # every family added is allowed here (score_of checked it)
+                cps[v], csc[v] = _merged(cps[v], csc[v], new)
+            grown.__dict__["candidates"] = ScoreCache(self.names, cps, csc, cand.arities, dict(cand.meta))
+        return grown

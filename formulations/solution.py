@@ -124,15 +124,15 @@ def make_solution(
     **info,
 ) -> SolverResult:
     """Certify a network for ``problem``: every parent set a candidate, acyclic, an
-    elimination order of width ≤ k; the score recomputed from the cache."""
+    elimination order of width ≤ k; the score recomputed from the cache (or, for a problem
+    from data, a family the cache lacks scored from the data: ``Problem.score_of``)."""
     if status not in STATUSES:
         raise ValueError(f"unknown status {status!r}")
     n = problem.n
     parents = [tuple(sorted(p)) for p in parents]
     if len(parents) != n:
         raise ValueError(f"{len(parents)} parent sets for {n} variables")
-    cand = problem.candidates
-    score = math.fsum(cand.score_of(v, ps) for v, ps in enumerate(parents))
+    score = math.fsum(problem.score_of(v, ps) for v, ps in enumerate(parents))
     g = nx.DiGraph()
     g.add_nodes_from(range(n))
     g.add_edges_from((p, v) for v, ps in enumerate(parents) for p in ps)

@@ -159,6 +159,11 @@ def choose_method(problem: Problem, time_limit: float | None = None, policy: Pol
     if n <= policy.cuts_max_n:
         return Choice("cuts", "kg", f"{where}: too large for the exact DP, small enough for the cluster-cut ILP "
                                     f"(n <= {policy.cuts_max_n}), which reports a certified gap")
+    if k >= policy.localsearch_start_min_k:
+        return Choice("improve", "localsearch",
+                      f"{where}: above n = {policy.cuts_max_n} the cluster-cut ILP does not finish its root LP in a "
+                      "minute; localsearch's network (hill climbing over DAGs, families scored from the data where "
+                      "learning from data) improved piece by piece, each piece solved exactly by that ILP")
     return Choice("improve", "kmax", f"{where}: above n = {policy.cuts_max_n} the cluster-cut ILP does not finish "
                                      "its root LP in a minute; k-MAX's network improved piece by piece, each piece "
                                      "solved exactly by that ILP")
@@ -307,7 +312,8 @@ def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: Solv
             # its own start method runs even when a start is given (a sweep's network from a
             # smaller bound): the better of the two is the start
             try:
-                own, used = warm_start_solution(problem, choice.warm_start, budget=budget, seed=seed)
+                share = policy.localsearch_start_share if choice.warm_start == "localsearch" else None
+                own, used = warm_start_solution(problem, choice.warm_start, budget=budget, seed=seed, share=share)
             except MethodUnavailable as exc:  # its start found nothing in its share: the method runs without
                 LOG.info(f"auto: {exc}; {method} starts without it")
                 own, used = None, 0.0

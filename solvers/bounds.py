@@ -17,7 +17,34 @@ from twbn.formulations.solution import SolverResult
 if TYPE_CHECKING:
     from twbn.solvers.policy import Policy
 
-__all__ = ["trivial_bound", "add_lp_bound", "floor_bound", "call_optimal_at_bound", "gap_sources"]
+__all__ = ["trivial_bound", "add_lp_bound", "floor_bound", "call_optimal_at_bound", "gap_sources",
+           "covering_problem", "bound_scope"]
+
+
+def covering_problem(problem: Problem, parents) -> Problem:
+    """The problem a bound on this network's problem must be computed over: ``problem``
+    itself, or, where it was built from data and the network has families its cache lacks
+    (scored on demand), ``problem`` with those families added, so that the bound covers
+    the network it is reported beside."""
+    if problem.scorer is None or parents is None:
+        return problem
+    return problem.with_families(parents)
+
+
+def bound_scope(problem: Problem) -> str:
+    """What a bound computed over ``problem`` is a proof for, in words: the networks whose
+    every family is one of its cache's parent sets (``families_added`` of them found by a
+    search from the data), under its treewidth bound and background knowledge; never every
+    network of the data."""
+    added = problem.cache.meta.get("families_added", 0)
+    what = "every network whose families are the cache's parent sets"
+    if added:
+        what += f" or one of the {added} families the search scored from the data"
+    if problem.scorer is not None:
+        cap = problem.family_max_parents
+        what += (f"; not every network of families of at most {cap} parents, which the data may score"
+                 if cap is not None else "; not every network the data may score")
+    return what
 
 
 def trivial_bound(problem: Problem) -> float:
@@ -59,6 +86,7 @@ def floor_bound(problem: Problem, sol: SolverResult) -> None:
     that reaches it optimal — it is then a proof."""
     if sol.status == "infeasible":
         return
+    problem = covering_problem(problem, sol.parents)
     trivial = trivial_bound(problem)
     if sol.bound is None or not math.isfinite(sol.bound) or sol.bound > trivial:
         sol.bound = trivial if sol.score is None else max(trivial, sol.score)
@@ -92,7 +120,7 @@ def gap_sources(problem: Problem, sol: SolverResult) -> dict | None:
     """
     if sol.score is None or sol.bound is None:
         return None
-    trivial = trivial_bound(problem)
+    trivial = trivial_bound(covering_problem(problem, sol.parents))
     # an engine without a network yet records its incumbent as -1e20 (SCIP's "none")
     firsts = [p["incumbent"] for p in sol.trajectory if p.get("incumbent") is not None and abs(p["incumbent"]) < 1e19]
     start = (sol.stats.get("warm_start") or {}).get("score")

@@ -122,6 +122,12 @@ class Policy:
     scoring_share: float = _knob(0.5, "share", """``twbn learn DATA --time-limit S``: scoring the
         data may take this share of what is left after start-up, the method the rest. Not tuned:
         an even split (a 190-variable set spent 53 s of a 60 s limit scoring before this).""")
+    data_cache_share: float = _knob(0.25, "share", """``learn`` from data with families scored on
+        demand (bic, aic, bdeu): the score cache is exhaustive, level by level, for this share of
+        what is left of the limit (at most ``scoring_share``), the search scores the rest. At 60 s
+        plants' pairs take 6.8 s, baudio's 15 s, jester's 9.6 s; the half that scoring had before
+        spent 30 s on a partial third level that held 11 of the 69 families of the network
+        found (plants, k = 5).""")
     # -- shares inside an engine ----------------------------------------------------------
     milp_build_share: float = _knob(0.4, "share", """The MILP's pyomo build: writing the model
         out takes about as long again (plants k = 2 built in 3.0 s, written in 2.0 s; k = 5 5.4 s
@@ -153,6 +159,14 @@ class Policy:
         k = 2, 60 s, k-G's start did better (insurance 38 more; water and letter proved in 15 and
         14 s instead of 38 s); at k = 3-5 improve's did (mushroom +16 to +98 in 9 of 9, wdbc +17
         to +105 in 5 of 5).""")
+    localsearch_start_min_k: int = _knob(2, "count0", """Smallest k at which auto above
+        ``cuts_max_n`` starts improve from localsearch's network (its ``warm_start_share``)
+        rather than from k-MAX's. From the anchor caches (60 s, one core, 2026-12-03:
+        benchmarks/results/field-budgets-60-policies-kmaxstart.md) and from data
+        (benchmarks/results/field-data.md) the localsearch start was ahead at k = 5 and 8;
+        see docs/auto.md for k = 2.""")
+    localsearch_start_share: float = _knob(0.2, "share", """auto's localsearch start (see
+        ``localsearch_start_min_k``) gets this share of the budget, improve the rest.""")
     # -- the heuristics -------------------------------------------------------------------
     heuristic_time_limit: float = _knob(10.0, "seconds", """Budget of the anytime heuristics
         (k-G, k-MAX, k-A*, S2, S2+) when neither a time limit nor an iteration limit is given.""")

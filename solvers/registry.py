@@ -20,7 +20,8 @@ import time
 
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult
-from twbn.solvers.bounds import add_lp_bound, call_optimal_at_bound, floor_bound, gap_sources, take_lp_bound
+from twbn.solvers.bounds import (add_lp_bound, bound_scope, call_optimal_at_bound, covering_problem, floor_bound,
+                                 gap_sources, take_lp_bound)
 from twbn.solvers.budget import Budget
 from twbn.solvers.control import RunControl, cooperating, one_core, uncooperative
 from twbn.solvers.method import Method, MethodUnavailable, NoOptions, call_method
@@ -213,6 +214,9 @@ def solve(
     opts = None if spec.options is None else parse_options(method, spec.options, options)
     if warm_start is not None:
         warm_start = certified_start(problem, warm_start)
+        # from data, a start may hold families scored beyond the cache: the method (improve's
+        # pieces, the ILPs) searches a cache that holds them
+        problem = covering_problem(problem, warm_start.parents)
     why = infeasibility(problem)
     if why is not None:
         return SolverResult(None, None, None, "infeasible", method=method, solver=solver, seed=seed,
@@ -263,6 +267,15 @@ def solve(
             if beside is not None:
                 beside.close()
             raise
+        outside = covering_problem(problem, sol.parents)
+        if outside is not problem:
+            # the network has families the cache lacked: every bound from here on is over
+            # a cache that holds them (the LP beside it saw the cache without them)
+            problem = outside
+            if beside is not None:
+                beside.close()
+                beside = None
+                sol.stats["lp_bound_dropped"] = "computed beside the method over a cache without its network's families"
         if share and sol.status in ("feasible", "unknown") and not budget.stop_requested():
             with budget.stage("cluster LP bound") as stage:
                 add_lp_bound(problem, sol, stage.left() if limit is not None else max(0.5, share * budget.elapsed()),
@@ -284,6 +297,8 @@ def solve(
     if sol.seed is None:
         sol.seed = seed
     floor_bound(problem, sol)
+    if sol.bound is not None:
+        sol.stats["bound_scope"] = bound_scope(problem)
     if sol.parents is None and not sol.stats.get("reason"):
         sol.stats["reason"] = ("no network found within the time limit" if sol.status == "unknown"
                                else "the method proved that no network satisfies the constraints")

@@ -94,12 +94,12 @@ def check_warm_spec(treewidth: int | None, spec: str, methods: "dict[str, Method
 
 
 def warm_start_solution(problem: Problem, spec: str, *, budget: "Budget",
-                        seed: int | None = None) -> tuple[SolverResult, float]:
+                        seed: int | None = None, share: float | None = None) -> tuple[SolverResult, float]:
     """The start named by ``--warm-start``: ``tree`` (the optimal treewidth-1 network, a
     maximum branching: valid for every k), a result file, or a method run first on a
-    ``warm_start_share`` stage of ``budget``, of at most ``start_max_s`` seconds (the
-    budget's policy), through the registry that made the budget. Returns it and the
-    seconds it used."""
+    ``warm_start_share`` stage of ``budget`` (or ``share``), of at most ``start_max_s``
+    seconds (the budget's policy), through the registry that made the budget. Returns it
+    and the seconds it used."""
     check_warm_spec(problem.treewidth, spec, budget.methods())
     t0 = time.monotonic()
     if spec == "tree":
@@ -123,7 +123,8 @@ def warm_start_solution(problem: Problem, spec: str, *, budget: "Budget",
             raise MethodUnavailable(f"warm start {spec}: not a result of this cache ({exc})") from None
     else:
         policy = budget.policy
-        with budget.stage(f"warm start {spec}", policy.warm_start_share, at_most=policy.start_max_s) as stage:
+        with budget.stage(f"warm start {spec}", policy.warm_start_share if share is None else share,
+                          at_most=policy.start_max_s) as stage:
             sol = stage.solve(problem, spec, seed=seed, lp_bound=False)
     if sol.parents is None:
         raise MethodUnavailable(f"warm start {spec!r} has no network (status {sol.status})")

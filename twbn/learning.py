@@ -241,6 +241,36 @@ def scoring_time(time_limit: float | None, started: float | None, policy: "Polic
     return max(policy.min_engine_s, policy.scoring_share * limit_until(started + time_limit, policy))
 
 
+def scoring_plan(dataset, score: str, max_parents: int, *, ess: float = 1.0, pruning: str = "all",
+                 approximate: "bool | str" = "auto", time_limit: float | None = None, started: float | None = None,
+                 policy: "Policy | None" = None, memory_limit: float | None = None) -> tuple["bool | str", float | None]:
+    """How ``learn`` scores data into its cache: ``(approximate, time_limit)`` for
+    :func:`score`. Where the families a search reaches are scored on demand beyond the
+    cache (bic, aic, bdeu: ``Problem.scorer``), the cache need not hold them all: with a
+    time limit it is exhaustive, level by level (every single parent, then every pair, ...)
+    for the policy's ``data_cache_share`` of what is left of the limit, stopped there with
+    the levels done (``cache.meta["complete"]`` False), unless even that would not fit in
+    memory, where the exploration of ``approximate="auto"`` is kept. Otherwise (no time
+    limit, an explicit ``approximate``, local-structure scores) as :func:`scoring_time`
+    says."""
+    from twbn.scoring.local_scores import SCORES
+    from twbn.solvers.budget import limit_until
+    from twbn.solvers.policy import DEFAULT_POLICY
+
+    policy = policy or DEFAULT_POLICY
+    timed = scoring_time(time_limit, started, policy) if approximate else None
+    if approximate != "auto" or score not in SCORES or timed is None:
+        return approximate, timed
+    from twbn.scoring.parent_sets import default_memory_limit, exhaustive_estimate
+
+    limit = default_memory_limit() if memory_limit is None else memory_limit
+    if limit is not None and exhaustive_estimate(dataset, score=score, ess=ess, max_parents=max_parents,
+                                                 pruning=pruning).bytes > limit:
+        return approximate, timed
+    left = time_limit if started is None else limit_until(started + time_limit, policy)
+    return False, max(policy.min_engine_s, min(timed, policy.data_cache_share * left))
+
+
 def _check_int(name: str, value, least: int, *, optional: bool = False) -> None:
     """An integer >= ``least`` (a bool is not one), or None where ``optional``."""
     if value is None and optional:
@@ -329,10 +359,11 @@ def learn(
     forbid: Iterable = (),
     require: Iterable = (),
     score: str = "bic",
-    max_parents: int = DEFAULT_MAX_PARENTS,
+    max_parents: int | None = None,
     ess: float = 1.0,
     pruning: str = "all",
     approximate: "bool | str" = "auto",
+    cache: ScoreCache | None = None,
     options: dict | None = None,
     jobs: int = 1,
     scheduler: str | None = None,
@@ -350,7 +381,13 @@ def learn(
     ----------
     data : pandas.DataFrame, str, Path, Dataset or ScoreCache
         Data (scored first with :func:`score` and the scoring parameters below), or a
-        score cache (a ScoreCache, or the path of a ``.jkl`` file).
+        score cache (a ScoreCache, or the path of a ``.jkl`` file). From data (scores bic,
+        aic, bdeu) the search is not confined to the cache: ``localsearch`` (and ``auto``,
+        which starts ``improve`` from it) scores the families it reaches from the data,
+        the cache grows by the families its network uses, and the bound is over that grown
+        cache; from a cache the cache is the search space, as in the field's protocol.
+        ``stats["search_space"]`` says which applied, ``stats["families_in_cache"]`` how
+        many of the network's families the scored cache held.
     treewidth : int, list of int, optional
         The bound k; None learns without one. A list (e.g. ``[2, 5, 8]``, None for
         unbounded) sweeps the bounds in increasing order, each starting from the best
@@ -377,7 +414,12 @@ def learn(
     score, max_parents, ess, pruning, approximate
         Scoring parameters (see :func:`score`) when ``data`` is data. ``approximate``
         defaults to ``"auto"``: exhaustive scoring where it fits, an exploration sized to
-        ``time_limit`` otherwise, said through ``log``.
+        ``time_limit`` otherwise, said through ``log``. ``max_parents`` (default: 3 for the
+        cache, k for families scored on demand) caps both.
+    cache : ScoreCache, optional
+        With data: the cache already scored from it (``twbn learn DATA`` scores with its
+        own options and progress), used instead of scoring again; families it lacks are
+        still scored from ``data``.
     options : dict, optional
         The method's options by name (``twbn methods --options`` lists them), as
         ``--option NAME=VALUE``; ``auto`` takes none.
@@ -497,19 +539,39 @@ def learn(
         raise ValueError(f"best_so_far must be a twbn.Solution, got {type(best_so_far).__name__}")
     check_jobs(jobs)
     check_scheduler(scheduler, jobs, method, get_method(method).distributed, reach=True)
-    if not isinstance(data, ScoreCache) and not (isinstance(data, (str, Path)) and str(data).endswith(".jkl")):
-        _check_scoring(score, max_parents, ess, pruning, approximate)
+    from_data = not isinstance(data, ScoreCache) and not (isinstance(data, (str, Path))
+                                                        and str(data).endswith((".jkl", ".jkl.gz")))
+    if from_data:
+        _check_scoring(score, DEFAULT_MAX_PARENTS if max_parents is None else max_parents, ess, pruning, approximate)
+    elif cache is not None:
+        raise ValueError("cache= goes with data (the cache scored from it), not with a cache")
+    if cache is not None and not isinstance(cache, ScoreCache):
+        raise ValueError(f"cache must be a ScoreCache, got {type(cache).__name__}")
     if started is not None and (isinstance(started, bool) or not isinstance(started, (int, float))):
         raise ValueError(f"started must be a time.monotonic() value, got {started!r}")
+    scorer = None
     if isinstance(data, ScoreCache):
         cache = data
-    elif isinstance(data, (str, Path)) and str(data).endswith(".jkl"):
+    elif not from_data:
         cache = read_jkl(data)
     else:
-        cache = _score(data, score, max_parents, ess=ess, pruning=pruning, approximate=approximate,
-                       time_limit=scoring_time(time_limit, started, policy) if approximate else None, log=log)
+        from twbn.scoring.local_scores import SCORES
+
+        dataset = as_dataset(data) if score in SCORES else data
+        if cache is None:
+            depth = DEFAULT_MAX_PARENTS if max_parents is None else max_parents
+            how, seconds = scoring_plan(dataset, score, depth, ess=ess, pruning=pruning, approximate=approximate,
+                                        time_limit=time_limit, started=started, policy=policy)
+            cache = _score(dataset, score, depth, ess=ess, pruning=pruning, approximate=how, time_limit=seconds,
+                           log=log)
+        elif list(cache.names) != list(getattr(dataset, "names", cache.names)):
+            raise ValueError("cache= has other variables than the data")
+        if score in SCORES:
+            from twbn.scoring.families import FamilyScores
+
+            scorer = FamilyScores(dataset, score, ess, max_parents=max_parents)
     forbidden, required = _arcs(forbid, cache.names, "forbidden"), _arcs(require, cache.names, "required")
-    problems = [Problem(cache, k, forbidden, required) for k in bounds]
+    problems = [Problem(cache, k, forbidden, required, scorer) for k in bounds]
     if isinstance(warm_start, Solution):
         warm_start = Internal.from_json(warm_start.to_json(), problems[0])
     best = best_k = None
@@ -529,6 +591,7 @@ def learn(
                    policy=policy)
 
     def finished(problem: Problem, sol) -> None:
+        _say_search_space(problem, sol)
         done = Solution(sol.to_json(problem))
         i = next(j for j, p in enumerate(problems) if p is problem)
         if i < len(out):  # again: a larger bound's proof tightened its bound
@@ -552,3 +615,26 @@ def learn(
             stats={"reason": "interrupted before a network was found", "interrupted": True}))
         raise
     return out if several else out[0]
+
+
+def _say_search_space(problem: Problem, sol) -> None:
+    """Record in ``sol.stats`` what the search ranged over (``search_space``) and how many
+    of its network's families the cache held (``families_in_cache``), and, from data, the
+    scoring of every family (``scoring``: ``twbn check DATA RESULT`` re-scores with it)."""
+    cache, scorer = problem.cache, problem.scorer
+    if scorer is None:
+        sol.stats["search_space"] = "the cache's parent sets"
+    else:
+        cap = problem.family_max_parents
+        sol.stats["search_space"] = ("the cache's parent sets, and families scored from the data on demand by "
+                                     "the methods that search them (localsearch, auto's start)"
+                                     + ("" if cap is None else f", at most {cap} parents"))
+        sol.stats["scoring"] = {"score": scorer.score_name, "ess": scorer.ess if scorer.score_name == "bdeu" else None,
+                                "rows": scorer.dataset.n_rows, "families_scored": scorer.scored}
+    if sol.parents is not None:
+        held = sum(1 for v, ps in enumerate(sol.parents) if tuple(ps) in _cached_sets(cache, v))
+        sol.stats["families_in_cache"] = f"{held} of {len(sol.parents)}"
+
+
+def _cached_sets(cache: ScoreCache, v: int) -> set:
+    return set(cache.parent_sets[v])

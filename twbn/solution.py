@@ -236,17 +236,25 @@ class Solution:
         return total / rows
 
     def check(self, cache, treewidth: int | None = None) -> list[str]:
-        """Run the independent verifier against ``cache`` (a ScoreCache or a jkl path).
+        """Run the independent verifier against ``cache`` (a ScoreCache or a jkl path), or
+        against the data a result was learned from (a DataFrame, Dataset or CSV path).
 
-        It certifies validity: every parent set is in the cache, the graph is acyclic,
-        the elimination order has the stated width ≤ k, and the score is the sum of the
-        cached local scores. Returns the problems found; an empty list means valid.
+        It certifies validity: every parent set is in the cache (or, against data, every
+        family re-scored from the data by the verifier's own count, with the score the
+        result records), the graph is acyclic, the elimination order has the stated width
+        ≤ k, and the score is the sum of the local scores. Returns the problems found; an
+        empty list means valid.
         """
-        from twbn.formulations.verify import verify_result
+        from twbn.formulations.verify import verify_against_data, verify_result
+        from twbn.scoring.cache import ScoreCache
         from twbn.scoring.jkl import read_jkl
 
-        if isinstance(cache, (str, Path)):
+        if isinstance(cache, (str, Path)) and str(cache).endswith((".jkl", ".jkl.gz")):
             cache = read_jkl(cache)
+        if not isinstance(cache, ScoreCache):
+            from twbn.scoring.data import as_dataset
+
+            return verify_against_data(as_dataset(cache), self._record, treewidth)
         return verify_result(cache, self._record, treewidth)
 
     def __eq__(self, other) -> bool:

@@ -9,6 +9,14 @@ subsets of Π_v ∖ {u} and Π_u ∪ {v}. Every family is thus a cached candidat
 subset's edges are a subgraph's, so no removal is ever needed to improve (a pruned cache
 holds no set that a subset of it beats).
 
+From data (a problem with a ``scorer``) the family a move gives v is also the new set
+itself, scored from the data when first reached (memoised, at most
+``problem.family_max_parents`` parents), where it beats every cached subset: the search
+is no longer confined to the cache, as in ETL. Parents are tried among those v's cached
+sets use (every variable where pairs were scored exhaustively, the exploration's
+candidates otherwise), and removing an arc is a move too, since a scored family need not
+be better than its subsets.
+
 Each move taken is checked at once: no directed cycle, and the new moral graph's width
 under the current elimination order ≤ k; where that order fails, a greedy min-fill order
 that eliminates no vertex of more than k neighbours is tried and, if it exists, becomes
@@ -25,12 +33,30 @@ import time
 import numpy as np
 
 from twbn.formulations.problem import Problem
-from twbn.solvers.localsearch.width import min_fill_within, order_width
+from twbn.solvers.localsearch.width import first_within, min_fill_within, order_width
 
 __all__ = ["Climber"]
 
 #: Gains below this are rounding (scores are sums of logarithms).
 _EPS = 1e-9
+
+
+def _masks(sets: list[tuple[int, ...]], bit: dict[int, int], words: int) -> np.ndarray:
+    """The sets as bit masks over their parents' bits (``bit``), ``words`` 64-bit words a
+    set: built per set size, vectorised (jester's cache holds 772,774 sets)."""
+    out = np.zeros((len(sets), words), np.uint64)
+    by_size: dict[int, list[int]] = {}
+    for i, ps in enumerate(sets):
+        by_size.setdefault(len(ps), []).append(i)
+    for size, rows in by_size.items():
+        if size == 0:
+            continue
+        idx = np.asarray(rows, np.int64)
+        bits = np.asarray([[bit[p] for p in sets[i]] for i in rows], np.int64)
+        for j in range(size):
+            word, shift = bits[:, j] >> 6, (bits[:, j] & 63).astype(np.uint64)
+            np.bitwise_or.at(out, (idx, word), np.left_shift(np.uint64(1), shift))
+    return out
 
 
 class Climber:
@@ -55,21 +81,28 @@ class Climber:
         self.n, self.k = problem.n, problem.treewidth
         self.reverse, self.repair = reverse, repair
         cand = problem.candidates
-        self.sets = [list(ps) for ps in cand.parent_sets]  # best first
+        self.sets = [list(ps) for ps in cand.parent_sets]  # best first; from data, scored ones appended
         self.scores = [np.asarray(s, float) for s in cand.scores]
+        self.scorer = problem.scorer
+        self.cap = problem.family_max_parents
+        self.pos: list[dict[tuple, int]] = []
+        self.parents_of: list[list[int]] = []  # the parents an addition to v tries, from data
+        self.banned = [set() for _ in range(self.n)]
+        for u, v in problem.forbidden:
+            self.banned[v].add(u)
+        if self.scorer is not None:
+            self.scores = [s.tolist() for s in self.scores]
+            self.pos = [{ps: i for i, ps in enumerate(sets)} for sets in self.sets]
+            self.parents_of = [sorted({p for ps in sets for p in ps} - self.banned[v])
+                               for v, sets in enumerate(self.sets)]
+        self.scored = 0
         self.local = []  # per variable: parent → its bit in that variable's masks
-        self.masks = []
+        self.masks = []  # per variable: one row of 64-bit words a cached set
         for v in range(self.n):
             used = sorted({p for ps in self.sets[v] for p in ps})
             bit = {p: i for i, p in enumerate(used)}
             self.local.append(bit)
-            if len(used) <= 63:
-                m = np.zeros(len(self.sets[v]), np.uint64)
-                for i, ps in enumerate(self.sets[v]):
-                    m[i] = np.uint64(sum(1 << bit[p] for p in ps))
-            else:
-                m = [sum(1 << bit[p] for p in ps) for ps in self.sets[v]]
-            self.masks.append(m)
+            self.masks.append(_masks(self.sets[v], bit, max(1, (len(used) + 63) // 64)))
         self.memo: dict[tuple[int, frozenset], int] = {}
         self.lookups = self.repairs = self.rejected = 0
         self.required = [frozenset() for _ in range(self.n)]
@@ -84,19 +117,35 @@ class Climber:
         if got is None:
             self.lookups += 1
             bit = self.local[v]
+            masks = self.masks[v]
             q = 0
             for p in allowed:
                 b = bit.get(p)
                 if b is not None:
                     q |= 1 << b
-            masks = self.masks[v]
-            if isinstance(masks, np.ndarray):
-                hit = np.flatnonzero((masks & ~np.uint64(q)) == 0)
-                got = int(hit[0]) if hit.size else -1
-            else:
-                got = next((i for i, m in enumerate(masks) if m & ~q == 0), -1)
+            words = np.array([(q >> (64 * w)) & 0xFFFFFFFFFFFFFFFF for w in range(masks.shape[1])], np.uint64)
+            got = first_within(masks, words)
+            if self.scorer is not None and (self.cap is None or len(allowed) <= self.cap) \
+                    and self.required[v] <= allowed:
+                got = self._scored(v, allowed, got)
             self.memo[key] = got
         return got
+
+    def _scored(self, v: int, allowed: frozenset, cached: int) -> int:
+        """From data: ``allowed`` itself as v's family where its score beats ``cached`` (the
+        index of the best cached subset, or -1); its index, appended if new."""
+        ps = tuple(sorted(allowed))
+        i = self.pos[v].get(ps)
+        if i is None:
+            s = self.scorer.score(v, ps)
+            self.scored += 1
+            if cached >= 0 and s <= self.scores[v][cached] + _EPS:
+                return cached
+            i = len(self.sets[v])
+            self.sets[v].append(ps)
+            self.scores[v].append(s)
+            self.pos[v][ps] = i
+        return i if cached < 0 or self.scores[v][i] > self.scores[v][cached] + _EPS else cached
 
     # ---- state ----------------------------------------------------------------------
     def load(self, parents, order) -> None:
@@ -117,7 +166,15 @@ class Climber:
 
     def _index_of(self, v: int, ps: frozenset) -> int:
         tup = tuple(sorted(ps))
-        return self.sets[v].index(tup)
+        if self.scorer is None:
+            return self.sets[v].index(tup)
+        i = self.pos[v].get(tup)
+        if i is None:  # a start's family scored from the data
+            i = len(self.sets[v])
+            self.sets[v].append(tup)
+            self.scores[v].append(self.scorer.score(v, tup))
+            self.pos[v][tup] = i
+        return i
 
     def _clique(self, v: int, ps, sign: int) -> None:
         members = [v, *ps]
@@ -154,7 +211,8 @@ class Climber:
         """The improving moves that change v's family: ``(gain, kind, v, u, i_v, i_u)``."""
         cur = self.parents[v]
         out = []
-        for u in range(self.n):
+        data = self.scorer is not None
+        for u in (self.parents_of[v] if data else range(self.n)):
             if u == v or u in cur:
                 continue
             i = self.best_within(v, cur | {u})
@@ -163,9 +221,16 @@ class Climber:
             gain = self.scores[v][i] - self.fam[v]
             if gain > _EPS and u in self.sets[v][i]:
                 out.append((gain, 0, v, u, i, -1))
+        if data:  # removals: a family scored from the data may be worse than its subsets
+            for u in cur:
+                if u in self.required[v]:
+                    continue
+                i = self.best_within(v, cur - {u})
+                if i >= 0 and self.scores[v][i] - self.fam[v] > _EPS:
+                    out.append((self.scores[v][i] - self.fam[v], 2, v, u, i, -1))
         if self.reverse:
             for u in cur:  # u → v becomes v → u
-                if u in self.required[v]:
+                if u in self.required[v] or v in self.banned[u]:
                     continue
                 iv = self.best_within(v, cur - {u})
                 iu = self.best_within(u, self.parents[u] | {v})
@@ -201,7 +266,7 @@ class Climber:
         """Take ``move`` if it keeps the network acyclic and of width ≤ k."""
         _, kind, v, u, iv, iu = move
         new_v = frozenset(self.sets[v][iv])
-        if kind == 0:
+        if kind != 1:  # an addition (or, from data, a removal: new_v then adds no parent)
             if any(self._reaches(v, p) for p in new_v - self.parents[v]):
                 return False
             changed = [(v, iv)]

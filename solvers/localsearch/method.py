@@ -112,7 +112,8 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
                 climber.load(best[1], best[2])
             climber.kick(rng, kick)
     return run.solution(problem, {"moves": moves, "repairs": climber.repairs, "rejected": climber.rejected,
-                                  "lookups": climber.lookups, "kick": kick}, **info)
+                                  "lookups": climber.lookups, "kick": kick,
+                                  **({"families_scored": climber.scored} if problem.scorer is not None else {})}, **info)
 
 
 def _run(problem: Problem, options: LocalSearchOptions, budget: Budget, *, seed: int | None,

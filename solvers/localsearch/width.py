@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["order_width", "min_fill_within"]
+__all__ = ["order_width", "min_fill_within", "first_within"]
 
 
 @njit(cache=True)
@@ -100,3 +100,19 @@ def min_fill_within(counts: np.ndarray, k: int) -> np.ndarray:
         done[best] = True
         order[step] = best
     return order
+
+
+@njit(cache=True)
+def first_within(masks: np.ndarray, allowed: np.ndarray) -> int:
+    """The first row of ``masks`` (sets as 64-bit words, best first) with no bit outside
+    ``allowed``: the best cached set inside it; -1 where none is."""
+    rows, words = masks.shape
+    for i in range(rows):
+        inside = True
+        for w in range(words):
+            if masks[i, w] & ~allowed[w]:
+                inside = False
+                break
+        if inside:
+            return i
+    return -1

@@ -1,0 +1,168 @@
+"""Families scored on demand: the local score of any parent set a search reaches, from the
+data, memoised.
+
+A score cache fixes the search space before the search starts, and a cache built in a
+time budget cannot hold every family of more than two or three parents. ETL (Benjumeda,
+Bielza & Larrañaga, Artificial Intelligence 274, 2019) scores families from the data as
+its hill climbing reaches them instead; :class:`FamilyScores` gives twbn's searches the
+same: ``scores(v, parents)`` counts the data once for a family it has not seen, and
+remembers the result. A :class:`~twbn.formulations.problem.Problem` built from data
+carries one (``Problem.scorer``), so that a network with families outside the cache is
+scored and certified all the same.
+
+The counts of Π ∪ {u} extend the configuration codes of Π by u's column; the codes of
+the sets a search keeps extending (its current families) are kept, a few per variable,
+so a move's family costs one pass over the rows. Scores are those of
+:mod:`twbn.scoring.local_scores` (BIC, AIC, BDeu), equal to a :class:`Scorer`'s.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Iterable
+
+import numpy as np
+
+from twbn.scoring.counting import extend_codes, family_scores, nlogn_table
+from twbn.scoring.data import Dataset
+from twbn.scoring.local_scores import SCORES, Scorer
+
+__all__ = ["FamilyScores"]
+
+ParentSet = tuple[int, ...]
+
+
+class FamilyScores:
+    """Local scores of families of one data set, scored when first asked for and memoised.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Complete discrete data.
+    score : {"bic", "aic", "bdeu"}, default "bic"
+    ess : float, default 1.0
+        BDeu's equivalent sample size.
+    max_parents : int, optional
+        The most parents a family scored here may have (None: no cap of its own; a
+        problem's treewidth bound k caps families at k parents anyway).
+    keep_codes : int, optional
+        How many parent sets' configuration codes are kept for extension (least recently
+        used dropped first), 4 bytes a row each; default: as many as fit in 128 MiB (at
+        least 64).
+
+    Attributes
+    ----------
+    scored : int
+        Families counted from the data so far (memo hits not included).
+
+    Raises
+    ------
+    ValueError
+        An unknown score, a bad ``ess`` or ``max_parents``, an empty data set.
+
+    Examples
+    --------
+    >>> import twbn
+    >>> from twbn.scoring.local_scores import local_score
+    >>> ds = twbn.read_csv(twbn.example_path("zoo"))
+    >>> fs = FamilyScores(ds, "bic", max_parents=3)
+    >>> s = fs.score(0, (1, 2, 3))
+    >>> abs(s - local_score(ds, 0, (1, 2, 3))) < 1e-9, fs.scored
+    (True, 1)
+    >>> fs.score(0, (3, 2, 1)) == s, fs.scored  # memoised, in any order
+    (True, 1)
+    >>> fs.allows((1, 2, 3, 4))
+    False
+    """
+
+    def __init__(self, dataset: Dataset, score: str = "bic", ess: float = 1.0, max_parents: int | None = None,
+                 keep_codes: int | None = None):
+        if score not in SCORES:
+            raise ValueError(f"families are scored on demand for {', '.join(SCORES)}, not {score!r}")
+        if max_parents is not None and (isinstance(max_parents, bool) or not isinstance(max_parents, int)
+                                        or max_parents < 0):
+            raise ValueError(f"max_parents must be an integer >= 0 or None, got {max_parents!r}")
+        self._scorer = Scorer(dataset, score, ess)  # validates score, ess, rows
+        self.dataset = dataset
+        self.score_name = score
+        self.ess = self._scorer.ess
+        self.max_parents = max_parents
+        self.arities = np.asarray(dataset.arities, np.int64)
+        self._data = dataset.data
+        self._nlogn = nlogn_table(dataset.n_rows)
+        self._c = self._scorer.penalty_c
+        self._memo: list[dict[ParentSet, float]] = [dict() for _ in range(dataset.n_variables)]
+        self._codes: OrderedDict[frozenset, tuple[np.ndarray, int]] = OrderedDict()
+        self._keep = max(64, (128 << 20) // (4 * max(1, dataset.n_rows))) if keep_codes is None \
+            else max(1, int(keep_codes))
+        self.scored = 0
+
+    @property
+    def n_variables(self) -> int:
+        return self.dataset.n_variables
+
+    def allows(self, parents: Iterable[int]) -> bool:
+        """Whether a family of these parents is within ``max_parents``."""
+        return self.max_parents is None or len(tuple(parents)) <= self.max_parents
+
+    def known(self, v: int) -> dict[ParentSet, float]:
+        """The families of ``v`` scored so far, ``{parents: score}`` (a copy)."""
+        return dict(self._memo[v])
+
+    def _codes_of(self, parents: frozenset, keep: bool = True) -> tuple[np.ndarray, int]:
+        """The configuration codes of ``parents``: from a kept subset one parent smaller
+        where there is one, else from the codes of all but its last parent (kept: it is the
+        family a search is extending, asked for again with every other parent it tries).
+        ``keep``: remember these codes too."""
+        got = self._codes.get(parents)
+        if got is not None:
+            self._codes.move_to_end(parents)
+            return got
+        if not parents:
+            got = (np.zeros(self.dataset.n_rows, np.int32), 1)
+        else:
+            base, last = None, None
+            for p in parents:  # any order of the parents gives the same counts
+                rest = parents - {p}
+                if rest in self._codes:
+                    base, last = rest, p
+                    break
+            if base is None:
+                members = sorted(parents)
+                base, last = frozenset(members[:-1]), members[-1]
+            prev, q = self._codes_of(base)
+            got = extend_codes(prev, q, self._data[last], int(self.arities[last]))
+        if keep:
+            self._codes[parents] = got
+            while len(self._codes) > self._keep:
+                self._codes.popitem(last=False)
+        return got
+
+    def score(self, v: int, parents: Iterable[int]) -> float:
+        """The local score of ``v`` given ``parents``, counted from the data the first time.
+
+        Raises
+        ------
+        ValueError
+            ``v`` among its parents, an index out of range, or more than ``max_parents``.
+        """
+        ps = tuple(sorted(int(p) for p in parents))
+        got = self._memo[v].get(ps)
+        if got is not None:
+            return got
+        n = self.n_variables
+        if not 0 <= v < n or any(not 0 <= p < n for p in ps) or v in ps or len(set(ps)) != len(ps):
+            raise ValueError(f"no family of variable {v} with parents {ps} over {n} variables")
+        if not self.allows(ps):
+            raise ValueError(f"a family of {len(ps)} parents is above max_parents = {self.max_parents}")
+        codes, q = self._codes_of(frozenset(ps), keep=False)
+        q_full = float(np.prod(self.arities[list(ps)], dtype=np.float64)) if ps else 1.0
+        ll, bdeu = family_scores(codes, q, self._data, np.array([v], np.int64), self.arities, self._nlogn,
+                                 self.ess, q_full)
+        if self.score_name == "bdeu":
+            value = float(bdeu[0])
+        else:
+            value = float(ll[0] - self._c * (self.arities[v] - 1) * q_full)
+        self._memo[v][ps] = value
+        self.scored += 1
+        return value
