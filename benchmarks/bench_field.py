@@ -20,6 +20,8 @@ about 36 minutes at 60 s); with ``--seed S`` every run takes seed S instead of 1
 --policy NAME:KEY=VALUE,…``: every cell also under each named twbn.Policy variant, in the
 same queue as the default policy, the difference in each cell
 (field-budgets-T-policies-NAME….md): two policies side by side in one checkout.
+``--from-data DIR``: the protocol users run, ``twbn learn DATA`` from the training splits,
+scoring included, beside ETL's figures (benchmarks/field_data.py, field-data-T….md).
 """
 
 from __future__ import annotations
@@ -178,8 +180,17 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1,
                     help="with --scaling or --budgets: the seed of every run (default 1, as the other tables); "
                          "results name it when it is not 1")
+    ap.add_argument("--from-data", metavar="DIR",
+                    help="the protocol users run instead: `twbn learn DIR/SET_train.csv.gz --treewidth K "
+                         "--time-limit T` per cell (T: --budgets, default 10 60), beside ETL's figures; "
+                         "field-data-T….md (benchmarks/field_data.py)")
     ap.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.from_data:
+        from benchmarks.field_data import from_data
+
+        from_data(args.from_data, args.caches, args.ks, args.budgets or [10.0, 60.0], args.policy or [])
+        return
     if args.one:
         k = None if args.one[1] == "none" else int(args.one[1])
         print(json.dumps(run_one(args.one[0], k, args.one[2], float(args.one[3]), int(args.one[4]),
@@ -188,8 +199,8 @@ def main() -> None:
         return
     if args.anchors is None:
         ap.error("--anchors DIR is required")
-    if args.policy and not args.budgets:
-        ap.error("--policy is for --budgets")
+    if args.policy and not args.budgets and not args.from_data:
+        ap.error("--policy is for --budgets and --from-data")
     if args.seed != 1 and not (args.scaling or args.budgets):
         ap.error("--seed is for --scaling and --budgets (the other tables are seed 1's)")
     if args.others:

@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["extend_codes", "nlogn_table", "family_scores"]
+__all__ = ["extend_codes", "nlogn_table", "family_scores", "added_parent_scores"]
 
 
 @njit(cache=True, nogil=True)
@@ -112,4 +112,55 @@ def family_scores(codes, q, data, children, arities, nlogn, ess, q_full):
                     counts[k] = 0
         ll[c] = s - sum_nj
         bdeu[c] = b + bdeu_j
+    return ll, bdeu
+
+
+@njit(cache=True, nogil=True)
+def added_parent_scores(codes, q, data, adds, child, arities, nlogn, ess, q_full):
+    """Log-likelihood (and BDeu when ``ess > 0``) of ``child`` given Π ∪ {u}, for each u in
+    ``adds``, from the compressed codes of Π (``codes``, ``q`` configurations; ``q_full`` the
+    product of Π's arities): one pass over the rows a parent, the codes of Π ∪ {u} never
+    built. What :func:`extend_codes` then :func:`family_scores` give, for a search that
+    tries every parent it could add to one family.
+
+    Returns
+    -------
+    ll, bdeu : float64[len(adds)] each (bdeu is zeros when ``ess <= 0``).
+    """
+    n = codes.shape[0]
+    m = adds.shape[0]
+    r = arities[child]
+    col = data[child]
+    ll = np.empty(m, np.float64)
+    bdeu = np.zeros(m, np.float64)
+    for a in range(m):
+        u = adds[a]
+        ru = arities[u]
+        cu = data[u]
+        nj = np.zeros(q * ru, np.int64)
+        njk = np.zeros(q * ru * r, np.int64)
+        for i in range(n):
+            j = codes[i] * ru + cu[i]
+            nj[j] += 1
+            njk[j * r + col[i]] += 1
+        s = 0.0
+        for j in range(q * ru):
+            s -= nlogn[nj[j]]
+        for x in range(q * ru * r):
+            s += nlogn[njk[x]]
+        ll[a] = s
+        if ess > 0:
+            qf = q_full * ru
+            a_j = ess / qf
+            a_jk = ess / (qf * r)
+            lg_a_j = math.lgamma(a_j)
+            lg_a_jk = math.lgamma(a_jk)
+            b = 0.0
+            for j in range(q * ru):
+                if nj[j] > 0:
+                    b += lg_a_j - math.lgamma(a_j + nj[j])
+            for x in range(q * ru * r):
+                if njk[x] > 0:
+                    b += math.lgamma(a_jk + njk[x]) - lg_a_jk
+            bdeu[a] = b
     return ll, bdeu

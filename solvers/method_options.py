@@ -110,7 +110,7 @@ class LocalSearchOptions:
     max_iterations: int | None = None  #: stop after this many climbs (with the time limit, whichever first)
     reverse: bool = True  #: arc reversals as moves (ETL's hc-ET); False: additions only (hc-ET-poly)
     repair: bool = True  #: a move the current order rejects may be taken under a new min-fill order
-    kick: int | None = None  #: variables reset between climbs (None: max(2, n // 25))
+    kick: int | None = None  #: variables reset between climbs (None: the policy's localsearch_kick_share of n)
 
     def __post_init__(self):
         _positive_int("max_iterations", self.max_iterations)

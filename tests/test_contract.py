@@ -510,9 +510,9 @@ def test_a_signal_between_autos_stages_keeps_its_start():
     import twbn
 
     cache = _sparse_cache(60, seed=5)
-    sol = twbn.learn(cache, 3, time_limit=20, seed=0, log=_signal_at("auto: improve warm-started by kmax"))
+    sol = twbn.learn(cache, 3, time_limit=20, seed=0, log=_signal_at("auto: improve warm-started by localsearch"))
     assert sol.status == "feasible" and sol.stats["interrupted"] is True
-    assert sol.stats["warm_start"]["from"] == "kmax" and sol.score == sol.stats["warm_start"]["score"]
+    assert sol.stats["warm_start"]["from"] == "localsearch" and sol.score == sol.stats["warm_start"]["score"]
     assert sol.check(cache, 3) == []
 
 

@@ -212,6 +212,10 @@ class Climber:
         cur = self.parents[v]
         out = []
         data = self.scorer is not None
+        if data and (self.cap is None or len(cur) < self.cap):  # every addition's family in one batch
+            before = self.scorer.scored
+            self.scorer.score_additions(v, cur, self.parents_of[v])
+            self.scored += self.scorer.scored - before
         for u in (self.parents_of[v] if data else range(self.n)):
             if u == v or u in cur:
                 continue

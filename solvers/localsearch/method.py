@@ -28,7 +28,9 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
     From ``start`` (or the network of every variable's best set of required parents, the
     empty network without required arcs), climb until no move improves, keep the best
     network, perturb it (``options.kick`` variables back to their required parents) and
-    climb again, until the time limit, ``options.max_iterations`` climbs or a stop.
+    climb again, until the time limit, ``options.max_iterations`` climbs or a stop. The
+    kick is large by default (the policy's ``localsearch_kick_share`` of the variables): a
+    climb from a network a few variables away from the best ends where it began.
 
     Parameters
     ----------
@@ -93,7 +95,7 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
     climber.load(parents, order)
     limit = policy.heuristic_time_limit if time_limit is None and options.max_iterations is None else time_limit
     run = Anytime(limit, options.max_iterations, t0, control)
-    kick = options.kick or max(2, problem.n // 25)
+    kick = options.kick or max(2, round(policy.localsearch_kick_share * problem.n))
     rng = random.Random(seed)
 
     def stop() -> bool:
