@@ -12,13 +12,18 @@ The rule comes from this project's measurements (docs/auto.md has the tables):
    DP up to n = 40 unbounded): it proves optima the DP cannot reach (letter, wdbc k = 6,
    mushroom unbounded) and otherwise reports a certified gap; its LP no longer finishes
    its root in a minute at n = 64 under a bound.
-3. **Exact-neighbourhood improvement of a k-MAX start above that** (``improve``,
+3. **Exact-neighbourhood improvement of a local-search start above that** (``improve``,
    solvers/improve/): at n = 64–100 a 20% k-G start left the whole-model `cuts`
    behind k-G run alone (kdd k = 2: −443,310 against −442,805 in 60 s); on the four
    anchor caches (n = 69–1,041, k = 2, 5, 8, 60 s) k-MAX beat k-G in all 12 cells, and
    re-solving pieces of k-MAX's network exactly beat k-MAX alone
    (benchmarks/results/field.md). Unbounded above n = 40 the same, from a
-   k-MAX network at k = 8.
+   k-MAX network at k = 8. Under a bound the start is ``localsearch``'s (iterated hill
+   climbing over DAGs, after ETL) from k = ``localsearch_start_min_k``; from data at
+   k >= ``localsearch_alone_min_k`` ``localsearch`` runs alone, scoring families from the
+   data: from the localsearch start ``improve`` added nothing at k = 5 and 8 in 6 of 6
+   DEBD cells at 60 s (its pieces choose among cached families, and most of the network's
+   are not), and +563 to +2,103 at k = 2 (benchmarks/results/field-data-10-60.md).
 
 The thresholds and shares are the budget's :class:`~twbn.solvers.policy.Policy`'s
 (``cuts_max_n``, ``dp_unbounded_max_n``, ``dp_safety``, ``unbounded_bound_share``, ...).
@@ -159,6 +164,11 @@ def choose_method(problem: Problem, time_limit: float | None = None, policy: Pol
     if n <= policy.cuts_max_n:
         return Choice("cuts", "kg", f"{where}: too large for the exact DP, small enough for the cluster-cut ILP "
                                     f"(n <= {policy.cuts_max_n}), which reports a certified gap")
+    if problem.scorer is not None and k >= policy.localsearch_alone_min_k:
+        return Choice("localsearch", None,
+                      f"{where}, from data: localsearch (hill climbing over DAGs, families scored from the data as "
+                      "it reaches them), for all but the cluster LP bound's share; improve's exact pieces, over a "
+                      "cache without most of its families, added nothing to its network at k = 5 and 8")
     if k >= policy.localsearch_start_min_k:
         return Choice("improve", "localsearch",
                       f"{where}: above n = {policy.cuts_max_n} the cluster-cut ILP does not finish its root LP in a "

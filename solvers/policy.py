@@ -161,10 +161,13 @@ class Policy:
         to +105 in 5 of 5).""")
     localsearch_start_min_k: int = _knob(2, "count0", """Smallest k at which auto above
         ``cuts_max_n`` starts improve from localsearch's network (its ``warm_start_share``)
-        rather than from k-MAX's. From the anchor caches (60 s, one core, 2026-12-03:
-        benchmarks/results/field-budgets-60-policies-kmaxstart.md) and from data
-        (benchmarks/results/field-data.md) the localsearch start was ahead at k = 5 and 8;
-        see docs/auto.md for k = 2.""")
+        rather than from k-MAX's: measured from the anchor caches, 60 s, one core, in
+        benchmarks/results/field-budgets-60-policies-kmaxstart.md.""")
+    localsearch_alone_min_k: int = _knob(3, "count0", """From data (families scored on demand),
+        auto above ``cuts_max_n`` runs localsearch alone from this k: improve from its network
+        added nothing at k = 5 and 8 in the 6 DEBD cells at 60 s (plants, baudio, jester; its
+        exact pieces choose among cached families, and the network's are mostly not cached),
+        and 563-2,103 at k = 2.""")
     localsearch_start_share: float = _knob(0.2, "share", """auto's localsearch start (see
         ``localsearch_start_min_k``) gets this share of the budget, improve the rest.""")
     localsearch_kick_share: float = _knob(0.6, "share", """localsearch resets this share of the

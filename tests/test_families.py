@@ -185,3 +185,21 @@ def test_textbook_score_is_what_the_papers_write():
     # BDeu, ess 2, no parents: lnΓ(2) − lnΓ(6) + lnΓ(1 + 3) − lnΓ(1) + lnΓ(1 + 1) − lnΓ(1)
     assert textbook_score(data, 0, (), [2], "bdeu", 2.0) == pytest.approx(
         math.lgamma(2) - math.lgamma(6) + math.lgamma(4) + math.lgamma(2))
+
+
+@pytest.mark.parametrize("k,method", [(2, "improve"), (3, "localsearch"), (5, "localsearch")])
+def test_auto_from_data_runs_localsearch_alone_from_k3(k, method):
+    """Above cuts_max_n: from data at k >= localsearch_alone_min_k, localsearch alone (improve
+    added nothing to its network there); at k = 2 improve from its network; from a cache,
+    improve from localsearch's network at every k."""
+    from twbn.solvers.auto import choose_method
+    from twbn.solvers.policy import DEFAULT_POLICY
+
+    n = DEFAULT_POLICY.cuts_max_n + 5
+    rng = np.random.default_rng(0)
+    ds = as_dataset(pd.DataFrame(rng.integers(0, 2, (50, n)), columns=[f"X{i}" for i in range(n)]))
+    cache = twbn.score(ds, max_parents=1)
+    choice = choose_method(Problem(cache, k, scorer=FamilyScores(ds)))
+    assert (choice.method, choice.warm_start) == (method, "localsearch" if method == "improve" else None)
+    assert (choose_method(Problem(cache, k)).method, choose_method(Problem(cache, k)).warm_start) == \
+        ("improve", "localsearch")
