@@ -533,7 +533,8 @@ def budgets(args) -> None:
         + ("" if not variants else ", under the default policy and " + ", ".join(variants)), "",
         f"Machine: {machine()}. Seed {args.seed}, one job, two runs at a time (one process per core, the longest "
         "first). Above n = 40 `auto` "
-        f"runs `improve` from k-MAX ({P.improve_start_share:.0%} of the method's part), keeping "
+        f"runs `improve` from localsearch's network up to n = {P.localsearch_max_n} (from k = "
+        f"{P.localsearch_start_min_k}) and from k-MAX's above ({P.warm_start_share:.0%} of the method's part), keeping "
         f"{P.large_bound_share:.0%} of the budget for the cluster LP's bound at n ≥ {P.large_bound_n}. Gap: to the "
         "run's own proved bound."
         + ("" if not variants else f" Policy variants (twbn.Policy fields changed from the defaults), run in the "

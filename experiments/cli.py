@@ -15,6 +15,7 @@ import argparse
 import contextlib
 import dataclasses
 import json
+import re
 import os
 import sys
 import time
@@ -552,6 +553,10 @@ def _summary(sol) -> str:
     bound = "none" if sol.bound is None else f"{sol.bound:.4f}"
     if sol.bound is not None:
         label = _bound_label(stats.get("bound_source", ""))
+        grown = re.search(r"one of the ([\d,]+) families the search scored", stats.get("bound_scope", ""))
+        if grown:  # from data: the cache the bound covers holds the families the search found
+            label = (label or "a bound") + f" (the cache grown by the {grown[1]} families the search scored from " \
+                                           "the data)"
         bound += f" (gap {100 * sol.gap:.2f}%" + (f", {label})" if label else ")")
     moved = stats.get("gap_sources")
     if moved and sol.bound is not None and sol.gap and moved.get("first_incumbent") is not None:

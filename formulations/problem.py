@@ -16,13 +16,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 import numpy as np
 
 from twbn.scoring.cache import ScoreCache
 from twbn.scoring.errors import TwbnError
-from twbn.scoring.families import FamilyScores
+
+if TYPE_CHECKING:  # its counting kernels load numba: not on every import of twbn
+    from twbn.scoring.families import FamilyScores
 
 __all__ = ["InfeasibleError", "parse_arcs", "read_arc_file", "Problem"]
 
@@ -125,7 +127,7 @@ class Problem:
     treewidth: int | None = None
     forbidden: frozenset[Arc] = field(default_factory=frozenset)
     required: frozenset[Arc] = field(default_factory=frozenset)
-    scorer: FamilyScores | None = field(default=None, compare=False, repr=False)
+    scorer: "FamilyScores | None" = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         n = self.cache.n_variables

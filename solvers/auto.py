@@ -19,7 +19,9 @@ The rule comes from this project's measurements (docs/auto.md has the tables):
    re-solving pieces of k-MAX's network exactly beat k-MAX alone
    (benchmarks/results/field.md). Unbounded above n = 40 the same, from a
    k-MAX network at k = 8. Under a bound the start is ``localsearch``'s (iterated hill
-   climbing over DAGs, after ETL) from k = ``localsearch_start_min_k``; from data at
+   climbing over DAGs, after ETL) from k = ``localsearch_start_min_k`` up to n =
+   ``localsearch_max_n`` (k-MAX's above: at n = 1,041 the climb is far from done in
+   its share); from data at
    k >= ``localsearch_alone_min_k`` ``localsearch`` runs alone, scoring families from the
    data: from the localsearch start ``improve`` added nothing at k = 5 and 8 in 6 of 6
    DEBD cells at 60 s (its pieces choose among cached families, and most of the network's
@@ -164,12 +166,13 @@ def choose_method(problem: Problem, time_limit: float | None = None, policy: Pol
     if n <= policy.cuts_max_n:
         return Choice("cuts", "kg", f"{where}: too large for the exact DP, small enough for the cluster-cut ILP "
                                     f"(n <= {policy.cuts_max_n}), which reports a certified gap")
-    if problem.scorer is not None and k >= policy.localsearch_alone_min_k:
+    searchable = n <= policy.localsearch_max_n
+    if searchable and problem.scorer is not None and k >= policy.localsearch_alone_min_k:
         return Choice("localsearch", None,
                       f"{where}, from data: localsearch (hill climbing over DAGs, families scored from the data as "
                       "it reaches them), for all but the cluster LP bound's share; improve's exact pieces, over a "
                       "cache without most of its families, added nothing to its network at k = 5 and 8")
-    if k >= policy.localsearch_start_min_k:
+    if searchable and k >= policy.localsearch_start_min_k:
         return Choice("improve", "localsearch",
                       f"{where}: above n = {policy.cuts_max_n} the cluster-cut ILP does not finish its root LP in a "
                       "minute; localsearch's network (hill climbing over DAGs, families scored from the data where "

@@ -161,8 +161,14 @@ class Policy:
         to +105 in 5 of 5).""")
     localsearch_start_min_k: int = _knob(2, "count0", """Smallest k at which auto above
         ``cuts_max_n`` starts improve from localsearch's network (its ``warm_start_share``)
-        rather than from k-MAX's: measured from the anchor caches, 60 s, one core, in
-        benchmarks/results/field-budgets-60-policies-kmaxstart.md.""")
+        rather than from k-MAX's (up to ``localsearch_max_n``): from the anchor caches at n = 69-100,
+        60 s, one core, ahead at k = 2 by 708-2,403 and at k = 5 and 8 by 2,454-9,520
+        (benchmarks/results/field-budgets-60-policies-kmaxstart.md).""")
+    localsearch_max_n: int = _knob(100, "count", """Largest n at which auto runs localsearch (as
+        improve's start, or alone from data); k-MAX's start above. From the anchor caches, 60 s,
+        one core: ahead of the k-MAX start in all 9 cells at n = 69-100 (by 708-9,520), behind it
+        by 22,030-100,874 in all 3 at n = 1,041 (munin5000), where the first climb is far from
+        done in its 12 s (benchmarks/results/field-budgets-60-policies-kmaxstart.md).""")
     localsearch_alone_min_k: int = _knob(3, "count0", """From data (families scored on demand),
         auto above ``cuts_max_n`` runs localsearch alone from this k: improve from its network
         added nothing at k = 5 and 8 in the 6 DEBD cells at 60 s (plants, baudio, jester; its

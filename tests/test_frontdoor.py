@@ -159,7 +159,8 @@ def _sized_cache(n: int, seed: int = 0) -> "twbn.ScoreCache":
 def test_auto_rule(n, k, method):
     choice = choose_method(Problem(_sized_cache(n), k))
     assert choice.method == method
-    start = None if k is None else "localsearch" if k >= DEFAULT_POLICY.localsearch_start_min_k else "kmax"
+    start = None if k is None else "localsearch" if k >= DEFAULT_POLICY.localsearch_start_min_k \
+        and n <= DEFAULT_POLICY.localsearch_max_n else "kmax"
     assert choice.warm_start == {"cuts": "kg" if k is not None else None, "improve": start}.get(method)
 
 
@@ -168,6 +169,8 @@ def test_auto_improve_start_follows_the_policy(min_k, start):
     policy = twbn.Policy(localsearch_start_min_k=min_k)
     choice = choose_method(Problem(_sized_cache(DEFAULT_POLICY.cuts_max_n + 5), 2), policy=policy)
     assert (choice.method, choice.warm_start) == ("improve", start)
+    small = twbn.Policy(localsearch_start_min_k=min_k, localsearch_max_n=DEFAULT_POLICY.cuts_max_n + 4)
+    assert choose_method(Problem(_sized_cache(DEFAULT_POLICY.cuts_max_n + 5), 2), policy=small).warm_start == "kmax"
 
 
 @pytest.mark.parametrize("n,k,expected", [(12, 2, "dp"), pytest.param(24, 2, "cuts", marks=pytest.mark.slow),  # 8 s
