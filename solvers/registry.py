@@ -299,6 +299,12 @@ def solve(
     floor_bound(problem, sol)
     if sol.bound is not None:
         sol.stats["bound_scope"] = bound_scope(problem)
+    if problem.cache.meta.get("families_added") and sol.status == "optimal":
+        # reaching a bound over the cache grown by the network's own families proves nothing
+        # about the families the data may score: not a status a user should read as optimal
+        sol.status = "feasible"
+        sol.stats["reaches_its_bound"] = ("the bound over the cache grown by the families the search scored; "
+                                          "not a proof over every family the data may score")
     if sol.parents is None and not sol.stats.get("reason"):
         sol.stats["reason"] = ("no network found within the time limit" if sol.status == "unknown"
                                else "the method proved that no network satisfies the constraints")
