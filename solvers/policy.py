@@ -200,6 +200,10 @@ class Policy:
     # -- improve: pieces of a network re-solved exactly ------------------------------------
     piece_min_size: int = _knob(4, "count", """Smallest piece (free variables); improve's first
         pieces have ``start_size``.""")
+    piece_neighbours: int = _knob(1, "count0", """From data (families scored on demand): 1 gives a
+        piece's free variables the families one step from their own (a parent added, removed or
+        swapped inside the piece) scored from the data, beside the cached ones; 0 the cached
+        ones and their own family only.""")
     piece_max_size: int = _knob(40, "count", """Largest piece (free variables).""")
     unbounded_start_k: int = _knob(8, "count", """Without a bound (or k >= n - 1) improve starts
         from k-MAX's network under this bound: a network of the problem too.""")

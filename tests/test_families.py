@@ -203,3 +203,31 @@ def test_auto_from_data_runs_localsearch_alone_from_k3(k, method):
     assert (choice.method, choice.warm_start) == (method, "localsearch" if method == "improve" else None)
     assert (choose_method(Problem(cache, k)).method, choose_method(Problem(cache, k)).warm_start) == \
         ("improve", "localsearch")
+
+
+def test_improve_from_data_reaches_families_beyond_the_cache(frame):
+    """improve's pieces, from data, choose among the families one step from the network's
+    (scored on demand), not only the cache's: from improve's best network over a cache of
+    single parents it reaches the optimum over every family of at most two parents (brute
+    force), which that cache cannot hold."""
+    ds = as_dataset(frame)
+    cache = twbn.score(ds, max_parents=1)
+    _, best = brute_force_optimum(_full_cache(ds, 2), 2)
+    from twbn.formulations.solution import make_solution
+    from twbn.solvers.method_options import ImproveOptions
+
+    options = ImproveOptions(max_pieces=20, restarts=False)
+    plain = Problem(cache, 2)
+    alone = solve(plain, "improve", warm_start=make_solution(plain, [()] * 5, bound=None, status="feasible",
+                                                             method="start"), options=options, seed=0)
+    assert alone.score < best - 1.0
+    problem = Problem(cache, 2, scorer=FamilyScores(ds))
+    sol = solve(problem, "improve", warm_start=alone, options=options, seed=0)
+    assert sol.score == pytest.approx(best, abs=1e-7)
+    assert any(len(ps) == 2 for ps in sol.parents)
+    record = sol.to_json(problem)
+    record["stats"]["scoring"] = {"score": "bic"}
+    assert verify_against_data(ds, record, 2) == []
+    off = solve(Problem(cache, 2, scorer=FamilyScores(ds)), "improve", warm_start=alone, options=options, seed=0,
+                policy=twbn.Policy(piece_neighbours=0))
+    assert off.score == pytest.approx(alone.score)  # without them, nothing beyond the cache

@@ -124,15 +124,42 @@ def _ancestry(parents: Sequence[ParentSet], free: set[int], boundary: Sequence[i
     return pairs
 
 
+def neighbour_families(problem: Problem, v: int, family: ParentSet, inside: Sequence[int]) -> dict:
+    """From data (``problem.scorer``): v's families one step from ``family`` with every
+    parent in ``inside`` (a parent added, removed, or swapped for another), scored from the
+    data (memoised; every addition to one base in one pass), those the problem allows:
+    what a piece of a network whose families the cache lacks may choose beyond its cache."""
+    cap = problem.family_max_parents
+    cur = tuple(sorted(family))
+    pool = [u for u in inside if u != v]
+    bases = [cur] + [tuple(p for p in cur if p != x) for x in cur]
+    out: dict = {}
+    for base in bases:
+        if problem.allows(v, base):
+            out[base] = problem.score_of(v, base)
+        if cap is not None and len(base) >= cap:
+            continue
+        problem.scorer.score_additions(v, base, [u for u in pool if u not in base])
+        for u in pool:
+            if u in base:
+                continue
+            ps = tuple(sorted(base + (u,)))
+            if ps not in out and problem.allows(v, ps):
+                out[ps] = problem.score_of(v, ps)
+    return out
+
+
 def piece_problem(problem: Problem, parents: Sequence[ParentSet], free: Sequence[int], boundary: Sequence[int],
-                  loose: bool = False, within: Adjacency | None = None
+                  loose: bool = False, within: Adjacency | None = None, neighbours: bool = True
                   ) -> tuple[Problem, list[int], list[tuple[int, int]], dict[tuple[int, int], int]]:
     """The sub-problem over L = free ∪ boundary, in local indices 0 … |L|−1: its Problem
     (free variables: their candidate sets inside L — and, with ``within`` (a graph), whose
     family is a clique of it; boundary variables: their family restricted to L, scored as
     in the cache when it lies in L and 0 otherwise — a constant), L in local order, the
     ancestry pairs and the fixed y making the boundary a clique. ``loose`` (a moral or
-    k-tree piece), or |L| ≤ k + 1: no treewidth bound inside L.
+    k-tree piece), or |L| ≤ k + 1: no treewidth bound inside L. From data
+    (``problem.scorer``) a free variable's current family is always a candidate, and with
+    ``neighbours`` so are those one step from it inside L (:func:`neighbour_families`).
     Raises ValueError if a free variable's current family is not inside L (or ``within``)."""
     local = sorted(set(free) | set(boundary))
     index = {v: i for i, v in enumerate(local)}
@@ -143,11 +170,18 @@ def piece_problem(problem: Problem, parents: Sequence[ParentSet], free: Sequence
         if v in fset:
             fam = {tuple(index[p] for p in ps): s for ps, s in zip(cand.parent_sets[v], cand.scores[v].tolist())
                    if all(p in index for p in ps) and (within is None or clique_with(within, v, ps))}
+            if problem.scorer is not None:
+                cur = tuple(sorted(parents[v]))
+                near = neighbour_families(problem, v, cur, local) if neighbours else {}
+                if all(p in index for p in cur):
+                    near[cur] = problem.score_of(v, cur)
+                fam.update({tuple(index[p] for p in ps): s for ps, s in near.items()
+                            if within is None or clique_with(within, v, ps)})
             if tuple(sorted(parents[v])) not in {tuple(local[i] for i in ps) for ps in fam}:
                 raise ValueError(f"the family of {problem.names[v]!r} is not inside its piece")
         else:
             inside = tuple(index[p] for p in parents[v] if p in index)
-            fam = {inside: cand.score_of(v, parents[v]) if len(inside) == len(parents[v]) else 0.0}
+            fam = {inside: problem.score_of(v, parents[v]) if len(inside) == len(parents[v]) else 0.0}
         families.append(fam)
     cache = ScoreCache.from_mapping([problem.names[v] for v in local], families,
                                     None if cand.arities is None else [cand.arities[v] for v in local], dict(cand.meta))
@@ -180,7 +214,8 @@ class Piece:
                  moral: bool = False, ktree: Adjacency | None = None) -> None:
         self.free, self.boundary, self.moral, self.ktree = free, boundary, moral, ktree is not None
         self.problem, self.local, self.ancestry, self.fixed = piece_problem(
-            state.problem, state.parents, free, boundary, loose=moral or ktree is not None, within=ktree)
+            state.problem, state.parents, free, boundary, loose=moral or ktree is not None, within=ktree,
+            neighbours=bool(state.policy.piece_neighbours))
         index = {v: i for i, v in enumerate(self.local)}
         fset = set(free)
         order = None if peo is None else [index[v] for v in peo if v in fset] + [index[b] for b in boundary]

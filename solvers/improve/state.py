@@ -28,8 +28,8 @@ class State:
         self.tri = None if self.k is None else fill_in(moral_graph(self.parents), self.order)
         self.width = None if self.k is None else elimination_width(self.tri, self.order)
         self._narrow: int | None = None  # the current network's min-fill width (None: not known)
-        cand = problem.candidates
-        self.family_score = [cand.score_of(v, ps) for v, ps in enumerate(self.parents)]
+        # problem.score_of: from data a family may be one the cache lacks, scored on demand
+        self.family_score = [problem.score_of(v, ps) for v, ps in enumerate(self.parents)]
         self.score = math.fsum(self.family_score)
         self.glued: list[tuple[list[int], list[int]]] = []  # (F, B) of each piece glued in, in turn
 
@@ -135,8 +135,7 @@ class State:
 
     def _set(self, new_parents: dict[int, ParentSet]) -> None:
         self._narrow = None
-        cand = self.problem.candidates
         for v, ps in new_parents.items():
             self.parents[v] = ps
-            self.family_score[v] = cand.score_of(v, ps)
+            self.family_score[v] = self.problem.score_of(v, ps)
         self.score = math.fsum(self.family_score)
