@@ -11,7 +11,8 @@ hand after installing twbn with pip::
 
 It runs each kernel's public caller once on a bundled data set: scoring (the counting
 kernels; PCART's DP), writing and reading a jkl cache (the stream reader), k-G, the
-cluster LP's separation, the unbounded DP and the bounded DP, with the argument types real runs use.
+cluster LP's separation, the unbounded DP and the bounded DP, the local search over a cache and
+from data, with the argument types real runs use.
 """
 
 from __future__ import annotations
@@ -56,6 +57,10 @@ def precompile() -> float:
         cache = twbn.read_jkl(path)
     solve(Problem(cache, 2), "kg", time_limit=0.5, seed=0)
     solve(Problem(cache, 1), "localsearch", options={"max_iterations": 2}, seed=0)  # its width checks
+    from twbn.scoring.families import FamilyScores
+
+    # from data: the batch of additions to one family (counting.added_parent_scores)
+    solve(Problem(cache, 2, scorer=FamilyScores(zoo)), "localsearch", options={"max_iterations": 2}, seed=0)
     table = FamilyTable.from_cache(cache)  # the cluster LP's separation and rows
     greedy_clusters(table, np.full(table.size, 0.5))
     table.cluster_families(range(4))
