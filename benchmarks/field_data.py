@@ -28,6 +28,7 @@ import math
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -59,11 +60,23 @@ def _spawn(data: Path, k: int, budget: float, out: Path, policy: dict) -> tuple[
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True), time.monotonic()
 
 
-def _finish(proc: subprocess.Popen, began: float) -> dict:
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.monotonic() - began
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return {"exit": proc.returncode, "command_s": round(wall, 2), "peak_mb": round(usage.ru_maxrss / 1024),
+def _watch(proc: subprocess.Popen, began: float) -> threading.Thread:
+    """A thread that reaps ``proc`` the moment it ends and keeps its wall time and peak
+    memory: the main thread may be re-scoring another cell's network meanwhile (munin: about
+    10 s), which a wait after it would add to this command's time."""
+    def reap() -> None:
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.reaped = (time.monotonic() - began, os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+
+    t = threading.Thread(target=reap, daemon=True)
+    t.start()
+    return t
+
+
+def _finish(proc: subprocess.Popen, watcher: threading.Thread) -> dict:
+    watcher.join()
+    wall, proc.returncode, rss = proc.reaped
+    return {"exit": proc.returncode, "command_s": round(wall, 2), "peak_mb": round(rss / 1024),
             "stderr": proc.stderr.read()[-400:]}
 
 
@@ -100,9 +113,9 @@ def run(folder: Path, sets: list[str], ks: list[int], budgets: list[float], work
             out = work / f"{s}-k{k}-{b:g}s-{vname}.json"
             out.unlink(missing_ok=True)
             proc, began = _spawn(folder / f"{s}_train.csv.gz", k, b, out, policy)
-            running.append((proc, began, s, k, b, vname, out))
-        proc, began, s, k, b, vname, out = running.pop(0)
-        rec = {"policy": vname, **_record(s, folder / f"{s}_train.csv.gz", k, b, out, _finish(proc, began))}
+            running.append((proc, _watch(proc, began), s, k, b, vname, out))
+        proc, watcher, s, k, b, vname, out = running.pop(0)
+        rec = {"policy": vname, **_record(s, folder / f"{s}_train.csv.gz", k, b, out, _finish(proc, watcher))}
         records.append(rec)
         print(f"{s} k = {k} {b:g} s {vname}: {rec.get('score')} in {rec['command_s']} s, valid {rec.get('valid')}",
               file=sys.stderr, flush=True)
