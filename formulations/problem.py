@@ -86,6 +86,15 @@ def _merged(sets: list, scores, new: dict) -> tuple[list, "np.ndarray"]:
     return sets, scores
 
 
+def _with_added(cache: ScoreCache, added: dict, meta: dict) -> ScoreCache:
+    """``cache`` with ``added[v]`` families: only the variables that gain one are rebuilt (a
+    cache may hold 10^5-10^6 sets)."""
+    psets, scores = list(cache.parent_sets), list(cache.scores)
+    for v, new in added.items():
+        psets[v], scores[v] = _merged(psets[v], scores[v], new)
+    return ScoreCache(cache.names, psets, scores, cache.arities, meta)
+
+
 @dataclass(frozen=True)
 class Problem:
     """What a method solves: a score cache, a treewidth bound and background knowledge.
@@ -310,19 +319,12 @@ class Problem:
                 added.setdefault(v, {})[ps] = s
         if not added:
             return self
-        # only the variables that gain a family are rebuilt (a cache may hold 10^5-10^6 sets)
-        psets, scores = list(self.cache.parent_sets), list(self.cache.scores)
-        for v, new in added.items():
-            psets[v], scores[v] = _merged(psets[v], scores[v], new)
         meta = dict(self.cache.meta)
         meta["families_added"] = meta.get("families_added", 0) + sum(len(new) for new in added.values())
-        grown = Problem(ScoreCache(self.names, psets, scores, self.cache.arities, meta), self.treewidth,
-                        self.forbidden, self.required, self.scorer)
+        grown = Problem(_with_added(self.cache, added, meta), self.treewidth, self.forbidden, self.required,
+                        self.scorer)
         if "candidates" in self.__dict__:  # the restriction, carried over: one pass over the cache saved
-            cand = self.candidates
-            cps, csc = list(cand.parent_sets), list(cand.scores)
-            for v, new in added.items():  # every family added is allowed here (score_of checked it)
-                cps[v], csc[v] = _merged(cps[v], csc[v], new)
-            grown.__dict__["candidates"] = ScoreCache(self.names, cps, csc, cand.arities, dict(cand.meta))
+            # (every family added is allowed here: score_of checked it)
+            grown.__dict__["candidates"] = _with_added(self.candidates, added, dict(self.candidates.meta))
         self.__dict__["_grown"][key] = grown
         return grown

@@ -141,11 +141,16 @@ class Climber:
             self.scored += 1
             if cached >= 0 and s <= self.scores[v][cached] + _EPS:
                 return cached
-            i = len(self.sets[v])
-            self.sets[v].append(ps)
-            self.scores[v].append(s)
-            self.pos[v][ps] = i
+            i = self._append(v, ps, s)
         return i if cached < 0 or self.scores[v][i] > self.scores[v][cached] + _EPS else cached
+
+    def _append(self, v: int, ps: tuple[int, ...], score: float) -> int:
+        """From data: a family scored beyond the cache becomes v's next index."""
+        i = len(self.sets[v])
+        self.sets[v].append(ps)
+        self.scores[v].append(score)
+        self.pos[v][ps] = i
+        return i
 
     # ---- state ----------------------------------------------------------------------
     def load(self, parents, order) -> None:
@@ -169,12 +174,7 @@ class Climber:
         if self.scorer is None:
             return self.sets[v].index(tup)
         i = self.pos[v].get(tup)
-        if i is None:  # a start's family scored from the data
-            i = len(self.sets[v])
-            self.sets[v].append(tup)
-            self.scores[v].append(self.scorer.score(v, tup))
-            self.pos[v][tup] = i
-        return i
+        return self._append(v, tup, self.scorer.score(v, tup)) if i is None else i  # a start's family
 
     def _clique(self, v: int, ps, sign: int) -> None:
         members = [v, *ps]
