@@ -11,7 +11,7 @@ hand after installing twbn with pip::
 
 It runs each kernel's public caller once on a bundled data set: scoring (the counting
 kernels; PCART's DP), writing and reading a jkl cache (the stream reader), k-G, the
-cluster LP's separation, the unbounded DP and the bounded DP, the local search over a cache and
+cluster LP's separation and columns, the unbounded DP and the bounded DP, the local search over a cache and
 from data, with the argument types real runs use.
 """
 
@@ -64,6 +64,9 @@ def precompile() -> float:
     table = FamilyTable.from_cache(cache)  # the cluster LP's separation and rows
     greedy_clusters(table, np.full(table.size, 0.5))
     table.cluster_families(range(4))
+    from twbn.solvers.relaxation import cluster_lp_bound
+
+    cluster_lp_bound(Problem(cache, 2), time_limit=1.0)  # its columns' rows (relaxation._column_rows)
     small_cache = twbn.score(small, max_parents=2)
     solve(Problem(small_cache, None), "dp")  # the unbounded DP
     solve(Problem(small_cache, 2), "dp")  # the bounded DP

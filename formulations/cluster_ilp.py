@@ -84,7 +84,6 @@ class FamilyTable:
     child: np.ndarray  # (F,) int
     parents: list[ParentSet]
     scores: np.ndarray  # (F,) float
-    member: np.ndarray  # (F, n) bool: member[f, u] iff u ∈ parents[f]
     start: np.ndarray  # (n+1,) families of v are start[v]:start[v+1]
 
     @classmethod
@@ -98,10 +97,7 @@ class FamilyTable:
                 parents.append(ps)
                 scores.append(s)
             start.append(len(child))
-        member = np.zeros((len(child), n), dtype=bool)
-        for f, ps in enumerate(parents):
-            member[f, list(ps)] = True
-        return cls(n, np.asarray(child, dtype=np.int64), parents, np.asarray(scores, dtype=float), member,
+        return cls(n, np.asarray(child, dtype=np.int64), parents, np.asarray(scores, dtype=float),
                    np.asarray(start, dtype=np.int64))
 
     @property
@@ -118,17 +114,52 @@ class FamilyTable:
         raise KeyError(f"no candidate family {want} -> {child}")
 
     @functools.cached_property
-    def n_parents(self) -> np.ndarray:
-        """(F,) |W| per family; read by separation and rounding at every node."""
-        return self.member.sum(axis=1)
+    def parent_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each family's parents as (ptr, idx): family f's are ``idx[ptr[f]:ptr[f + 1]]``,
+        ascending. The table's one representation of who is a parent: it grows with the
+        cache, where the dense ``member`` matrix grows with the cache times n (at n =
+        10,000 with 138,000 families, 1.4 GB)."""
+        ptr = np.zeros(self.size + 1, dtype=np.int64)
+        np.cumsum([len(ps) for ps in self.parents], out=ptr[1:])
+        idx = np.fromiter(itertools.chain.from_iterable(self.parents), dtype=np.int64, count=int(ptr[-1]))
+        return ptr, idx
 
     @functools.cached_property
-    def parent_index(self) -> tuple[np.ndarray, np.ndarray]:
-        """Each family's parents as (ptr, idx): family f's are ``idx[ptr[f]:ptr[f + 1]]``."""
-        rows, cols = np.nonzero(self.member)
-        ptr = np.zeros(self.size + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=self.size), out=ptr[1:])
-        return ptr, cols.astype(np.int64)
+    def n_parents(self) -> np.ndarray:
+        """(F,) |W| per family; read by separation and rounding at every node."""
+        return np.diff(self.parent_index[0])
+
+    @functools.cached_property
+    def member(self) -> np.ndarray:
+        """(F, n) bool, member[f, u] iff u ∈ parents[f]: for the models of small
+        problems (the ILP, its separation and rounding), whose products it serves; the LP
+        bound, which runs at any n, reads ``parent_index`` and ``member_sparse``."""
+        return self.member_rows(np.arange(self.size))
+
+    def _rows(self, families: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows ``families`` of ``member`` in CSR form: (row pointers, columns)."""
+        families = np.asarray(families, dtype=np.int64)
+        ptr, idx = self.parent_index
+        lens = ptr[families + 1] - ptr[families]
+        rptr = np.zeros(len(families) + 1, dtype=np.int64)
+        np.cumsum(lens, out=rptr[1:])
+        take = np.repeat(ptr[families] - rptr[:-1], lens) + np.arange(int(rptr[-1]))
+        return rptr, idx[take]
+
+    def member_rows(self, families: np.ndarray) -> np.ndarray:
+        """The rows ``families`` of ``member``, built from ``parent_index`` (the whole
+        matrix is never made for it)."""
+        rptr, cols = self._rows(families)
+        out = np.zeros((len(rptr) - 1, self.n), dtype=bool)
+        out[np.repeat(np.arange(len(rptr) - 1), np.diff(rptr)), cols] = True
+        return out
+
+    def member_sparse(self, families: np.ndarray):
+        """The rows ``families`` of ``member`` as a float32 scipy CSR matrix (len(families), n)."""
+        from scipy.sparse import csr_matrix
+
+        rptr, cols = self._rows(families)
+        return csr_matrix((np.ones(len(cols), dtype=np.float32), cols, rptr), shape=(len(rptr) - 1, self.n))
 
     def cluster_families(self, cluster: Sequence[int], k: int = 1) -> np.ndarray:
         """Indices of the families on the left of (3) for C — child in C, a parent in C —
@@ -179,7 +210,8 @@ class FamilyTable:
     def _moral_index(self) -> tuple[np.ndarray, ...]:
         """The arcs (family, parent, child), and the co-parent pairs {a, b} of every family
         grouped by (child, a, b): their families, group ids, and each group's a and b."""
-        fam, par = np.nonzero(self.member)
+        ptr, par = self.parent_index
+        fam = np.repeat(np.arange(self.size), np.diff(ptr))
         co = np.array([(f, a, b) for f, ps in enumerate(self.parents) for a, b in itertools.combinations(ps, 2)],
                       dtype=np.int64).reshape(-1, 3)
         n = self.n

@@ -10,6 +10,7 @@ order has width ≤ k iff it is a subgraph of a k-tree.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from typing import Iterable, Sequence
 
@@ -103,16 +104,37 @@ def fill_in(adj: Adjacency, order: Sequence[int]) -> Adjacency:
     return tri
 
 
-def _greedy_order(adj: Adjacency, cost) -> list[int]:
+def _greedy_order(adj: Adjacency, cost, reach: int) -> list[int]:
+    """Eliminate, each step, the vertex of least ``(cost(g, v), v)`` in the graph left.
+
+    A heap with lazy deletion: after v goes, only the costs that can have changed are
+    recomputed, those of the vertices within ``reach`` of it (1: its neighbours, whose
+    degree changed; 2: also theirs, for fill-in, since an edge among v's neighbours can
+    join two neighbours of theirs). A scan of every vertex each step (the first version)
+    was O(n²): 20 s of improve's 60 at n = 10,000, in one uninterruptible call."""
     g = copy_adjacency(adj)
+    current = {v: cost(g, v) for v in g}
+    heap = [(c, v) for v, c in current.items()]
+    heapq.heapify(heap)
     order = []
     while g:
-        v = min(g, key=lambda x: (cost(g, x), x))
+        c, v = heapq.heappop(heap)
+        if v not in g or current[v] != c:
+            continue  # a stale entry: v is gone or its cost has changed since
         nb = g.pop(v)
         for a in nb:
             g[a].discard(v)
             g[a].update(nb - {a})
         order.append(v)
+        touched = set(nb)
+        if reach > 1:
+            for a in nb:
+                touched |= g[a]
+        for u in touched:
+            c = cost(g, u)
+            if c != current[u]:
+                current[u] = c
+                heapq.heappush(heap, (c, u))
     return order
 
 
@@ -126,18 +148,19 @@ def random_greedy_order(adj: Adjacency, rng, fill: bool = True) -> list[int]:
     a ``random.Random``): a different triangulation each draw."""
     key = {v: rng.random() for v in adj}
     if fill:
-        return _greedy_order(adj, lambda g, v: (_fill_count(g, v), key[v]))
-    return _greedy_order(adj, lambda g, v: (len(g[v]), key[v]))
+        return _greedy_order(adj, lambda g, v: (_fill_count(g, v), key[v]), 2)
+    return _greedy_order(adj, lambda g, v: (len(g[v]), key[v]), 1)
 
 
 def min_fill_order(adj: Adjacency) -> list[int]:
-    """Greedy min-fill elimination order (ties by index). O(n·(n + Δ³))."""
-    return _greedy_order(adj, _fill_count)
+    """Greedy min-fill elimination order (ties by index). O(n·Δ⁴ log n): each step recounts
+    the fill of the vertices within two steps of the one eliminated."""
+    return _greedy_order(adj, _fill_count, 2)
 
 
 def min_degree_order(adj: Adjacency) -> list[int]:
     """Greedy min-degree elimination order (ties by index)."""
-    return _greedy_order(adj, lambda g, v: len(g[v]))
+    return _greedy_order(adj, lambda g, v: len(g[v]), 1)
 
 
 def perfect_elimination_order(adj: Adjacency) -> list[int] | None:

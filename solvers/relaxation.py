@@ -55,6 +55,7 @@ import time
 from typing import Callable, NamedTuple, Protocol, Sequence
 
 import numpy as np
+from numba import njit
 
 from twbn.formulations.cluster_ilp import FamilyTable
 from twbn.formulations.problem import Problem
@@ -189,7 +190,7 @@ def width_row(table: FamilyTable, assignment: dict[int, list[tuple[int, int]]]) 
     fams, coefs = [], []
     for w, pairs in sorted(assignment.items()):
         lo, hi = int(table.start[w]), int(table.start[w + 1])
-        inside = table.member[lo:hi].copy()
+        inside = table.member_rows(np.arange(lo, hi))
         inside[:, w] = True  # the child is in its own family
         a = np.array([p[0] for p in pairs], dtype=np.int64)
         b = np.array([p[1] for p in pairs], dtype=np.int64)
@@ -281,9 +282,46 @@ def separate_width_rows(table: FamilyTable, x: np.ndarray, k: int, max_rows: int
 
 def _pairs(table: FamilyTable) -> list[list[int]]:
     """The clusters {a, b} whose row (3) some pair of families can violate (a 2-cycle)."""
-    fam, par = np.nonzero(table.member)
-    arcs = set(zip(par.tolist(), table.child[fam].tolist()))
+    ptr, par = table.parent_index
+    arcs = set(zip(par.tolist(), np.repeat(table.child, np.diff(ptr)).tolist()))
     return [[a, b] for a, b in sorted(arcs) if a < b and (b, a) in arcs]
+
+
+@njit(cache=True, nogil=True)
+def _column_rows(vptr, vrows, flipped, child, lo, hi, parents):  # pragma: no cover - compiled
+    """For family b (child ``child[b]``, parents ``parents[lo[b]:hi[b]]``), the cluster
+    rows that count it, ascending: ``rows[edges[b]:edges[b + 1]]``. A row as written (3)
+    counts it when its cluster holds the child and one of the parents; a ``flipped`` row
+    (the complement form) when it holds the child and none of them.
+    ``vrows[vptr[u]:vptr[u + 1]]`` are the rows whose cluster holds u, ascending."""
+    n_rows = len(flipped)
+    stamp = np.zeros(n_rows, np.int64)
+    edges = np.zeros(len(child) + 1, np.int64)
+    for b in range(len(child)):  # counting pass
+        for q in range(lo[b], hi[b]):
+            u = parents[q]
+            for j in range(vptr[u], vptr[u + 1]):
+                stamp[vrows[j]] = b + 1
+        c = child[b]
+        found = 0
+        for j in range(vptr[c], vptr[c + 1]):
+            if (stamp[vrows[j]] == b + 1) != flipped[vrows[j]]:
+                found += 1
+        edges[b + 1] = edges[b] + found
+    rows = np.empty(edges[-1], np.int64)
+    stamp[:] = 0
+    for b in range(len(child)):
+        for q in range(lo[b], hi[b]):
+            u = parents[q]
+            for j in range(vptr[u], vptr[u + 1]):
+                stamp[vrows[j]] = b + 1
+        c = child[b]
+        at = edges[b]
+        for j in range(vptr[c], vptr[c + 1]):
+            if (stamp[vrows[j]] == b + 1) != flipped[vrows[j]]:
+                rows[at] = vrows[j]
+                at += 1
+    return edges, rows
 
 
 def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool = True,
@@ -318,7 +356,8 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         ``trivial``, ``lp_value`` (the last LP's optimum), ``rows`` (rows in the last
         LP), ``dropped`` (rows taken out after ``policy.lp_row_idle_rounds`` solves without a multiplier),
         ``rounds``, ``seconds``, ``complete`` (no violated row left: the bound is the LP
-        relaxation's optimum).
+        relaxation's optimum), ``entries`` (the last LP's nonzeros) and
+        ``complement_rows`` (its cluster rows written as their complement).
 
     Examples
     --------
@@ -330,6 +369,7 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
     (-2.0, -6.0)
     """
     import highspy
+    from scipy.sparse import csr_matrix, vstack
 
     from twbn.solvers.models.backends import quiet_highs
 
@@ -359,9 +399,15 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
     row_families: list[np.ndarray] = []  # all families each row counts (sorted)
     row_coefficients: list[np.ndarray | None] = []  # a row's coefficients; None: all 1
     rhs: list[float] = []
-    cmat = np.zeros((0, n), dtype=bool)  # cluster rows as vertex sets (a listed row: all False)
+    # cluster rows as vertex sets (a listed row: empty), sparse: dense (rows, n) matrices and
+    # their products with the columns' parents took 1.3 GB at n = 5,000 in one round
+    cmat = csr_matrix((0, n), dtype=np.float32)
     listed: list[int] = []  # the rows whose families are found by list, not by a vertex set
     idle = np.zeros(0, dtype=np.int64)  # solves since each row last had a multiplier
+    # rows written as their complement, Σ_{f ∉ row, child in C} x_f ≥ |C| − rhs (equal given
+    # (2), and sparser for a large cluster: at n = 1,000 the LP reached 2.6 M entries, 550 MB
+    # in HiGHS, as written); L(λ) still reads every row as written, with λ its dual
+    flipped = np.zeros(0, dtype=np.bool_)
     dropped = 0  # rows taken out
 
     def add_columns(fams: np.ndarray) -> None:
@@ -369,9 +415,15 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         nonlocal cmat
         fams = np.asarray(fams, dtype=np.int64)
         child = table.child[fams]
-        # a float BLAS product (numpy's integer matmul has none: 20 times slower at munin's
-        # n = 1,041); the counts are integers ≤ n, exact in float32
-        hits = (cmat.astype(np.float32) @ table.member[fams].T.astype(np.float32) > 0.5) & cmat[:, child]  # (R, B)
+        # a row counts a family whose child is in its cluster and some parent too; found
+        # from the rows of each vertex (cmat by column), in time and memory of the entries
+        # themselves: the product of cmat with the families' parents (sparse or not) also
+        # counts the rows that miss the child, 420 MB at n = 1,000 after 20 rounds
+        by_vertex = cmat.tocsc()
+        by_vertex.sort_indices()
+        ptr, idx = table.parent_index
+        edges, hit_r = _column_rows(by_vertex.indptr.astype(np.int64), by_vertex.indices.astype(np.int64),
+                                    flipped, child, ptr[fams], ptr[fams + 1], idx)
         extra: list[list[tuple[int, float]]] = [[] for _ in fams]
         for r in listed:
             at = np.searchsorted(row_families[r], fams)
@@ -383,7 +435,7 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         for b, f in enumerate(fams):
             starts.append(len(index))
             index.append(int(child[b]))
-            rows_b = (n + np.flatnonzero(hits[:, b])).tolist()
+            rows_b = (n + hit_r[edges[b]:edges[b + 1]]).tolist()
             index.extend(rows_b)
             value.extend([1.0] * (1 + len(rows_b)))
             index.extend(r for r, _ in extra[b])
@@ -396,11 +448,15 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
     def add_rows(new_rows: list[tuple[str, Row]]) -> None:
         """Rows (each with its family's name) into the LP and the bookkeeping: a cluster
         row's families come by its vertex set, any other's by its list."""
-        nonlocal cmat, idle
+        nonlocal cmat, idle, flipped
+        lp_cols = np.concatenate(columns)
         position = np.full(size, -1, dtype=np.int64)
-        position[np.concatenate(columns)] = np.arange(sum(len(c) for c in columns))
-        idx, val = [], []
-        extra = np.zeros((len(new_rows), n), dtype=bool)
+        position[lp_cols] = np.arange(len(lp_cols))
+        by_child = lp_cols[np.argsort(table.child[lp_cols], kind="stable")]  # the LP's families, by child
+        child_at = np.searchsorted(table.child[by_child], np.arange(n + 1))
+        idx, val, lower, upper, flips = [], [], [], [], []
+        extra_rows: list[int] = []
+        extra_cols: list[int] = []
         for r, (kind, row) in enumerate(new_rows):
             fams = np.asarray(row.families, dtype=np.int64)
             coef = None if row.coefficients is None else np.asarray(row.coefficients, dtype=float)
@@ -409,26 +465,46 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
             if row.cluster is None:
                 listed.append(len(row_families))
             else:
-                extra[r, row.cluster] = True
+                members = sorted(set(int(u) for u in row.cluster))
+                extra_rows += [r] * len(members)
+                extra_cols += members
             kinds.append(kind)
             row_families.append(fams)
             row_coefficients.append(coef)
             rhs.append(float(row.rhs))
-            idx.append(position[fams[in_lp[fams]]].astype(np.int32))
-            val.append(np.ones(len(idx[-1])) if coef is None else coef[in_lp[fams]])
+            mine = fams[in_lp[fams]]
+            flip = False
+            if row.cluster is not None and coef is None:
+                # the LP's families of C's children, ``mine`` among them: counted per child,
+                # listed only for a row that flips (25,000 pair rows at n = 10,000)
+                flip = 2 * len(mine) > int((child_at[np.add(members, 1)] - child_at[members]).sum())
+            if flip:
+                of_c = np.concatenate([by_child[child_at[v]:child_at[v + 1]] for v in members])
+                mine = np.setdiff1d(of_c, mine)
+                lower.append(len(members) - float(row.rhs))
+                upper.append(highspy.kHighsInf)
+            else:
+                lower.append(-highspy.kHighsInf)
+                upper.append(float(row.rhs))
+            flips.append(flip)
+            idx.append(position[mine].astype(np.int32))
+            val.append(np.ones(len(mine)) if coef is None else coef[in_lp[fams]])
         lens = np.array([len(i) for i in idx], dtype=np.int64)
         st = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int32)
         allidx = np.concatenate(idx).astype(np.int32) if idx else np.zeros(0, dtype=np.int32)
         allval = np.concatenate(val) if val else np.zeros(0)
-        h.addRows(len(new_rows), np.full(len(new_rows), -highspy.kHighsInf), np.array(rhs[-len(new_rows):]),
-                  len(allidx), st, allidx, allval)
-        cmat = np.vstack([cmat, extra])
+        h.addRows(len(new_rows), np.array(lower), np.array(upper), len(allidx), st, allidx, allval)
+        extra = csr_matrix((np.ones(len(extra_cols), dtype=np.float32), (extra_rows, extra_cols)),
+                           shape=(len(new_rows), n))
+        cmat = vstack([cmat, extra], format="csr")
+        cmat.sort_indices()
         idle = np.concatenate([idle, np.zeros(len(new_rows), dtype=np.int64)])
+        flipped = np.concatenate([flipped, np.array(flips, dtype=np.bool_)])
 
     def drop_rows(drop: np.ndarray) -> int:
         """Take the rows ``drop`` (a mask over the rows) out of the LP and the bookkeeping;
         returns how many."""
-        nonlocal cmat, idle
+        nonlocal cmat, idle, flipped
         gone = np.flatnonzero(drop)
         if not len(gone):
             return 0
@@ -442,7 +518,9 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         row_coefficients[:] = [row_coefficients[r] for r in keep_r]
         listed[:] = [int(new_index[r]) for r in listed if not drop[r]]
         cmat = cmat[keep_r]
+        cmat.sort_indices()
         idle = idle[keep_r]
+        flipped = flipped[keep_r]
         return len(gone)
 
     # the best policy.lp_initial_columns families of each variable first (stored best first); the
@@ -478,7 +556,10 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         sol = h.getSolution()
         lp_value = -h.getInfo().objective_function_value
         # HiGHS's row duals of a minimisation: ≤ 0 on a binding ≤ row; λ = −dual
-        lam = np.maximum(-np.asarray(sol.row_dual)[n:], 0.0)
+        # (a flipped row's dual is ≥ 0 where binding: it is the row as written times −1
+        # plus convexity rows (2), whose duals absorb the rest)
+        dual = np.asarray(sol.row_dual)[n:]
+        lam = np.maximum(np.where(flipped, dual, -dual), 0.0)
         reduced = _reduced(table, row_families, lam, row_coefficients)
         value = _value(table, np.array(rhs), lam, reduced)
         idle = np.where(lam > 0, 0, idle + 1)
@@ -529,5 +610,6 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
             add_rows(found)
     stats = {"trivial": trivial, "lp_value": lp_value, "rows": len(kinds), "width_rows": kinds.count("width"),
              "rounds": rounds, "seconds": round(time.monotonic() - t0, 3), "complete": complete,
-             "columns": int(in_lp.sum()), "dropped": dropped}
+             "columns": int(in_lp.sum()), "dropped": dropped, "entries": int(h.getNumNz()),
+             "complement_rows": int(flipped.sum())}
     return best, stats

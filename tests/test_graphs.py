@@ -154,3 +154,46 @@ def test_filling_to_a_k_tree_refuses_an_order_that_is_not_perfect():
         fill_to_k_tree(g, [0, 1, 2, 3, 4], 2)
     with pytest.raises(ValueError, match="every vertex"):
         fill_to_k_tree(g, [0, 1, 2, 3], 2)
+
+
+def _scan_order(adj, cost):
+    """The greedy order by its definition: each step, a scan of every vertex left for the
+    least (cost, vertex)."""
+    g = {v: set(nb) for v, nb in adj.items()}
+    order = []
+    while g:
+        v = min(g, key=lambda x: (cost(g, x), x))
+        nb = g.pop(v)
+        for a in nb:
+            g[a].discard(v)
+            g[a].update(nb - {a})
+        order.append(v)
+    return order
+
+
+def _fill(g, v):
+    return sum(1 for a, b in itertools.combinations(g[v], 2) if b not in g[a])
+
+
+@settings(max_examples=150, deadline=None)
+@given(n=st.integers(1, 14), edges=st.lists(st.tuples(st.integers(0, 13), st.integers(0, 13)), max_size=40),
+       seed=st.integers(0, 10**6))
+def test_greedy_orders_are_the_scan_by_definition(n, edges, seed):
+    # the heap only recomputes costs near the vertex eliminated: it must pick what a full
+    # scan picks at every step, ties included
+    import random
+
+    from twbn.formulations.graphs import random_greedy_order
+
+    adj = {v: set() for v in range(n)}
+    for a, b in edges:
+        if a < n and b < n and a != b:
+            adj[a].add(b)
+            adj[b].add(a)
+    assert min_fill_order(adj) == _scan_order(adj, _fill)
+    assert min_degree_order(adj) == _scan_order(adj, lambda g, v: len(g[v]))
+    rng = random.Random(seed)
+    draws = {v: rng.random() for v in adj}
+    assert random_greedy_order(adj, random.Random(seed)) == _scan_order(adj, lambda g, v: (_fill(g, v), draws[v]))
+    assert random_greedy_order(adj, random.Random(seed), fill=False) == \
+        _scan_order(adj, lambda g, v: (len(g[v]), draws[v]))

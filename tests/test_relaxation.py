@@ -85,6 +85,24 @@ def test_lp_bound_between_the_full_lp_and_the_trivial_bound(seed, k):
     assert stats["complete"] and optimum - 1e-6 <= tighter <= bound + 1e-6
 
 
+def _complement_case(seed: int) -> dict:
+    # dense caches (every pair of parents): a cluster's children mostly have a parent in it,
+    # so its row enters the LP as its complement (Σ of the families outside it ≥ |C| − rhs);
+    # at the end the bound L(λ), read with those rows' duals, is the LP's optimum, the
+    # full LP's (every cluster row, by scipy) to 1e-6, as with every row as written
+    problem = Problem(random_cache(6, 100 + seed, max_size=2, density=1.0), None)
+    bound, stats = cluster_lp_bound(problem, time_limit=20, width=False)
+    assert stats["complete"]
+    assert bound == pytest.approx(_full_lp(problem), abs=1e-6)
+    assert bound == pytest.approx(stats["lp_value"], abs=1e-6)
+    return stats
+
+
+def test_rows_written_as_their_complement_give_the_full_lp():
+    flipped = [_complement_case(seed)["complement_rows"] for seed in range(8)]
+    assert sum(flipped) > 0  # else the complement form went untested
+
+
 @pytest.mark.parametrize("k", [1, pytest.param(2, marks=pytest.mark.slow)])  # k = 2: 9 s
 def test_lp_bound_on_a_real_cache_against_the_dp(k):
     cache = build_cache(read_csv(BUNDLED / "housing.csv.gz"), score="bic", max_parents=3, progress=False)[0]
