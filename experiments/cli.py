@@ -24,7 +24,7 @@ from typing import Sequence
 
 from twbn.formulations.problem import InfeasibleError
 from twbn.scoring.cache import CacheError
-from twbn.scoring.data import DEFAULT_MAX_STATES, DataError
+from twbn.scoring.data import DEFAULT_MAX_STATES, MISSING_MODES, DataError
 from twbn.scoring.jkl import JklError, atomic_write_text, check_output, sidecar_path
 from twbn.scoring.local_scores import SCORES
 from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
@@ -228,6 +228,7 @@ def score_from_args(args: argparse.Namespace, data_path: Path, *, learning: bool
         max_states=args.max_states, candidates=args.candidates, time_per_variable=args.time_per_variable,
         jobs=args.jobs, max_splits=args.max_splits, max_bins=args.max_bins, continuous=args.continuous or (),
         categorical=args.categorical or (), memory_limit=_memory_limit(args), progress=None if not args.quiet else False,
+        **({} if local else {"missing": args.missing or "em", "missing_token": args.missing_token}),
         log=lambda line: print(f"twbn: {line}", file=sys.stderr), return_stats=True)
     stats["data"] = str(data_path)
     if local:
@@ -290,7 +291,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 SCORING_FLAGS = ("score", "ess", "max_parents", "pruning", "max_states", "approximate", "candidates",
                  "time_per_variable", "jobs", "max_splits", "max_bins", "continuous", "categorical", "save_cache",
-                 "memory_limit")
+                 "memory_limit", "missing", "missing_token")
 
 
 def is_cache_path(path: str) -> bool:
@@ -321,7 +322,14 @@ def _learn_cache(args: argparse.Namespace):
     if opts.score not in LOCAL_STRUCTURE_SCORES:  # read once: scored into the cache, and on demand beyond it
         from twbn.scoring.data import as_dataset
 
-        dataset = as_dataset(args.cache, max_states=opts.max_states)
+        dataset = as_dataset(args.cache, max_states=opts.max_states, missing=opts.missing or "em",
+                             missing_token=opts.missing_token)
+        if dataset.n_missing:  # structural EM scores its own caches, from each iteration's completions
+            if args.save_cache:
+                raise UserError("--save-cache: data with missing cells is learned by structural EM, whose caches "
+                                "change every iteration (--missing state or complete-rows scores one cache)")
+            args.dataset_ = dataset  # learn says so, in one line
+            return None
     cache, stats, summary = score_from_args(opts, Path(args.cache), learning=True, dataset=dataset)
     if not args.quiet:
         print(summary)
@@ -465,10 +473,11 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
     cache = _learn_cache(args)
     from twbn.formulations.problem import read_arc_file
 
+    names = cache.names if cache is not None else args.dataset_.names
     forbid, require = list(args.forbid or []), list(args.require or [])
     for arcs, path in ((forbid, args.forbid_file), (require, args.require_file)):
         if path:
-            arcs += [(cache.names[u], cache.names[v]) for u, v in sorted(read_arc_file(path, cache.names))]
+            arcs += [(names[u], names[v]) for u, v in sorted(read_arc_file(path, names))]
     import twbn
     from twbn.solvers.control import draw_line
 
@@ -531,6 +540,7 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
 #: (solvers/bounds.py, auto.py, sweep.py, method.py). Each is a bound over the cache's
 #: parent sets: a network with a family outside the cache may score above it.
 _BOUND_LABELS = (
+    ("structural EM", "over the last E-step's expected counts, not the data's"),
     ("cluster LP", "the cluster LP's bound over the cache's parent sets"),
     ("sum of each variable", "the sum of best local scores in the cache"),
     ("the optimum without the treewidth bound", "the cache's optimum without the treewidth bound"),
@@ -841,6 +851,11 @@ def _add_scoring_options(s: argparse.ArgumentParser, *, learn: bool) -> None:
     s.add_argument("--pruning", choices=list(PRUNING_MODES), default=d("all"), help="default all")
     s.add_argument("--max-states", type=_nonneg_int, default=d(DEFAULT_MAX_STATES),
                    help=f"reject columns with more states (default {DEFAULT_MAX_STATES})")
+    s.add_argument("--missing", choices=list(MISSING_MODES), default=None,
+                   help="missing cells (empty, NA, NaN, ?, --missing-token): em (default; learn fits them by "
+                        "structural EM, score refuses them), state (a state of their own), complete-rows (their "
+                        "rows dropped), error")
+    s.add_argument("--missing-token", default=None, metavar="TEXT", help="one more cell text that means missing")
     s.add_argument("--approximate", action="store_true",
                    help="for large n: best-first exploration over mutual-information candidates, per-variable budget")
     s.add_argument("--candidates", type=_nonneg_int, default=None, metavar="K",

@@ -1,8 +1,20 @@
-"""Complete discrete data: reading CSV / CSV.gz and encoding states per column.
+"""Discrete data: reading CSV / CSV.gz and encoding states per column.
 
 Every column becomes integer codes ``0 … r−1`` where ``r`` is the column's arity (the
 number of distinct states observed, or declared). States are kept as strings; integer
 states are ordered numerically, others lexicographically, so codes are reproducible.
+
+Missing cells (empty, ``NA``, ``NaN``, ``?`` and the other ``MISSING_TOKENS``, or a
+token the user names) are not a state. What becomes of them is the reader's ``missing``
+(``MISSING_MODES``):
+
+- ``"em"`` (the default): kept missing, code −1; ``twbn.learn`` fits them by structural
+  EM, and whatever needs complete data (scoring a cache) refuses them in one line;
+- ``"state"``: a state of their own, named ``missing``;
+- ``"complete-rows"``: the rows with a missing cell are dropped;
+- ``"error"``: the first missing cell is an error naming its line and column.
+
+A column with no observed cell, or (under ``"em"``) a row with none, is an error.
 """
 
 from __future__ import annotations
@@ -19,14 +31,19 @@ import numpy as np
 
 from twbn.scoring.errors import TwbnError
 
-__all__ = ["DataError", "Dataset", "state_order", "encode_columns", "read_csv", "read_csv_columns",
-           "state_values", "dataset_from_frame", "as_dataset"]
+__all__ = ["DataError", "Dataset", "MISSING_MODES", "check_missing", "state_order", "encode_columns", "read_csv",
+           "read_csv_columns", "state_values", "dataset_from_frame", "as_dataset", "missing_summary"]
 
-#: Cell texts that mean "missing". Missing values are an error: the scores assume
-#: complete data, and silently treating "NA" as a state would change every score. Not
-#: "None": it is a state of child, hailfinder and insurance (bnlearn), so data sampled
-#: from them would be refused (a DataFrame's None object still counts as missing).
+#: Cell texts that mean "missing" (never a state: treating "NA" as one would change every
+#: score). Not "None": it is a state of child, hailfinder and insurance (bnlearn), so data
+#: sampled from them would lose it (a DataFrame's None object still counts as missing).
 MISSING_TOKENS = frozenset({"", "?", "NA", "N/A", "NaN", "nan", "null", "NULL"})
+
+#: What a reader does with missing cells (module docstring).
+MISSING_MODES = ("em", "state", "complete-rows", "error")
+
+#: The state label of a missing cell under ``missing="state"``.
+MISSING_STATE = "missing"
 
 #: Default limit on states per column; a column over it is almost always an identifier
 #: or an undiscretised number, and would make every parent set containing it useless.
@@ -79,6 +96,22 @@ class Dataset:
         return len(self.names)
 
     @property
+    def missing_counts(self) -> np.ndarray:
+        """Missing cells (code −1) per variable."""
+        return (self.data < 0).sum(axis=1)
+
+    @property
+    def n_missing(self) -> int:
+        """Missing cells in all (0: complete data)."""
+        return int((self.data < 0).sum())
+
+    def require_complete(self, what: str) -> None:
+        """Raise DataError, in one line, if any cell is missing: ``what`` needs complete data."""
+        if self.n_missing:
+            raise DataError(f"{missing_summary(self)}; {what} needs complete data (read it with missing='state' or "
+                            "'complete-rows', or learn, which fits them by structural EM)")
+
+    @property
     def n_rows(self) -> int:
         return int(self.data.shape[1])
 
@@ -99,22 +132,59 @@ def state_order(labels: Iterable[str]) -> list[str]:
         return sorted(labels)
 
 
+def check_missing(missing: str) -> str:
+    """``missing`` if it is one of ``MISSING_MODES``, else ValueError."""
+    if missing not in MISSING_MODES:
+        raise ValueError(f"missing must be one of {', '.join(MISSING_MODES)}, got {missing!r}")
+    return missing
+
+
 def encode_columns(
     names: Sequence[str],
     columns: Sequence[np.ndarray],
     *,
     max_states: int = DEFAULT_MAX_STATES,
     source: str = "data",
+    missing: str = "em",
 ) -> Dataset:
-    """Encode string columns (equal lengths) into a :class:`Dataset`."""
+    """Encode string columns (equal lengths) into a :class:`Dataset`; an empty text is a
+    missing cell, handled as ``missing`` says (module docstring; under ``"error"`` the
+    reader has refused them already, with their line)."""
+    check_missing(missing)
     if len(set(names)) != len(names):
         seen: set[str] = set()
         dup = next(n for n in names if n in seen or seen.add(n))
         raise DataError(f"{source}: duplicate column name {dup!r}")
+    n_rows = len(columns[0]) if columns else 0
+    holes = np.zeros((len(names), n_rows), dtype=bool)
+    for v, col in enumerate(columns):
+        holes[v] = np.asarray(col) == ""
+    if holes.any():
+        empty = np.flatnonzero(holes.all(axis=1))
+        if len(empty):
+            raise DataError(f"{source}: column {names[int(empty[0])]!r} has no observed value")
+        if missing == "error":
+            v, i = np.argwhere(holes)[0]
+            raise DataError(f"{source}: row {int(i) + 1}: missing value in column {names[int(v)]!r}; "
+                            "twbn needs complete data here")
+        if missing == "complete-rows":
+            keep = ~holes.any(axis=0)
+            if not keep.any():
+                raise DataError(f"{source}: no row without a missing value (missing='complete-rows' keeps none)")
+            columns = [np.asarray(col)[keep] for col in columns]
+            holes = holes[:, keep]
+        elif missing == "state":
+            columns = [np.where(h, _missing_label(np.asarray(col)[~h]), col) for col, h in zip(columns, holes)]
+            holes[:] = False
+        elif missing == "em":
+            blank = np.flatnonzero(holes.all(axis=0))
+            if len(blank):
+                raise DataError(f"{source}: row {int(blank[0]) + 1} has no observed value")
     codes = np.empty((len(names), len(columns[0]) if columns else 0), dtype=np.int32)
     states = []
     for v, (name, col) in enumerate(zip(names, columns)):
-        uniq, inverse = np.unique(col, return_inverse=True)
+        seen = ~holes[v]
+        uniq, inverse = np.unique(np.asarray(col)[seen], return_inverse=True)
         order = state_order(uniq.tolist())
         if len(order) > max_states:
             raise DataError(
@@ -124,9 +194,39 @@ def encode_columns(
         # np.unique sorts lexicographically; remap to the numeric-aware order.
         rank = {s: i for i, s in enumerate(order)}
         remap = np.array([rank[s] for s in uniq.tolist()], dtype=np.int32)
-        codes[v] = remap[inverse]
+        codes[v] = -1
+        codes[v, seen] = remap[inverse]
         states.append(tuple(order))
     return Dataset(tuple(names), tuple(states), np.ascontiguousarray(codes))
+
+
+def _missing_label(observed: np.ndarray) -> str:
+    """The state name of a missing cell: ``missing``, or with underscores added where the
+    column already has a state of that name."""
+    label = MISSING_STATE
+    taken = set(np.unique(observed).tolist())
+    while label in taken:
+        label += "_"
+    return label
+
+
+def missing_summary(data: Dataset) -> str:
+    """One line on the missing cells: how many in all and per column (the most first).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> ds = Dataset(("a", "b", "c"), (("0", "1"),) * 3, np.array([[0, -1, 1], [-1, -1, 0], [1, 0, 1]], np.int32))
+    >>> missing_summary(ds)
+    '3 of 9 cells missing (33.3 %): b 2, a 1'
+    """
+    counts = data.missing_counts
+    total, cells = int(counts.sum()), data.n_variables * data.n_rows
+    if not total:
+        return "no cell missing"
+    by = sorted(((int(c), name) for name, c in zip(data.names, counts.tolist()) if c), key=lambda t: (-t[0], t[1]))
+    shown = ", ".join(f"{name} {c:,}" for c, name in by[:8]) + (f", … ({len(by) - 8} more columns)" if len(by) > 8 else "")
+    return f"{total:,} of {cells:,} cells missing ({100 * total / cells:.1f} %): {shown}"
 
 
 def _open_text(path: Path):
@@ -138,7 +238,8 @@ def _open_text(path: Path):
     return open(path, encoding="utf-8-sig", newline="")
 
 
-def read_csv(path: str | Path, *, max_states: int = DEFAULT_MAX_STATES) -> Dataset:
+def read_csv(path: str | Path, *, max_states: int = DEFAULT_MAX_STATES, missing: str = "em",
+             missing_token: str | None = None) -> Dataset:
     """Read a CSV (or gzip-compressed CSV) with a header of variable names.
 
     Parameters
@@ -147,6 +248,12 @@ def read_csv(path: str | Path, *, max_states: int = DEFAULT_MAX_STATES) -> Datas
         The file; ``.gz`` files are decompressed.
     max_states : int
         The most states a column may have (a continuous column is refused, not split).
+    missing : {"em", "state", "complete-rows", "error"}, default "em"
+        What becomes of missing cells (module docstring): kept as code −1, a state named
+        ``missing``, their rows dropped, or an error.
+    missing_token : str, optional
+        One more cell text that means missing (e.g. ``"-"``, ``"unknown"``), besides
+        ``MISSING_TOKENS``.
 
     Returns
     -------
@@ -156,24 +263,29 @@ def read_csv(path: str | Path, *, max_states: int = DEFAULT_MAX_STATES) -> Datas
     Raises
     ------
     DataError
-        Naming the line and column for ragged rows, missing values, an empty file,
-        duplicate names, or a column over ``max_states`` states. Line numbers are the
-        file's (the header is line 1).
+        Naming the line and column for ragged rows, a missing value (``missing="error"``),
+        an empty file, duplicate names, a column over ``max_states`` states, a column with
+        no observed value, or (``"em"``) a row with none. Line numbers are the file's (the
+        header is line 1).
 
     Examples
     --------
     >>> import twbn
     >>> ds = read_csv(twbn.example_path("housing"))
-    >>> ds.n_rows, ds.states[ds.names.index("CHAS")]
-    (506, ('0', '1'))
+    >>> ds.n_rows, ds.states[ds.names.index("CHAS")], ds.n_missing
+    (506, ('0', '1'), 0)
     """
-    header, columns = read_csv_columns(path)
-    return encode_columns(header, columns, max_states=max_states, source=str(path))
+    check_missing(missing)
+    header, columns = read_csv_columns(path, missing=missing, missing_token=missing_token)
+    return encode_columns(header, columns, max_states=max_states, source=str(path), missing=missing)
 
 
-def read_csv_columns(path: str | Path) -> tuple[list[str], list[np.ndarray]]:
-    """The header and the cell texts (one string array per column) of a complete CSV,
-    with the checks of :func:`read_csv` except the one on states."""
+def read_csv_columns(path: str | Path, *, missing: str = "error",
+                     missing_token: str | None = None) -> tuple[list[str], list[np.ndarray]]:
+    """The header and the cell texts (one string array per column) of a CSV, with the
+    checks of :func:`read_csv` except the one on states; a missing cell is an error
+    naming its line (``missing="error"``) or the empty text."""
+    tokens = MISSING_TOKENS | ({missing_token.strip()} if missing_token is not None else set())
     path = Path(path)
     if not path.exists():
         raise DataError(f"{path}: no such file")
@@ -208,11 +320,13 @@ def read_csv_columns(path: str | Path) -> tuple[list[str], list[np.ndarray]]:
                     )
                 for j, cell in enumerate(row):
                     cell = cell.strip()
-                    if cell in MISSING_TOKENS:
-                        raise DataError(
-                            f"{path}: line {line}: missing value {cell!r} in column "
-                            f"{header[j]!r}; twbn needs complete data"
-                        )
+                    if cell in tokens:
+                        if missing == "error":
+                            raise DataError(
+                                f"{path}: line {line}: missing value {cell!r} in column "
+                                f"{header[j]!r}; twbn needs complete data here (missing='error')"
+                            )
+                        cell = ""
                     row[j] = cell
                 rows.append(row)
     except (UnicodeDecodeError, gzip.BadGzipFile, EOFError, csv.Error, zlib.error) as exc:
@@ -247,6 +361,7 @@ def state_values(data) -> dict[str, dict[str, object]]:
         out = {}
         for label in data.columns:
             col = data[label]
+            col = col[~col.isna().to_numpy()].infer_objects()  # the observed cells, typed as without holes
             seen: dict[str, object] = {}
             for text, value in zip(_frame_texts(col).tolist(), col.tolist()):
                 seen.setdefault(text, value.item() if hasattr(value, "item") else value)
@@ -266,18 +381,22 @@ def state_values(data) -> dict[str, dict[str, object]]:
     return out
 
 
-def dataset_from_frame(frame, *, max_states: int = DEFAULT_MAX_STATES, source: str = "DataFrame") -> Dataset:
-    """Encode a pandas DataFrame (one column per variable, complete, discrete) as a Dataset.
+def dataset_from_frame(frame, *, max_states: int = DEFAULT_MAX_STATES, source: str = "DataFrame",
+                       missing: str = "em", missing_token: str | None = None) -> Dataset:
+    """Encode a pandas DataFrame (one column per variable, discrete) as a Dataset.
 
     States become strings as in :func:`read_csv`: integer columns (and float columns
     whose values are all whole numbers) as their integers, everything else by ``str``.
-    Missing cells (NaN, None, the texts of ``MISSING_TOKENS``) raise :class:`DataError`
-    naming the column and row label.
+    Missing cells (NaN, None, the texts of ``MISSING_TOKENS`` and ``missing_token``) are
+    handled as ``missing`` says (:func:`read_csv`); under ``"error"`` the first is a
+    DataError naming its column and row label.
     """
+    check_missing(missing)
     if not hasattr(frame, "columns") or not hasattr(frame, "isna"):
         raise DataError(f"{source}: expected a pandas DataFrame, got {type(frame).__name__}")
     if frame.shape[0] == 0 or frame.shape[1] == 0:
         raise DataError(f"{source}: no data ({frame.shape[0]} rows, {frame.shape[1]} columns)")
+    tokens = list(MISSING_TOKENS | ({missing_token.strip()} if missing_token is not None else set()))
     names = [str(c).strip() for c in frame.columns]
     for j, name in enumerate(names):
         if not name:
@@ -285,24 +404,40 @@ def dataset_from_frame(frame, *, max_states: int = DEFAULT_MAX_STATES, source: s
     columns = []
     for name, label in zip(names, frame.columns):
         col = frame[label]
-        missing = col.isna().to_numpy()
-        if missing.any():
-            raise DataError(f"{source}: missing value in column {name!r} at row {col.index[missing.argmax()]!r}; "
-                            "twbn needs complete data")
-        texts = _frame_texts(col)
-        bad = np.isin(texts, list(MISSING_TOKENS))
-        if bad.any():
-            i = int(bad.argmax())
-            raise DataError(f"{source}: missing value {texts[i]!r} in column {name!r} at row {col.index[i]!r}; "
-                            "twbn needs complete data")
-        columns.append(texts)
-    return encode_columns(names, columns, max_states=max_states, source=source)
+        absent = col.isna().to_numpy().copy()
+        # the observed cells as the column would be without its holes (a NaN turns a bool
+        # column into objects and an int column into floats: True must still read "1")
+        texts = _frame_texts(col[~absent].infer_objects()) if absent.any() else _frame_texts(col)
+        full = np.full(len(col), "", dtype=object)
+        full[~absent] = texts
+        full = full.astype(str)
+        absent |= np.isin(full, tokens)
+        if absent.any() and missing == "error":
+            raise DataError(f"{source}: missing value in column {name!r} at row {col.index[absent.argmax()]!r}; "
+                            "twbn needs complete data here (missing='error')")
+        full[absent] = ""
+        columns.append(full)
+    return encode_columns(names, columns, max_states=max_states, source=source, missing=missing)
 
 
-def as_dataset(data, *, max_states: int = DEFAULT_MAX_STATES) -> Dataset:
-    """A Dataset from a Dataset, a CSV path (str or Path) or a pandas DataFrame."""
+def as_dataset(data, *, max_states: int = DEFAULT_MAX_STATES, missing: str = "em",
+               missing_token: str | None = None) -> Dataset:
+    """A Dataset from a Dataset, a CSV path (str or Path) or a pandas DataFrame; missing
+    cells as ``missing`` says (:func:`read_csv`; a Dataset's own −1 codes are kept under
+    ``"em"``)."""
+    check_missing(missing)
     if isinstance(data, Dataset):
+        if data.n_missing and missing != "em":
+            return _resolve_missing(data, missing)
         return data
     if isinstance(data, (str, Path)):
-        return read_csv(data, max_states=max_states)
-    return dataset_from_frame(data, max_states=max_states)
+        return read_csv(data, max_states=max_states, missing=missing, missing_token=missing_token)
+    return dataset_from_frame(data, max_states=max_states, missing=missing, missing_token=missing_token)
+
+
+def _resolve_missing(data: Dataset, missing: str) -> Dataset:
+    """A Dataset with missing cells (−1) under another mode than ``"em"``."""
+    columns = [np.where(codes < 0, "", np.asarray(states, dtype=object)[np.maximum(codes, 0)]).astype(str)
+               for codes, states in zip(data.data, data.states)]
+    return encode_columns(list(data.names), columns, max_states=max(len(s) for s in data.states) + 1,
+                          source="data", missing=missing)

@@ -54,6 +54,7 @@ def pairwise_mutual_information(dataset: Dataset, block: int = MI_BLOCK) -> np.n
 
     Counts come from float32 products of one-hot matrices: exact while N < 2^24.
     """
+    dataset.require_complete("scoring")
     n, N = dataset.n_variables, dataset.n_rows
     if N >= 2**24:
         raise ValueError("more than 16 million rows: pairwise counts would lose precision in float32")

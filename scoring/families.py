@@ -25,7 +25,7 @@ import numpy as np
 
 from twbn.scoring.counting import added_parent_scores, extend_codes, family_scores, nlogn_table
 from twbn.scoring.data import Dataset
-from twbn.scoring.local_scores import SCORES, Scorer
+from twbn.scoring.local_scores import PENALISED_LL_SCORES, SCORES, Scorer, penalty_weight
 
 __all__ = ["FamilyScores"]
 
@@ -49,6 +49,11 @@ class FamilyScores:
         How many parent sets' configuration codes are kept for extension (least recently
         used dropped first), 4 bytes a row each; default: as many as fit in 128 MiB (at
         least 64).
+    copies : int, default 1
+        The rows are this many completions of each of ``n_rows / copies`` rows (structural
+        EM's expected counts, ``twbn.em``): a family's score is the BIC or AIC of the counts
+        averaged over the completions, LL / copies minus the penalty of ``n_rows / copies``
+        rows. BDeu is not linear in the counts, and is refused with copies > 1.
 
     Attributes
     ----------
@@ -79,9 +84,15 @@ class FamilyScores:
     """
 
     def __init__(self, dataset: Dataset, score: str = "bic", ess: float = 1.0, max_parents: int | None = None,
-                 keep_codes: int | None = None):
+                 keep_codes: int | None = None, copies: int = 1):
         if score not in SCORES:
             raise ValueError(f"families are scored on demand for {', '.join(SCORES)}, not {score!r}")
+        if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1 \
+                or dataset.n_rows % copies:
+            raise ValueError(f"copies must be an integer >= 1 that divides the {dataset.n_rows} rows, got {copies!r}")
+        if copies > 1 and score not in PENALISED_LL_SCORES:
+            raise ValueError(f"scores on expected counts (copies > 1) are {', '.join(PENALISED_LL_SCORES)}, "
+                             f"not {score!r}")
         if max_parents is not None and (isinstance(max_parents, bool) or not isinstance(max_parents, int)
                                         or max_parents < 0):
             raise ValueError(f"max_parents must be an integer >= 0 or None, got {max_parents!r}")
@@ -93,7 +104,11 @@ class FamilyScores:
         self.arities = np.asarray(dataset.arities, np.int64)
         self._data = dataset.data
         self._nlogn = nlogn_table(dataset.n_rows)
-        self._c = self._scorer.penalty_c
+        self.copies = copies
+        # LL over all copies is copies × the LL of the averaged counts: the score is kept
+        # as copies × (that LL − c(N)·penalty) and divided once, where it is stored
+        self._c = self._scorer.penalty_c if copies == 1 else \
+            copies * penalty_weight(score, dataset.n_rows // copies)
         self._memo: list[dict[ParentSet, float]] = [dict() for _ in range(dataset.n_variables)]
         self._codes: OrderedDict[frozenset, tuple[np.ndarray, int]] = OrderedDict()
         self._keep = max(64, (128 << 20) // (4 * max(1, dataset.n_rows))) if keep_codes is None \
@@ -160,7 +175,7 @@ class FamilyScores:
         for u, a, b in zip(todo, ll.tolist(), bdeu.tolist()):
             qf = q_full * self.arities[u]
             memo[tuple(sorted(base + (u,)))] = b if self.score_name == "bdeu" else \
-                a - self._c * (self.arities[v] - 1) * qf
+                (a - self._c * (self.arities[v] - 1) * qf) / self.copies
         self.scored += len(todo)
 
     def score(self, v: int, parents: Iterable[int]) -> float:
@@ -187,7 +202,7 @@ class FamilyScores:
         if self.score_name == "bdeu":
             value = float(bdeu[0])
         else:
-            value = float(ll[0] - self._c * (self.arities[v] - 1) * q_full)
+            value = float(ll[0] - self._c * (self.arities[v] - 1) * q_full) / self.copies
         self._memo[v][ps] = value
         self.scored += 1
         return value

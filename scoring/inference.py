@@ -77,14 +77,14 @@ def learned_model(train, names: Sequence[str], parents: Sequence[Sequence[int]],
                   values: dict | None = None):
     """The pgmpy model of the network over ``names`` (variable i has parent indices
     ``parents[i]``), its CPTs fitted on the Dataset ``train`` with the Dirichlet smoothing
-    of ``twbn.scoring.likelihood.fit_cpts``. States are the data's texts, or, with
+    of ``twbn.scoring.likelihood.fit_cpts`` (by EM, ``em_cpts``, where it has missing cells). States are the data's texts, or, with
     ``values`` (``twbn.scoring.data.state_values``), the values they stand for. Raises
     DataError for a name not in the data."""
     from twbn.scoring.data import state_order
-    from twbn.scoring.likelihood import align, fit_cpts
+    from twbn.scoring.likelihood import align, em_cpts
 
     codes, _, arities = align(train, train, names)  # codes over state_order of the labels
-    cpts = fit_cpts(codes, arities, parents, ess)
+    cpts = em_cpts(codes, arities, parents, ess)  # by EM where cells are missing
     states = [state_order(train.states[train.names.index(n)]) for n in names]
     if values is not None:
         states = [[values[n][t] for t in st] for n, st in zip(names, states)]

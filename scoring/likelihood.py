@@ -17,12 +17,12 @@ import numpy as np
 
 from twbn.scoring.data import DataError, Dataset, state_order
 
-__all__ = ["align", "fit_cpts", "log_likelihood", "held_out_log_likelihood"]
+__all__ = ["align", "fit_cpts", "em_cpts", "log_likelihood", "held_out_log_likelihood"]
 
 
 def align(train: Dataset, test: Dataset, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Codes of ``names`` in both data sets over the union of their states, and arities.
-    Raises DataError if a variable is missing from either."""
+    """Codes of ``names`` in both data sets over the union of their states (−1 stays
+    −1: a missing cell), and arities. Raises DataError if a variable is missing from either."""
     rows_tr, rows_te, arities = [], [], []
     for name in names:
         for ds, which in ((train, "training"), (test, "test")):
@@ -31,8 +31,9 @@ def align(train: Dataset, test: Dataset, names: Sequence[str]) -> tuple[np.ndarr
         vt, ve = train.names.index(name), test.names.index(name)
         states = state_order(set(train.states[vt]) | set(test.states[ve]))
         pos = {s: i for i, s in enumerate(states)}
-        rows_tr.append(np.array([pos[s] for s in train.states[vt]], dtype=np.int64)[train.data[vt]])
-        rows_te.append(np.array([pos[s] for s in test.states[ve]], dtype=np.int64)[test.data[ve]])
+        for ds, v, out in ((train, vt, rows_tr), (test, ve, rows_te)):
+            remap = np.array([pos[s] for s in ds.states[v]] + [-1], dtype=np.int64)  # [-1]: a missing cell
+            out.append(remap[ds.data[v]])
         arities.append(len(states))
     return np.array(rows_tr), np.array(rows_te), np.array(arities, dtype=np.int64)
 
@@ -50,14 +51,17 @@ def fit_cpts(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequence[i
     """CPT of each variable as a (q_v, r_v) array of probabilities (rows sum to 1)."""
     if not ess > 0:
         raise ValueError(f"the smoothing ess must be positive, got {ess}")
-    cpts = []
-    for v, ps in enumerate(parents):
-        code, q = _config(data, arities, ps)
-        r = int(arities[v])
-        counts = np.bincount(code * r + data[v], minlength=q * r).reshape(q, r).astype(float)
-        a = ess / (q * r)
-        cpts.append((counts + a) / (counts.sum(axis=1, keepdims=True) + r * a))
-    return cpts
+    if (np.asarray(data) < 0).any():
+        raise ValueError("fit_cpts counts complete rows; em_cpts fits tables around missing cells")
+    return [_fit_one(data, arities, v, ps, ess) for v, ps in enumerate(parents)]
+
+
+def _fit_one(data: np.ndarray, arities: np.ndarray, v: int, ps: Sequence[int], ess: float) -> np.ndarray:
+    code, q = _config(data, arities, ps)
+    r = int(arities[v])
+    counts = np.bincount(code * r + data[v], minlength=q * r).reshape(q, r).astype(float)
+    a = ess / (q * r)
+    return (counts + a) / (counts.sum(axis=1, keepdims=True) + r * a)
 
 
 def log_likelihood(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequence[int]], cpts: list[np.ndarray]) -> float:
@@ -69,10 +73,43 @@ def log_likelihood(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequ
     return total
 
 
+def em_cpts(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequence[int]], ess: float = 1.0, *,
+            copies: int = 10, iterations: int = 10, seed: int | None = 0) -> list[np.ndarray]:
+    """The tables of ``fit_cpts`` fitted by EM where ``data`` has missing cells (−1).
+
+    Starts from each family's fully observed rows; each iteration draws ``copies``
+    completions of every row from the current network's exact posterior
+    (``posterior.sample_missing``) and refits on them (stochastic EM: the fitted counts
+    are the expected counts' Monte Carlo estimate). Complete data: ``fit_cpts`` itself.
+    """
+    from twbn.scoring.posterior import elimination_order, sample_missing
+
+    data = np.asarray(data)
+    if not (data < 0).any():
+        return fit_cpts(data, arities, parents, ess)
+    cpts = []
+    for v, ps in enumerate(parents):  # available cases, family by family
+        seen = np.all(data[[v, *ps]] >= 0, axis=0)
+        cpts.append(_fit_one(data[:, seen], arities, v, ps, ess))
+    order = elimination_order(parents)
+    rng = np.random.default_rng(seed)
+    for _ in range(iterations):
+        done = sample_missing(data, arities, parents, cpts, order, copies=copies, seed=int(rng.integers(2**31)))
+        cpts = fit_cpts(done, arities, parents, ess)
+    return cpts
+
+
 def held_out_log_likelihood(train: Dataset, test: Dataset, names: Sequence[str], parents: Sequence[Sequence[int]],
-                            ess: float = 1.0) -> tuple[float, int]:
+                            ess: float = 1.0, cpts: Sequence[np.ndarray] | None = None) -> tuple[float, int]:
     """(log-likelihood of the test rows, number of test rows) of the network whose
-    variable i is ``names[i]`` with parent indices ``parents[i]``, fitted on ``train``."""
+    variable i is ``names[i]`` with parent indices ``parents[i]``, fitted on ``train``
+    (by EM, ``em_cpts``, where it has missing cells; or ``cpts`` as given). A test row
+    with missing cells counts the likelihood of what is observed, by exact inference."""
+    from twbn.scoring.posterior import elimination_order, row_log_likelihood
+
     tr, te, arities = align(train, test, names)
-    cpts = fit_cpts(tr, arities, parents, ess)
+    if cpts is None:
+        cpts = em_cpts(tr, arities, parents, ess)
+    if (te < 0).any():
+        return float(row_log_likelihood(te, arities, parents, cpts, elimination_order(parents)).sum()), te.shape[1]
     return log_likelihood(te, arities, parents, cpts), te.shape[1]

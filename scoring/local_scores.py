@@ -52,6 +52,7 @@ class Scorer:
             raise ValueError(f"BDeu needs a positive equivalent sample size, got {ess!r}")
         if dataset.n_rows < 1:
             raise ValueError("cannot score an empty data set")
+        dataset.require_complete("scoring")  # the counting kernels read a code as an index
         self.dataset = dataset
         self.score = score
         self.ess = float(ess) if score == "bdeu" else 0.0

@@ -69,6 +69,8 @@ def score(
     return_stats: bool = False,
     seed: int | None = None,
     stop: "Callable[[], bool] | None" = None,
+    missing: str = "em",
+    missing_token: str | None = None,
 ) -> "ScoreCache | tuple[ScoreCache, dict]":
     """The pruned local scores of the candidate parent sets of every variable.
 
@@ -102,6 +104,12 @@ def score(
         fit them, an exploration sized to them otherwise.
     max_states : int, default 64
         Reject columns with more states (identifiers, undiscretised numbers).
+    missing : {"em", "state", "complete-rows", "error"}, default "em"
+        Missing cells (``twbn.read_csv``): a cache is scored from complete data, so under
+        ``"em"`` missing cells are an error in one line naming them (``twbn.learn`` fits
+        them by structural EM); ``"state"`` and ``"complete-rows"`` score as they say.
+    missing_token : str, optional
+        One more cell text that means missing.
     candidates, time_per_variable : optional
         Approximate exploration only: candidate parents per variable (default 30) and
         seconds per variable (default 0.5).
@@ -186,7 +194,8 @@ def score(
             max_bins=DEFAULT_MAX_BINS if max_bins is None else max_bins,
             time_limit=time_limit, jobs=jobs, progress=progress, stop=stop)
         return (cache, stats) if return_stats else cache
-    dataset = as_dataset(data, max_states=max_states)
+    dataset = as_dataset(data, max_states=max_states, missing=missing, missing_token=missing_token)
+    dataset.require_complete("scoring a cache")
     from twbn.scoring.parent_sets import build_cache, default_memory_limit, exhaustive_estimate
 
     limit = default_memory_limit() if memory_limit is None else memory_limit
@@ -350,6 +359,42 @@ def _arcs(arcs: Iterable, names: tuple[str, ...], kind: str) -> frozenset[tuple[
     return frozenset(out)
 
 
+def _learn_with_missing(dataset, bounds, several, method, *, time_limit, seed, score, max_parents, ess, log, policy,
+                        started, forbid, require, cache, warm_start, best_so_far, on_result) -> "Solution":
+    """``learn`` on data with missing cells (``missing="em"``): structural EM, said in one line."""
+    from twbn.em import structural_em
+    from twbn.scoring.data import missing_summary
+    from twbn.solvers.registry import run
+
+    say = log or (lambda line: LOG.info(line))
+    if several or len(bounds) != 1:
+        raise ValueError("structural EM learns under one treewidth bound at a time")
+    for name, value in (("forbid", tuple(forbid)), ("require", tuple(require)), ("cache", cache),
+                        ("warm_start", warm_start), ("best_so_far", best_so_far)):
+        if value:
+            raise ValueError(f"{name} does not apply to structural EM (data with missing cells) yet")
+    if score not in ("bic", "aic"):
+        raise ValueError(f"data with missing cells is learned by structural EM, which scores bic or aic on expected "
+                         f"counts, not {score!r} (or read it with missing='state' or 'complete-rows')")
+    limit = policy.auto_time_limit if time_limit is None else time_limit
+    if started is not None:
+        limit = max(0.5, limit - (time.monotonic() - started))
+    say(f"{missing_summary(dataset)}: learned by structural EM (missing='em'; 'state' or 'complete-rows' to do "
+        "otherwise)")
+    sol, problem, info = structural_em(dataset, bounds[0], method=method, time_limit=limit, seed=seed, score=score,
+                                       max_parents=max_parents, ess=ess,
+                                       solve=lambda p, m, **kw: run(p, m, policy=policy, log=log, **kw), log=say)
+    sol.stats["structural_em"] = {"iterations": info["iterations"], "stopped": info["stopped"],
+                                  "copies": info["copies"], "missing": info["missing"],
+                                  "cpts": [np.asarray(c).tolist() for c in info["cpts"]]}
+    sol.stats["search_space"] = "structural EM: " + info["bound_scope"]
+    sol.stats["bound_scope"] = info["bound_scope"]
+    done = Solution(sol.to_json(problem))
+    if on_result is not None:
+        on_result(done)
+    return done
+
+
 def learn(
     data,
     treewidth: "int | None | Sequence[int | None]" = None,
@@ -377,6 +422,8 @@ def learn(
     started: float | None = None,
     catch_signals: bool = True,
     policy: "Policy | None" = None,
+    missing: str = "em",
+    missing_token: str | None = None,
 ) -> "Solution | list[Solution]":
     """Learn a Bayesian network whose moral graph has treewidth ≤ ``treewidth``.
 
@@ -473,6 +520,14 @@ def learn(
         The methods' time shares and search knobs (``twbn.Policy(stuck_pieces=6)``);
         default: the measured ones. A result records in ``stats["policy"]`` the fields
         that differ from the defaults.
+    missing : {"em", "state", "complete-rows", "error"}, default "em"
+        Missing cells of ``data`` (empty, ``NA``, ``NaN``, ``?``, ``missing_token``; see
+        ``twbn.read_csv``). Under ``"em"`` data with missing cells is learned by
+        structural EM (``twbn.em``: scores bic or aic, one bound, ``time_limit`` for all
+        its iterations, ``method`` for each M-step); ``stats["structural_em"]`` holds each
+        iteration's expected score and seconds, and the EM-fitted tables.
+    missing_token : str, optional
+        One more cell text that means missing.
 
     Returns
     -------
@@ -560,7 +615,12 @@ def learn(
     else:
         from twbn.scoring.local_scores import SCORES
 
-        dataset = as_dataset(data) if score in SCORES else data
+        dataset = as_dataset(data, missing=missing, missing_token=missing_token) if score in SCORES else data
+        if score in SCORES and dataset.n_missing:
+            return _learn_with_missing(dataset, bounds, several, method, time_limit=time_limit, seed=seed,
+                                       score=score, max_parents=max_parents, ess=ess, log=log, policy=policy,
+                                       started=started, forbid=forbid, require=require, cache=cache,
+                                       warm_start=warm_start, best_so_far=best_so_far, on_result=on_result)
         if cache is None:
             depth = DEFAULT_MAX_PARENTS if max_parents is None else max_parents
             how, seconds = scoring_plan(dataset, score, depth, ess=ess, pruning=pruning, approximate=approximate,
