@@ -95,7 +95,7 @@ def test_a_data_frame_with_nan_and_none(write_csv):
 def test_scoring_refuses_missing_cells_in_one_line(write_csv):
     import twbn
 
-    with pytest.raises(DataError, match=r"3 of 15 cells missing \(20.0 %\): a 1, b 1, c 1; scoring needs complete"):
+    with pytest.raises(DataError, match=r"3 of 15 cells missing \(20.0 %\): a 1, b 1, c 1; scoring a cache needs complete"):
         twbn.score(read_csv(write_csv(MISSING)))
 
 
