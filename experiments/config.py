@@ -26,9 +26,19 @@ which cells are done.
                                # order, each from the best network of the smaller ones, never
                                # scoring below it; false: every cell on its own
     cell_jobs = 1              # processes each cell's method may use (improve's pieces)
+    missing = "em"             # the data's own missing cells: em (default: learned by
+                               # structural EM, bic/aic), state, complete-rows, error
+    missing = { fraction = 0.2, mechanism = "mcar", seed = 0 }
+                               # or: remove cells of the training rows (mcar | mar,
+                               # twbn.scoring.missingness) and learn by structural EM;
+                               # the test rows stay complete; the report adds imputation
+                               # accuracy and, with a network, structural distance
     [[data]]
     name = "housing"
     class = "class"            # optional: predict this variable on the test fold (folds >= 2)
+    network = "alarm"          # optional: the network the data was sampled from (a bnlearn
+                               # name or a BIF file): the report gives the structural Hamming
+                               # distance to it
     path = "experiments/data/housing.csv.gz"   # relative to the config file; $VAR and ${VAR}
                                                # expand (e.g. $TWBN_DATA/debd/plants_train.csv.gz);
                                                # none: the bundled set of that name (twbn data list)
@@ -66,7 +76,7 @@ __all__ = ["ConfigError", "Cell", "Config", "load_config", "expand"]
 #: The top-level keys a config may have.
 KEYS = frozenset({"name", "score", "ess", "max_splits", "max_bins", "approximate", "candidates", "time_per_variable",
                   "max_parents", "pruning", "folds", "seeds", "treewidths", "time_limit", "memory_limit_mb",
-                  "kill_margin", "inference", "sweep", "cell_jobs", "data", "methods", "policy"})
+                  "kill_margin", "inference", "sweep", "cell_jobs", "data", "methods", "policy", "missing"})
 
 
 class ConfigError(TwbnError, ValueError):
@@ -125,6 +135,13 @@ class Config:
     #: the ``[policy]`` table: the twbn.Policy fields every method runs with, changed from
     #: the defaults (a method's own ``policy`` changes more)
     policy: dict = field(default_factory=dict)
+    #: how the data's missing cells are read (``twbn.scoring.data.MISSING_MODES``)
+    read_missing: str = "em"
+    #: the ``missing`` table: {"fraction", "mechanism", "seed"} of the cells removed from each
+    #: training fold, learned by structural EM; None: none removed
+    missing: dict | None = None
+    #: data name → the network it was sampled from (a bnlearn name or a BIF path)
+    networks: dict[str, str] = field(default_factory=dict)
 
 
 def load_config(path: str | Path) -> Config:
@@ -151,7 +168,7 @@ def load_config(path: str | Path) -> Config:
             raise ConfigError(f"{path}: '{key}' must be {kind.__name__ if isinstance(kind, type) else kind}")
         return v
 
-    data, classes = {}, {}
+    data, classes, networks = {}, {}, {}
     for d in get("data", kind=list):
         if not isinstance(d, dict) or "name" not in d:
             raise ConfigError(f"{path}: every [[data]] needs a name (and a path, unless it names a bundled set)")
@@ -162,9 +179,19 @@ def load_config(path: str | Path) -> Config:
                 raise ConfigError(f"{path}: data {d['name']!r} needs a path (without one, name a bundled set: "
                                   f"{', '.join(BUNDLED)})")
             d = {**d, "path": str(bundled_path(d["name"]))}
-        if set(d) - {"name", "path", "class"}:
-            raise ConfigError(f"{path}: data {d['name']!r} has no field {sorted(set(d) - {'name', 'path', 'class'})[0]!r} "
-                              "(fields: name, path, class; top-level keys go before the first [[data]])")
+        if set(d) - {"name", "path", "class", "network"}:
+            raise ConfigError(f"{path}: data {d['name']!r} has no field "
+                              f"{sorted(set(d) - {'name', 'path', 'class', 'network'})[0]!r} "
+                              "(fields: name, path, class, network; top-level keys go before the first [[data]])")
+        if "network" in d:
+            if not isinstance(d["network"], str) or not d["network"]:
+                raise ConfigError(f"{path}: data {d['name']!r}: network must be a bnlearn name or a BIF file")
+            net = d["network"]
+            if net.endswith((".bif", ".bif.gz")):
+                net = str((path.parent / os.path.expandvars(net)).resolve())
+                if not Path(net).exists():
+                    raise ConfigError(f"{path}: data {d['name']!r}: network file {net} does not exist")
+            networks[str(d["name"])] = net
         if "class" in d:
             if not isinstance(d["class"], str) or not d["class"]:
                 raise ConfigError(f"{path}: data {d['name']!r}: class must be a variable name")
@@ -252,13 +279,46 @@ def load_config(path: str | Path) -> Config:
     time_limit = float(get("time_limit", 60))
     if not time_limit > 0:
         raise ConfigError(f"{path}: time_limit must be positive")
+    read_missing, missing = _missing(path, raw.get("missing"), score)
     return Config(
         name=str(get("name", path.stem)), path=path, data=data, score=score, max_parents=get("max_parents", 3, int),
         pruning=pruning, ess=float(get("ess", 1.0)), folds=folds, seeds=tuple(seeds),
         treewidths=tuple(tws), methods=methods, time_limit=time_limit,
         memory_limit_mb=memory, kill_margin=float(margin), raw=raw,
         inference=get("inference", False, bool), classes=classes, sweep=get("sweep", True, bool),
-        cell_jobs=cell_jobs, policy=shared, **extra)
+        cell_jobs=cell_jobs, policy=shared, read_missing=read_missing, missing=missing, networks=networks, **extra)
+
+
+def _missing(path: Path, table, score: str) -> tuple[str, dict | None]:
+    """``missing``, checked: how the data's own missing cells are read, and the cells
+    removed on purpose (a table) or None."""
+    from twbn.scoring.data import MISSING_MODES
+    from twbn.scoring.missingness import MECHANISMS
+
+    if table is None:
+        return "em", None
+    if isinstance(table, str):
+        if table not in MISSING_MODES:
+            raise ConfigError(f"{path}: missing must be one of {', '.join(MISSING_MODES)} or a table "
+                              f"{{ fraction, mechanism, seed }}, got {table!r}")
+        return table, None
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: missing must be a table, e.g. missing = {{ fraction = 0.2, mechanism = \"mcar\" }}")
+    unknown = sorted(set(table) - {"fraction", "mechanism", "seed"})
+    if unknown:
+        raise ConfigError(f"{path}: missing has no field {unknown[0]!r} (fields: fraction, mechanism, seed)")
+    fraction = table.get("fraction")
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
+        raise ConfigError(f"{path}: missing.fraction must be a number in (0, 1), got {fraction!r}")
+    mechanism = table.get("mechanism", "mcar")
+    if mechanism not in MECHANISMS:
+        raise ConfigError(f"{path}: missing.mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
+    seed = table.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ConfigError(f"{path}: missing.seed must be an integer >= 0, got {seed!r}")
+    if score not in ("bic", "aic"):
+        raise ConfigError(f"{path}: missing cells are learned by structural EM, which scores bic or aic, not {score!r}")
+    return "em", {"fraction": float(fraction), "mechanism": mechanism, "seed": seed}
 
 
 def _policy(path: Path, where: str, table, base: dict | None = None) -> dict:

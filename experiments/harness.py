@@ -145,10 +145,23 @@ def prepare_caches(config: Config, work: Path, log, stop=None,
 
     out = {}
     for name, path in config.data.items():
-        ds = read_mixed_csv(path) if config.score in LOCAL_STRUCTURE_SCORES else read_csv(path)
+        ds = read_mixed_csv(path) if config.score in LOCAL_STRUCTURE_SCORES else \
+            read_csv(path, missing=config.read_missing)
+        learned_by_em = config.missing is not None or (config.score not in LOCAL_STRUCTURE_SCORES and ds.n_missing > 0)
+        if learned_by_em and config.score not in ("bic", "aic"):
+            raise ExperimentError(f"{name}: {ds.n_missing:,} cells are missing, learned by structural EM, which "
+                                  f"scores bic or aic, not {config.score!r} (or missing = \"state\")")
         data_sha = file_sha256(path)
         for f in range(config.folds):
             if needed is not None and (name, f) not in needed:
+                continue
+            if learned_by_em:
+                # structural EM scores each iteration's completions itself: no cache; the
+                # cell removes the training rows' cells (a seeded mechanism) and learns
+                train, test = fold_rows(ds.n_rows, config.folds, f)
+                out[name, f] = {"cache": None, "data": str(path), "train_rows": train.tolist(),
+                                "test_rows": test.tolist(), "stats": {"missing": config.missing or "the data's own"},
+                                "em": True}
                 continue
             key = cache_key(config, data_sha, f)
             cache_path = work / f"{name}.fold{f}.{config.score}.{_key_digest(key)[:16]}.jkl"
@@ -201,7 +214,7 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path, start: dict
     if scheduler is not None and not get_method(m["method"]).distributed:
         scheduler = None
     missing = [p for p in (prepared[cell.data, cell.fold]["cache"], prepared[cell.data, cell.fold]["data"])
-               if not Path(p).exists()]
+               if p is not None and not Path(p).exists()]
     if missing:  # a remote worker without the shared file system
         return {"status": "failed", "wall_time": 0.0, "error": f"not visible on this worker: {', '.join(missing)}"}
     spec = {**{k: v for k, v in prepared[cell.data, cell.fold].items() if k != "stats"},
@@ -209,7 +222,8 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path, start: dict
             "solver": m["solver"], "warm_start": m["warm_start"], "options": m.get("options") or {}, "policy": m.get("policy") or {}, "time_limit": config.time_limit, "seed": cell.seed,
             "ess": config.ess, "memory_limit_mb": config.memory_limit_mb,
             "inference": config.inference, "class_variable": config.classes.get(cell.data), "start": start,
-            "jobs": config.cell_jobs, "scheduler": scheduler}
+            "jobs": config.cell_jobs, "scheduler": scheduler, "missing": config.missing,
+            "read_missing": config.read_missing, "network": config.networks.get(cell.data), "score": config.score}
     with tempfile.TemporaryDirectory(prefix="twbn-cell-", dir=work) as tmp:
         spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "out.json"
         spec_path.write_text(json.dumps(spec), encoding="utf-8")
@@ -245,7 +259,7 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path, start: dict
     return {"status": r["status"], "score": r.get("score"), "bound": r.get("bound"), "gap": r.get("gap"),
             "width": r.get("width"), "wall_time": out["wall_time"], "test_loglik": out["test_loglik"],
             "test_rows": out["test_rows"], "result": r, "trajectory": r.get("trajectory"),
-            **(out.get("inference") or {}), **(out.get("classification") or {})}
+            **(out.get("inference") or {}), **(out.get("classification") or {}), **(out.get("missing") or {})}
 
 
 def _bound_rank(k: int | None) -> float:

@@ -66,7 +66,8 @@ CREATE TABLE IF NOT EXISTS cells (
 #: Columns added after the first stores were written: (name, type), added on open.
 LATER_COLUMNS = (("junction_tree_s", "REAL"), ("max_clique", "INTEGER"), ("ve_query_s", "REAL"),
                  ("table_entries", "INTEGER"), ("class_accuracy", "REAL"), ("class_log_loss", "REAL"),
-                 ("nb_accuracy", "REAL"), ("nb_log_loss", "REAL"))
+                 ("nb_accuracy", "REAL"), ("nb_log_loss", "REAL"), ("missing_share", "REAL"),
+                 ("imputation_accuracy", "REAL"), ("shd", "INTEGER"))
 
 PACKAGES = ("numpy", "numba", "pyomo", "highspy", "PySCIPOpt", "ortools", "networkx")
 
@@ -153,8 +154,9 @@ class Store:
             self.db.execute(
                 "INSERT INTO cells (key, run_id, data, fold, treewidth, method, seed, status, score, bound, gap, width, "
                 "wall_time, test_loglik, test_rows, error, result, trajectory, finished, junction_tree_s, max_clique, "
-                "ve_query_s, table_entries, class_accuracy, class_log_loss, nb_accuracy, nb_log_loss) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "ve_query_s, table_entries, class_accuracy, class_log_loss, nb_accuracy, nb_log_loss, missing_share, "
+                "imputation_accuracy, shd) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (cell.key, run_id, cell.data, cell.fold, cell.treewidth, cell.method, cell.seed, row["status"],
                  row.get("score"), row.get("bound"), row.get("gap"), row.get("width"), row.get("wall_time"),
                  row.get("test_loglik"), row.get("test_rows"), row.get("error"),
@@ -162,7 +164,8 @@ class Store:
                  None if row.get("trajectory") is None else json.dumps(row["trajectory"]), time.time(),
                  row.get("junction_tree_s"), row.get("max_clique"), row.get("ve_query_s"),
                  row.get("table_entries"), row.get("class_accuracy"), row.get("class_log_loss"),
-                 row.get("nb_accuracy"), row.get("nb_log_loss")))
+                 row.get("nb_accuracy"), row.get("nb_log_loss"), row.get("missing_share"),
+                 row.get("imputation_accuracy"), row.get("shd")))
 
     def record_cache(self, data: str, fold: int, stats: dict) -> None:
         """The scoring and pruning statistics of one (data, fold)'s cache."""

@@ -66,7 +66,22 @@ def verify_against_data(dataset, result: dict[str, Any], treewidth: int | None =
     """:func:`verify_result` for a result learned from data: every family re-scored from
     ``dataset`` (a twbn Dataset: names, state codes, arities) by :func:`textbook_score`,
     with ``score``/``ess`` or else those the result records (``stats["scoring"]``, BIC
-    where it records none)."""
+    where it records none). Data with missing cells: a result of structural EM has its
+    network and certificate checked, not its score (an expected score over completions
+    the result does not carry); any other result is refused."""
+    if (dataset.data < 0).any():
+        # missing cells: a structural EM result's score is over its own completions, which
+        # the result does not carry; the network and its certificate are still checked
+        if "structural_em" not in (result.get("stats") or {}):
+            return ["the data has missing cells, and the result was not learned by structural EM from them"]
+        names = list(dataset.names)
+        cache = ScoreCache.from_mapping(names, [{(): 0.0}] * len(names))
+        parents = result.get("parents")
+        if isinstance(parents, dict) and set(parents) == set(names):
+            pos = {n: i for i, n in enumerate(names)}
+            cache = ScoreCache.from_mapping(names, [
+                {(): 0.0, tuple(sorted(pos[p] for p in parents[n] if p in pos)): 0.0} for n in names])
+        return verify_result(cache, {**result, "score": 0.0, "bound": None, "gap": None}, treewidth)
     scoring = (result.get("stats") or {}).get("scoring") or {}
     score = score or scoring.get("score") or "bic"
     ess = ess if ess is not None else (scoring.get("ess") or 1.0)

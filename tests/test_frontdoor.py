@@ -26,7 +26,8 @@ from twbn.solvers.policy import DEFAULT_POLICY, Policy
 DOCTEST_MODULES = ["twbn", "twbn.learning", "twbn.solution", "twbn.solvers.auto", "twbn.scoring.datasets",
                    "twbn.scoring.errors", "twbn.scoring.classify", "twbn.testing", "twbn.solvers.method", "twbn.models", "twbn.solvers.sweep", "twbn.solvers.bounds",
                    "twbn.solvers.budget", "twbn.formulations.problem",
-                   "twbn.scoring.jkl"]
+                   "twbn.scoring.jkl", "twbn.scoring.data", "twbn.scoring.posterior", "twbn.scoring.missingness",
+                   "twbn.em", "twbn.scoring.families"]
 
 
 # twbn.models builds and solves each model (30 s): behind the slow marker
@@ -97,9 +98,12 @@ def test_dataframe_and_csv_give_the_same_cache():
 
 
 def test_dataframe_with_missing_values_is_refused():
+    # a cache is scored from complete data: missing cells are named, in one line
     df = pd.DataFrame({"A": ["x", "y", None], "B": ["1", "2", "3"]})
-    with pytest.raises(twbn.DataError, match="missing value in column 'A' at row 2"):
+    with pytest.raises(twbn.DataError, match=r"1 of 6 cells missing \(16.7 %\): A 1; scoring a cache needs"):
         twbn.score(df)
+    with pytest.raises(twbn.DataError, match="missing value in column 'A' at row 2"):
+        twbn.score(df, missing="error")
 
 
 def test_learn_refuses_a_bad_request_before_scoring():
@@ -110,7 +114,7 @@ def test_learn_refuses_a_bad_request_before_scoring():
     with pytest.raises(ValueError, match="method dp takes no warm start"):
         twbn.learn(df, treewidth=2, method="dp", warm_start="kg")
     with pytest.raises(twbn.DataError, match="missing value"):
-        twbn.learn(df, treewidth=2, method="kg")
+        twbn.learn(df, treewidth=2, method="kg", missing="error")
 
 
 def test_solution_round_trip_networkx_and_background_knowledge(tmp_path):

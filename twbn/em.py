@@ -125,7 +125,8 @@ def structural_em(
     treewidth : int or None
         The bound, as in ``twbn.learn``.
     method : str, default "auto"
-        The M-step's method (any registered one that takes a warm start).
+        The M-step's method, any registered one (warm-started from the current network
+        where it takes a start; the better of its network and the current one is kept).
     time_limit : float, default 60
         Seconds for the whole of it; each M-step gets ``m_step_share`` of what is left.
     seed : int, optional
@@ -189,6 +190,9 @@ def structural_em(
         raise ValueError(f"structural EM needs a finite time limit > 0, got {time_limit!r}")
     if dataset.n_missing == 0:
         raise DataError("no cell is missing: learn from the data as it is")
+    from twbn.solvers.registry import get_method
+
+    takes_start = get_method(method).warm_start  # a method without starts re-solves from scratch
     solve = solve or run
     say = log or (lambda line: None)
     t0 = time.monotonic()
@@ -222,7 +226,7 @@ def structural_em(
             sol = start
             break
         share = left * (0.5 if it == 1 else 0.35)
-        found = solve(problem, method, time_limit=share, seed=seed, warm_start=start)
+        found = solve(problem, method, time_limit=share, seed=seed, warm_start=start if takes_start else None)
         sol = found if found.parents is not None and found.score >= start.score else start
         parents = [tuple(p) for p in sol.parents]
         order = list(sol.elimination_order) if sol.elimination_order is not None else network_order(parents)
