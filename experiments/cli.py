@@ -127,9 +127,12 @@ def score_summary(cache, stats: dict) -> str:
         f"{stats['kept']:,} kept ({stats['dominated_removed']:,} dominated removed)",
         "  skipped unscored: " + ", ".join(f"{k} {v:,}" for k, v in pr.items() if v) if any(pr.values())
         else "  skipped unscored: none",
-        f"  time: {stats['seconds']:.2f} s" + ("" if stats["complete"] else
-                                                f" — TIME LIMIT reached at level {stats['stopped_at_level']}: "
-                                                "the cache is valid but holds only the sets scored so far"),
+        f"  time: {stats['seconds']:.2f} s" + (
+            "" if stats["complete"] else
+            f" — sets of {stats['stopped_at_level']} parents not started (they would not fit in the time left): the "
+            f"cache holds every set of at most {stats['stopped_at_level'] - 1}" if stats.get("level_not_started") else
+            f" — TIME LIMIT reached at level {stats['stopped_at_level']}: the cache is valid but holds only the sets "
+            "scored so far"),
     ]
     return "\n".join(lines)
 
@@ -185,6 +188,13 @@ def _memory_limit(args: argparse.Namespace) -> float | None:
     return given * 1e6 if given is not None else None
 
 
+def _policy_of(args: argparse.Namespace):
+    """The policy ``learn --policy`` built (``args.policy_``), or the default one."""
+    from twbn.solvers.policy import DEFAULT_POLICY
+
+    return getattr(args, "policy_", None) or DEFAULT_POLICY
+
+
 def score_from_args(args: argparse.Namespace, data_path: Path, *, learning: bool = False, dataset=None):
     """(cache, stats, summary text) of ``twbn.score`` with the scoring options in
     ``args`` on ``data_path``. ``learning`` (``learn`` from data): unless --approximate is
@@ -228,7 +238,9 @@ def score_from_args(args: argparse.Namespace, data_path: Path, *, learning: bool
         max_states=args.max_states, candidates=args.candidates, time_per_variable=args.time_per_variable,
         jobs=args.jobs, max_splits=args.max_splits, max_bins=args.max_bins, continuous=args.continuous or (),
         categorical=args.categorical or (), memory_limit=_memory_limit(args), progress=None if not args.quiet else False,
-        **({} if local else {"missing": args.missing or "em", "missing_token": args.missing_token}),
+        **({} if local else {"missing": args.missing or "em", "missing_token": args.missing_token,
+                             "level_margin": _policy_of(args).data_cache_level_margin
+                             if learning and dataset is not None and approximate is False else 0.0}),
         log=lambda line: print(f"twbn: {line}", file=sys.stderr), return_stats=True)
     stats["data"] = str(data_path)
     if local:

@@ -218,6 +218,7 @@ def build_cache(
     scorer: Scorer | None = None,
     memory_limit: float | None = None,
     stop: Callable[[], bool] | None = None,
+    level_margin: float = 0.0,
 ) -> tuple[ScoreCache, dict]:
     """Score and prune candidate parent sets of every variable; return the cache and stats.
 
@@ -228,7 +229,13 @@ def build_cache(
     before scoring when the estimate (:func:`estimate_cost`) exceeds it, and stop with
     :class:`ScoringTooLarge` if the process's resident memory reaches it all the same.
     ``stop()`` true (looked at as often as the time limit) ends scoring with
-    :class:`ScoringStopped` and no cache.
+    :class:`ScoringStopped` and no cache. ``level_margin`` > 0 (with ``time_limit``): a
+    size of parent sets is not started unless ``level_margin`` times its predicted seconds
+    fit before the limit, predicted at the rate per (variable, set) of the size before; the
+    cache then holds every set of the sizes started. Measured: jester's pairs took 1.45
+    times the singles' rate per set. Learning from data at 600 s, jester's triples, started
+    in a 150 s share, ran 34 s past it with 4 of 16 M sets scored, and the 2.7 M sets kept
+    took 2.8 GB.
     """
     if max_parents < 0:
         raise ValueError(f"max_parents must be >= 0, got {max_parents}")
@@ -335,7 +342,19 @@ def build_cache(
         # one bar per level of parent-set size, counting the sets scored in it
         bar = tqdm(total=0, desc="scoring", unit=" sets", file=sys.stderr, leave=False, mininterval=0.25)
 
+    level_began, level_sets_scored = time.monotonic(), n  # level 0: the empty sets
+    not_started = False
     for d in range(1, top + 1):
+        if level_margin > 0 and deadline is not None and d >= 2:
+            rate = (time.monotonic() - level_began) / max(1, level_sets_scored)
+            # at most this many sets of size d: each of size d − 1 extended by a later variable
+            coming = sum(len(level_sets[x]) for x in range(n) if maxpar[x] >= d) * max(0, n - d) / d
+            if time.monotonic() + level_margin * rate * coming > deadline:
+                complete = False
+                stopped_level = d
+                not_started = True
+                break
+        level_began = time.monotonic()
         jobs: dict[ParentSet, list[int]] = defaultdict(list)
         for x in range(n):
             if maxpar[x] < d:
@@ -400,6 +419,7 @@ def build_cache(
                     complete = False
                     break
         level_sets = new_level
+        level_sets_scored = max(1, sum(len(sets) for sets in new_level))  # (variable, set) pairs, as ``coming``
         scorer.forget_codes(keep_size=d)
         codes_memo.clear()
         # the next level needs only this level's entropies
@@ -458,6 +478,7 @@ def build_cache(
         "caps": {dataset.names[x]: caps[x] for x in range(n)} if 5 in rules else None,
         "complete": complete,
         "stopped_at_level": stopped_level,
+        "level_not_started": not_started,
         "seconds": round(time.monotonic() - t0, 4),
         "approximate": not complete,
     }

@@ -62,6 +62,7 @@ _KINDS = {
     "count": (int, lambda v: v >= 1, "a whole number >= 1"),
     "count0": (int, lambda v: v >= 0, "a whole number >= 0"),
     "factor": (float, lambda v: v > 0 and not math.isinf(v), "a positive number"),
+    "factor0": (float, lambda v: v >= 0 and not math.isinf(v), "a number >= 0"),
 }
 
 
@@ -128,6 +129,13 @@ class Policy:
         plants' pairs take 6.8 s, baudio's 15 s, jester's 9.6 s; the half that scoring had before
         spent 30 s on a partial third level that held 11 of the 69 families of the network
         found (plants, k = 5).""")
+    data_cache_level_margin: float = _knob(1.5, "factor0", """``learn`` from data: a size of
+        parent sets (pairs, triples, ...) enters the cache only if this many times its
+        predicted seconds fit in ``data_cache_share``, predicted at the rate of the size
+        before (jester's pairs took 1.45 times the singles' rate per set): the cache holds
+        every family of the sizes it has. 0: a size may stop part-way (before, at 600 s,
+        jester's triples ran 66 s past the share, 216 s of scoring in all, the 2.7 M sets
+        kept 2.8 GB).""")
     # -- shares inside an engine ----------------------------------------------------------
     milp_build_share: float = _knob(0.4, "share", """The MILP's pyomo build: writing the model
         out takes about as long again (plants k = 2 built in 3.0 s, written in 2.0 s; k = 5 5.4 s

@@ -71,6 +71,7 @@ def score(
     stop: "Callable[[], bool] | None" = None,
     missing: str = "em",
     missing_token: str | None = None,
+    level_margin: float = 0.0,
 ) -> "ScoreCache | tuple[ScoreCache, dict]":
     """The pruned local scores of the candidate parent sets of every variable.
 
@@ -110,6 +111,12 @@ def score(
         them by structural EM); ``"state"`` and ``"complete-rows"`` score as they say.
     missing_token : str, optional
         One more cell text that means missing.
+    level_margin : float, default 0
+        Exhaustive scoring with a ``time_limit``: 0 stops part-way through a size of parent
+        sets at the limit; above 0 a size is not started unless this many times its
+        predicted seconds (at the rate of the size before) fit, so that the cache holds
+        every set of the sizes started (``learn`` from data: the policy's
+        ``data_cache_level_margin``).
     candidates, time_per_variable : optional
         Approximate exploration only: candidate parents per variable (default 30) and
         seconds per variable (default 0.5).
@@ -230,7 +237,8 @@ def score(
             say(f"note: exhaustive scoring may take long: {estimate.describe()} (--approximate explores "
                 "large sets faster; --time-limit stops with a partial cache)")
     cache, stats = build_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning,
-                               time_limit=time_limit, progress=progress, memory_limit=limit, stop=stop)
+                               time_limit=time_limit, progress=progress, memory_limit=limit, stop=stop,
+                               level_margin=level_margin)
     return (cache, stats) if return_stats else cache
 
 
@@ -626,6 +634,7 @@ def learn(
             how, seconds = scoring_plan(dataset, score, depth, ess=ess, pruning=pruning, approximate=approximate,
                                         time_limit=time_limit, started=started, policy=policy)
             cache = _score(dataset, score, depth, ess=ess, pruning=pruning, approximate=how, time_limit=seconds,
+                           level_margin=policy.data_cache_level_margin if how is False else 0.0,
                            log=log)
         elif list(cache.names) != list(getattr(dataset, "names", cache.names)):
             raise ValueError("cache= has other variables than the data")
