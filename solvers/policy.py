@@ -130,12 +130,12 @@ class Policy:
         spent 30 s on a partial third level that held 11 of the 69 families of the network
         found (plants, k = 5).""")
     data_cache_level_margin: float = _knob(1.5, "factor0", """``learn`` from data: a size of
-        parent sets (pairs, triples, ...) enters the cache only if this many times its
-        predicted seconds fit in ``data_cache_share``, predicted at the rate of the size
-        before (jester's pairs took 1.45 times the singles' rate per set): the cache holds
-        every family of the sizes it has. 0: a size may stop part-way (before, at 600 s,
-        jester's triples ran 66 s past the share, 216 s of scoring in all, the 2.7 M sets
-        kept 2.8 GB).""")
+        three or more parents enters the cache only if this many times its predicted seconds
+        fit in ``data_cache_share``, predicted at the rate of the size before (jester's pairs
+        took 1.45 times the singles' rate per set). 0: a size may stop part-way. Before, at
+        600 s, jester's triples ran 66 s past the share, 216 s of scoring in all, and the
+        2.7 M sets kept took 2.8 GB. Pairs may still stop part-way: at 10 s, applied to pairs
+        it left singles alone and lost 4,340 at baudio k = 2.""")
     # -- shares inside an engine ----------------------------------------------------------
     milp_build_share: float = _knob(0.4, "share", """The MILP's pyomo build: writing the model
         out takes about as long again (plants k = 2 built in 3.0 s, written in 2.0 s; k = 5 5.4 s

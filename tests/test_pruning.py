@@ -175,3 +175,20 @@ def test_deep_levels_are_safe(mode):
     cache, stats = build_cache(ds, score="aic", max_parents=5, pruning=mode, progress=False)
     assert_safe(cache, full_cache.families())
     assert stats["pruned_unscored"]["rule3"] > 0
+
+
+def test_a_size_not_predicted_to_fit_is_not_started_and_the_cache_holds_whole_sizes():
+    # a margin no size of three can meet (1e12 times its prediction, in an hour): the cache
+    # holds exactly the families of at most two parents that scoring to two would keep
+    from twbn.scoring.data import read_csv
+    from tests.conftest import BUNDLED
+
+    ds = read_csv(BUNDLED / "zoo.csv.gz")
+    whole, stats = build_cache(ds, max_parents=3, time_limit=3600, level_margin=1e12, progress=False)
+    two, _ = build_cache(ds, max_parents=2, progress=False)
+    assert stats["stopped_at_level"] == 3 and stats["level_not_started"] and not stats["complete"]
+    assert whole.families() == two.families()
+    # without the margin the same call scores the triples too
+    three, stats = build_cache(ds, max_parents=3, time_limit=3600, progress=False)
+    assert stats["complete"] and not stats["level_not_started"]
+    assert max(len(ps) for fam in three.parent_sets for ps in fam) == 3
