@@ -231,3 +231,17 @@ def test_improve_from_data_reaches_families_beyond_the_cache(frame):
     off = solve(Problem(cache, 2, scorer=FamilyScores(ds)), "improve", warm_start=alone, options=options, seed=0,
                 policy=twbn.Policy(piece_neighbours=0))
     assert off.score == pytest.approx(alone.score)  # without them, nothing beyond the cache
+
+
+def test_cuts_takes_its_improve_start_with_families_beyond_the_cache():
+    # from data with a cache of single parents: cuts' own improve start (its improve_share)
+    # scores families beyond the cache in its pieces; the ILP must hold them to take that
+    # start (it raised KeyError on alarm from data, k = 5)
+    import pandas as pd
+
+    df = pd.read_csv(twbn.example_path("zoo"))
+    singles = twbn.score(df, max_parents=1)
+    sol = twbn.learn(df, treewidth=3, method="cuts", cache=singles, time_limit=8, seed=0,
+                     options={"improve_share": 0.5})
+    assert sol.is_network and sol.width <= 3 and sol.check(df) == []
+    assert max(len(ps) for ps in sol.parents.values()) >= 2  # beyond the cache of singles

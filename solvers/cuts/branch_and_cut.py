@@ -345,6 +345,13 @@ def _run(problem: Problem, options: CutsOptions, budget: Budget, *, seed: int | 
         if budget.control is not None:
             budget.control.begin("cuts")
             budget.control.report(incumbent=start_score)
+    if start is not None and start is not given:
+        # from data, improve's pieces may have scored families beyond the cache (the registry
+        # grows the problem by a start it is given, not by one made here): the ILP must hold
+        # them to take the start (KeyError on alarm from data, k = 5, before)
+        from twbn.solvers.bounds import covering_problem
+
+        problem = covering_problem(problem, start.parents)
     sol = solve_cuts(problem, options, time_limit=budget.limit(), seed=seed, warm_start=start,
                      control=budget.control, policy=budget.policy)
     if used:  # its seconds, also in wall_time (solve() counts the whole call)
