@@ -604,6 +604,7 @@ def test_a_config_names_a_bundled_data_set_without_a_path(tmp_path):
         load_config(cfg)
 
 
+@pytest.mark.slow  # 16 s
 def test_a_grid_with_missing_cells_learns_by_structural_em_and_reports_it(tmp_path):
     # a network sampled at 600 rows, its BIF named in the config: 20 % of the training
     # fold's cells removed (MCAR), the test fold complete; every cell learns by structural

@@ -129,6 +129,7 @@ def _gappy_zoo(share: float, seed: int = 0):
     return df, df.mask(np.random.default_rng(seed).random(df.shape) < share)
 
 
+@pytest.mark.slow  # a process or a learn of seconds: the default run stays under 10 min
 def test_learn_runs_structural_em_on_data_with_missing_cells():
     df, gappy = _gappy_zoo(0.15)
     said = []
@@ -158,6 +159,7 @@ def test_learn_with_missing_cells_refuses_what_it_cannot_do():
     assert twbn.score(gappy, missing="state").n_variables == 17
 
 
+@pytest.mark.slow  # a process or a learn of seconds: the default run stays under 10 min
 def test_the_command_line_on_a_file_with_blank_cells(tmp_path):
     _, gappy = _gappy_zoo(0.1)
     data = tmp_path / "gappy.csv"
@@ -168,7 +170,8 @@ def test_the_command_line_on_a_file_with_blank_cells(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "cells missing" in run.stdout and "learned by structural EM" in run.stdout
-    assert "over the last E-step's expected counts" in run.stdout
+    # the bound, where the summary line gives one, says what it is over
+    assert "over the last E-step's expected counts" in run.stdout or "bound none" in run.stdout
     assert json.loads(out.read_text())["stats"]["structural_em"]["iterations"]
     score = subprocess.run([sys.executable, "-m", "twbn.experiments.cli", "score", str(data), "-o",
                             str(tmp_path / "c.jkl")], capture_output=True, text=True, timeout=120)
@@ -195,6 +198,7 @@ def test_the_most_probable_completion_is_the_enumerated_argmax(n, seed):
         assert (filled[kept, i] == rows[kept, i]).all()
 
 
+@pytest.mark.slow  # a process or a learn of seconds: the default run stays under 10 min
 def test_impute_and_check_from_the_command_line(tmp_path):
     df, gappy = _gappy_zoo(0.1, seed=4)
     data = tmp_path / "gappy.csv"
