@@ -59,10 +59,10 @@ def gappy_frame(ds, fraction: float, mechanism: str, seed: int):
 
 def shd(learned: dict, truth: dict) -> int:
     """Structural Hamming distance between two DAGs given as {child: parents}."""
-    a = {(p, c) for c, ps in learned.items() for p in ps}
-    b = {(p, c) for c, ps in truth.items() for p in ps}
-    reversed_ = {(p, c) for p, c in a - b if (c, p) in b}
-    return len(a - b - reversed_) + len(b - a - {(c, p) for p, c in reversed_}) + len(reversed_)
+    from twbn.formulations.graphs import structural_hamming_distance
+
+    return structural_hamming_distance([(p, c) for c, ps in learned.items() for p in ps],
+                                       [(p, c) for c, ps in truth.items() for p in ps])
 
 
 def _text(cells) -> np.ndarray:

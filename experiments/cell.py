@@ -123,9 +123,9 @@ def _run_missing(spec: dict) -> dict:
         learned = {(names[p], names[v]) for v, ps in enumerate(parents) for p in ps}
         if {a for arc in true_arcs for a in arc} - set(pos):
             raise RuntimeError(f"the network {spec['network']} has variables the data lacks")
-        flipped = {(a, b) for a, b in learned - true_arcs if (b, a) in true_arcs}
-        missing["shd"] = len(learned - true_arcs - flipped) + len(true_arcs - learned - {(b, a) for a, b in flipped}) \
-            + len(flipped)
+        from twbn.formulations.graphs import structural_hamming_distance
+
+        missing["shd"] = structural_hamming_distance(learned, true_arcs)
     out["missing"] = missing
     return out
 

@@ -39,15 +39,21 @@ CELL_FIELDS = ["key", "data", "fold", "treewidth", "method", "seed", "status", "
                "imputation_accuracy", "shd", "error"]
 
 
+def _by_cell(items) -> dict:
+    """``(cell, value)`` pairs grouped by (data, bound, method), an unbounded cell's bound as
+    10**9 so that it sorts last."""
+    groups = defaultdict(list)
+    for c, value in items:
+        groups[c["data"], c["treewidth"] if c["treewidth"] is not None else 10**9, c["method"]].append(value)
+    return groups
+
+
 def missing_lines(cells: list[dict]) -> list[str]:
     """Learning with cells removed from the training rows (a config's ``missing``): per data
     set, bound and method, the held-out log-likelihood per complete test row, the share of
     removed cells filled with their true value, and the structural Hamming distance to the
     generating network where the config names one (means over folds and seeds)."""
-    groups = defaultdict(list)
-    for c in cells:
-        if c.get("missing_share") is not None:
-            groups[c["data"], c["treewidth"] if c["treewidth"] is not None else 10**9, c["method"]].append(c)
+    groups = _by_cell([(c, c) for c in cells if c.get("missing_share") is not None])
     if not groups:
         return []
     lines = ["", "## With missing cells (structural EM; the test rows complete)", "",

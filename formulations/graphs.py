@@ -14,7 +14,7 @@ import heapq
 import itertools
 from typing import Iterable, Sequence
 
-__all__ = ["moral_graph", "is_acyclic", "fits_in_graph", "copy_adjacency", "elimination_width", "fill_in",
+__all__ = ["structural_hamming_distance", "moral_graph", "is_acyclic", "fits_in_graph", "copy_adjacency", "elimination_width", "fill_in",
            "random_greedy_order", "min_fill_order", "min_degree_order", "perfect_elimination_order",
            "exact_treewidth", "degeneracy", "tree_decomposition", "is_tree_decomposition", "k_tree_from_construction",
            "fill_to_k_tree", "is_k_tree", "k_cliques"]
@@ -441,3 +441,17 @@ def k_cliques(adj: Adjacency, k: int) -> list[frozenset[int]]:
         for s in itertools.combinations(sorted(clique), k):
             out.add(frozenset(s))
     return sorted(out, key=sorted)
+
+
+def structural_hamming_distance(learned: Iterable[tuple], truth: Iterable[tuple]) -> int:
+    """Arcs to add, remove or reverse to turn one DAG into the other, a reversal counted
+    once; each DAG as its arcs (parent, child), by index or name.
+
+    Examples
+    --------
+    >>> structural_hamming_distance([("A", "B"), ("B", "C")], [("B", "A"), ("B", "C"), ("C", "D")])
+    2
+    """
+    a, b = set(learned), set(truth)
+    flipped = {(p, c) for p, c in a - b if (c, p) in b}
+    return len(a - b - flipped) + len(b - a - {(c, p) for p, c in flipped}) + len(flipped)

@@ -35,7 +35,15 @@ CHUNK_ROWS = 512
 def cpt_factor(cpt: np.ndarray, child_arity: int, parent_arities: Sequence[int]) -> np.ndarray:
     """The table P(v | parents) of ``twbn.scoring.likelihood.fit_cpts`` (rows: parent
     configurations, the first parent least significant; columns: v's states) as an array
-    over (v, parent 1, …, parent m)."""
+    over (v, parent 1, …, parent m).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> t = cpt_factor(np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5]]), 2, [3])  # rows: the parent's states
+    >>> t.shape, float(t[1, 1])  # P(v = 1 | parent = 1)
+    ((2, 3), 0.8)
+    """
     m = len(parent_arities)
     shaped = np.asarray(cpt, dtype=float).reshape(*reversed([int(a) for a in parent_arities]), int(child_arity))
     # axes are (parent m, …, parent 1, v): v first, then the parents in their order
@@ -45,7 +53,13 @@ def cpt_factor(cpt: np.ndarray, child_arity: int, parent_arities: Sequence[int])
 def elimination_order(parents: Sequence[Sequence[int]]) -> list[int]:
     """A greedy min-degree elimination order of the network's moral graph, for a network
     that comes without its certificate (a learned network's own order is as good or
-    better: its width is proved ≤ k)."""
+    better: its width is proved ≤ k).
+
+    Examples
+    --------
+    >>> elimination_order([(), (0,), (0, 1), (2,)])  # the leaf 3 first
+    [3, 0, 1, 2]
+    """
     n = len(parents)
     adj = [set() for _ in range(n)]
     for v, ps in enumerate(parents):

@@ -66,7 +66,7 @@ def network_order(parents) -> list[int]:
 
 
 #: The M-step's cache holds every family of up to the most parents L for which n·C(n − 1, L)
-#: stays within this many families (L ≥ 1): n = 17 gets every family of 3 parents, n = 27
+#: stays within this many families (L ≥ 1): n = 17 gets every family of 5 parents, n = 27
 #: and 37 every pair, n = 100 every single parent; the search scores the others it reaches.
 #: alarm (n = 37, 20 % MCAR, k = 2, 20 s): held-out −11.56 a row with pairs, −12.00 with
 #: singles (the cluster-cut ILP that auto runs there chooses among cached families only).
@@ -74,7 +74,13 @@ CACHE_FAMILIES = 100_000
 
 
 def cache_depth(n: int, max_parents: int | None) -> int:
-    """L of ``CACHE_FAMILIES``: at least 1, at most ``max_parents`` and n − 1."""
+    """L of ``CACHE_FAMILIES``: at least 1, at most ``max_parents`` and n − 1.
+
+    Examples
+    --------
+    >>> cache_depth(17, None), cache_depth(37, None), cache_depth(100, None), cache_depth(17, 2)
+    (5, 2, 1, 2)
+    """
     depth = 1
     top = n - 1 if max_parents is None else min(n - 1, max_parents)
     while depth < top and n * math.comb(n - 1, depth + 1) <= CACHE_FAMILIES:
