@@ -79,8 +79,10 @@ def em_cpts(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequence[in
 
     Starts from each family's fully observed rows; each iteration draws ``copies``
     completions of every row from the current network's exact posterior
-    (``posterior.sample_missing``) and refits on them (stochastic EM: the fitted counts
-    are the expected counts' Monte Carlo estimate). Complete data: ``fit_cpts`` itself.
+    (``posterior.sample_missing``) and refits on them with the prior ``ess · copies``
+    (stochastic EM: the fitted counts are the expected counts' Monte Carlo estimate, the
+    prior weighs as much against them as against the rows). Complete data: ``fit_cpts``
+    itself.
     """
     from twbn.scoring.posterior import elimination_order, sample_missing
 
@@ -95,7 +97,10 @@ def em_cpts(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequence[in
     rng = np.random.default_rng(seed)
     for _ in range(iterations):
         done = sample_missing(data, arities, parents, cpts, order, copies=copies, seed=int(rng.integers(2**31)))
-        cpts = fit_cpts(done, arities, parents, ess)
+        # ``copies`` completions of each row: the prior's weight against the real rows is
+        # kept by scaling it with them (with ess alone, alarm's true network fitted on 20 %
+        # MCAR scored −10.734 a held-out row, with ess · copies −10.676; complete −10.645)
+        cpts = fit_cpts(done, arities, parents, ess * copies)
     return cpts
 
 

@@ -11,7 +11,8 @@ The rule comes from this project's measurements (docs/auto.md has the tables):
 2. **The cluster-cut ILP warm-started by k-G in the middle** (n ≤ 40 bounded; above the
    DP up to n = 40 unbounded): it proves optima the DP cannot reach (letter, wdbc k = 6,
    mushroom unbounded) and otherwise reports a certified gap; its LP no longer finishes
-   its root in a minute at n = 64 under a bound.
+   its root in a minute at n = 64 under a bound. From data it starts from localsearch's
+   network instead, whose families (scored from the data) k-G's cache may lack.
 3. **Exact-neighbourhood improvement of a local-search start above that** (``improve``,
    solvers/improve/): at n = 64–100 a 20% k-G start left the whole-model `cuts`
    behind k-G run alone (kdd k = 2: −443,310 against −442,805 in 60 s); on the four
@@ -163,6 +164,12 @@ def choose_method(problem: Problem, time_limit: float | None = None, policy: Pol
         if too_slow is not None:
             return Choice("cuts", "kg", too_slow)
         return Choice("dp", None, f"{where}: the exact DP takes seconds up to n = {dp_max} at this k")
+    if n <= policy.cuts_max_n and problem.scorer is not None and k >= policy.data_cuts_localsearch_min_k:
+        return Choice("cuts", "localsearch",
+                      f"{where}, from data: too large for the exact DP, small enough for the cluster-cut ILP "
+                      f"(n <= {policy.cuts_max_n}), which reports a certified gap; it starts from localsearch's "
+                      "network (hill climbing over DAGs, families scored from the data as it reaches them), whose "
+                      "families it adds to the cache's")
     if n <= policy.cuts_max_n:
         return Choice("cuts", "kg", f"{where}: too large for the exact DP, small enough for the cluster-cut ILP "
                                     f"(n <= {policy.cuts_max_n}), which reports a certified gap")
@@ -299,9 +306,10 @@ def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: Solv
     if unbounded is not None and method == "cuts" and problem.treewidth >= policy.improve_start_min_k:
         # the unbounded optimum is wider than k and already bounds the problem: improve's
         # network first, then the cluster-cut ILP from it (which still proves optima)
-        improved = "the given start's" if start is not None else "k-MAX's"
+        ls = choice.warm_start == "localsearch"
+        improved = "localsearch's" if ls else "the given start's" if start is not None else "k-MAX's"
         what = f"the unbounded optimum (width {unbounded.width})" if proved else "the unbounded problem's bound"
-        choice = Choice("cuts", None, choice.reason + f"; {what} "
+        choice = Choice("cuts", "localsearch" if ls else None, choice.reason + f"; {what} "
                         f"bounds it, so the cluster-cut ILP starts from improve's network ({improved}, improved "
                         f"piece by piece, {policy.cuts_improve_share:.0%} of the rest) instead of k-G's",
                         {"improve_share": policy.cuts_improve_share})

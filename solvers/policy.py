@@ -167,6 +167,10 @@ class Policy:
         k = 2, 60 s, k-G's start did better (insurance 38 more; water and letter proved in 15 and
         14 s instead of 38 s); at k = 3-5 improve's did (mushroom +16 to +98 in 9 of 9, wdbc +17
         to +105 in 5 of 5).""")
+    data_cuts_localsearch_min_k: int = _knob(2, "count0", """From data (families scored on
+        demand), auto at n <= ``cuts_max_n`` starts the cluster-cut ILP from localsearch's
+        network (its ``localsearch_start_share``) from this k, rather than from k-G's (or
+        k-MAX's improved); the ILP grows its problem by that network's families.""")
     localsearch_start_min_k: int = _knob(2, "count0", """Smallest k at which auto above
         ``cuts_max_n`` starts improve from localsearch's network (its ``warm_start_share``)
         rather than from k-MAX's (up to ``localsearch_max_n``): from the anchor caches at n = 69-100,

@@ -391,7 +391,8 @@ def _learn_with_missing(dataset, bounds, several, method, *, time_limit, seed, s
         "otherwise)")
     sol, problem, info = structural_em(dataset, bounds[0], method=method, time_limit=limit, seed=seed, score=score,
                                        max_parents=max_parents, ess=ess,
-                                       solve=lambda p, m, **kw: run(p, m, policy=policy, log=log, **kw), log=say)
+                                       solve=lambda p, m, **kw: run(p, m, policy=policy, log=log, **kw),
+                                       policy=policy, log=say)
     sol.stats["structural_em"] = {"iterations": info["iterations"], "stopped": info["stopped"],
                                   "copies": info["copies"], "missing": info["missing"],
                                   "cpts": [np.asarray(c).tolist() for c in info["cpts"]]}
@@ -557,8 +558,8 @@ def learn(
     Notes
     -----
     ``auto`` runs ``dp`` where it takes seconds (k ≤ 1 at any n, as a maximum
-    branching; unbounded n ≤ 22; k = 2 and n ≤ 14; k = 3 and n ≤ 12), the cluster-cut ILP warm-started by k-G up to n = 40
-    (bounded) or above the DP (unbounded), and k-MAX beyond; the choice and its reason
+    branching; unbounded n ≤ 22; k = 2 and n ≤ 14; k = 3 and n ≤ 12), the cluster-cut ILP warm-started by k-G (from data: by
+    localsearch) up to n = 40 (bounded) or above the DP (unbounded), and k-MAX beyond; the choice and its reason
     are in ``solution.stats["auto"]`` and logged to the ``twbn`` logger.
 
     SIGINT (Ctrl-C) or SIGTERM, in the main thread, while an anytime method runs returns
