@@ -24,12 +24,32 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import math
+
 import numpy as np
 
 __all__ = ["cpt_factor", "elimination_order", "row_log_likelihood", "sample_missing", "most_probable_missing"]
 
-#: Rows eliminated at once: every ψ_v holds (rows × d^(k+1)) numbers.
+#: Rows eliminated at once, at most: every ψ_v holds (rows × d^(k+1)) numbers.
 CHUNK_ROWS = 512
+
+#: Numbers the ψ of one chunk of rows may hold in all (2^24: 128 MB of float64): at k = 8
+#: over four-state variables one ψ holds 4^9 numbers a row, and 512 rows of it 1 GB.
+CHUNK_ENTRIES = 1 << 24
+
+
+def _chunk_rows(arities: np.ndarray, parents: Sequence[Sequence[int]], order: Sequence[int]) -> int:
+    """Rows a chunk may hold so that every ψ of its elimination fits ``CHUNK_ENTRIES``:
+    the elimination's scopes, followed without numbers."""
+    pool = [frozenset((v, *parents[v])) for v in range(len(parents))]
+    per_row = 0
+    for v in order:
+        bucket = [f for f in pool if v in f]
+        pool = [f for f in pool if v not in f]
+        scope = frozenset().union(*bucket) | {v}
+        per_row += math.prod(int(arities[u]) for u in scope)
+        pool.append(scope - {v})
+    return max(1, min(CHUNK_ROWS, CHUNK_ENTRIES // max(1, per_row)))
 
 
 def cpt_factor(cpt: np.ndarray, child_arity: int, parent_arities: Sequence[int]) -> np.ndarray:
@@ -171,8 +191,9 @@ def row_log_likelihood(codes: np.ndarray, arities: np.ndarray, parents: Sequence
     codes, arities, order = _check(codes, arities, parents, order)
     tables = _tables(arities, parents, cpts)
     out = np.empty(codes.shape[1])
-    for lo in range(0, codes.shape[1], CHUNK_ROWS):
-        out[lo:lo + CHUNK_ROWS] = _eliminate(codes[:, lo:lo + CHUNK_ROWS], arities, parents, tables, order)[1]
+    step = _chunk_rows(arities, parents, order)
+    for lo in range(0, codes.shape[1], step):
+        out[lo:lo + step] = _eliminate(codes[:, lo:lo + step], arities, parents, tables, order)[1]
     return out
 
 
@@ -209,8 +230,9 @@ def sample_missing(codes: np.ndarray, arities: np.ndarray, parents: Sequence[Seq
     rng = np.random.default_rng(seed)
     n, rows = codes.shape
     out = np.empty((n, copies * rows), dtype=np.int32)
-    for lo in range(0, rows, CHUNK_ROWS):
-        chunk = codes[:, lo:lo + CHUNK_ROWS]
+    step = _chunk_rows(arities, parents, order)
+    for lo in range(0, rows, step):
+        chunk = codes[:, lo:lo + step]
         r = chunk.shape[1]
         psis, _ = _eliminate(chunk, arities, parents, tables, order)
         drawn = np.tile(chunk, (1, copies)).astype(np.int64)  # (n, copies · r): copy c of row i at c·r + i
@@ -256,13 +278,14 @@ def most_probable_missing(codes: np.ndarray, arities: np.ndarray, parents: Seque
     codes, arities, order = _check(codes, arities, parents, order)
     tables = _tables(arities, parents, cpts)
     out = np.empty(codes.shape, dtype=np.int32)
-    for lo in range(0, codes.shape[1], CHUNK_ROWS):
-        chunk = codes[:, lo:lo + CHUNK_ROWS].astype(np.int64)
+    step = _chunk_rows(arities, parents, order)
+    for lo in range(0, codes.shape[1], step):
+        chunk = codes[:, lo:lo + step].astype(np.int64)
         psis, _ = _eliminate(chunk, arities, parents, tables, order, maximise=True)
         rows = np.arange(chunk.shape[1])
         for scope, psi in reversed(psis):
             v = scope[-1]
             best = psi[(rows,) + tuple(chunk[u] for u in scope[:-1])].argmax(axis=1)
             chunk[v] = np.where(chunk[v] < 0, best, chunk[v])
-        out[:, lo:lo + CHUNK_ROWS] = chunk
+        out[:, lo:lo + step] = chunk
     return out

@@ -114,6 +114,35 @@ def test_em_tables_approach_the_generating_ones():
         assert np.abs(a - b).max() < 0.04
 
 
+def test_em_tables_weigh_the_prior_against_the_rows_not_their_copies():
+    # A is complete and has no parent: its EM table is its complete-data table, (4 + 1/2) /
+    # (5 + 1) with ess 1, whatever the copies of the rows (a prior not scaled with 10
+    # copies gives (40 + 1/2) / (50 + 1))
+    data = np.array([[0, 0, 0, 0, 1], [0, -1, 1, -1, 0]])
+    fitted = em_cpts(data, np.array([2, 2]), [(), ()], 1.0, copies=10, iterations=2, seed=0)
+    assert fitted[0][0].tolist() == pytest.approx([4.5 / 6, 1.5 / 6])
+
+
+def test_rows_are_eliminated_in_chunks_that_fit(monkeypatch):
+    import twbn.scoring.posterior as posterior
+
+    # A (2 states) -> B (3 states), order A, B: ψ_A over {A, B} holds 6 numbers a row, ψ_B
+    # over {B} 3: 9 a row, so 18 numbers hold 2 rows
+    monkeypatch.setattr(posterior, "CHUNK_ENTRIES", 18)
+    assert posterior._chunk_rows(np.array([2, 3]), [(), (0,)], [0, 1]) == 2
+    arities, parents, cpts = _random_network(5, 11)
+    rows = np.array([np.random.default_rng(a).integers(0, a, 40) for a in arities])
+    rows[np.random.default_rng(5).random(rows.shape) < 0.4] = -1
+    order = elimination_order(parents)
+    monkeypatch.setattr(posterior, "CHUNK_ENTRIES", 1 << 24)
+    whole = (row_log_likelihood(rows, arities, parents, cpts, order),
+             posterior.most_probable_missing(rows, arities, parents, cpts, order))
+    monkeypatch.setattr(posterior, "CHUNK_ENTRIES", 1)  # one row at a time
+    assert posterior._chunk_rows(arities, parents, order) == 1
+    assert row_log_likelihood(rows, arities, parents, cpts, order) == pytest.approx(whole[0], abs=1e-12)
+    assert (posterior.most_probable_missing(rows, arities, parents, cpts, order) == whole[1]).all()
+
+
 def test_a_test_row_with_missing_cells_counts_what_is_observed():
     train = Dataset(("a", "b"), (("0", "1"),) * 2, np.array([[0, 0, 1, 1, 1], [0, 1, 1, 1, 0]], np.int32))
     test = Dataset(("a", "b"), (("0", "1"),) * 2, np.array([[1, -1], [-1, 1]], np.int32))
