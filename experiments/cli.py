@@ -575,8 +575,13 @@ def _summary(sol) -> str:
     bound = "none" if sol.bound is None else f"{sol.bound:.4f}"
     if sol.bound is not None:
         label = _bound_label(stats.get("bound_source", ""))
-        grown = re.search(r"one of the ([\d,]+) families the search scored", stats.get("bound_scope", ""))
-        if grown:  # from data: the cache the bound covers holds the families the search found
+        scope = stats.get("bound_scope", "")
+        every = re.match(r"every network of the data whose families have at most (\d+) parents", scope)
+        grown = re.search(r"one of the ([\d,]+) families the search scored", scope)
+        if every:  # the cache holds every family of that size: a bound over the data's networks
+            label = (label.replace(" over the cache's parent sets", "") or "a bound") + \
+                f", over every network of the data of at most {every[1]} parents a family"
+        elif grown:  # from data: the cache the bound covers holds the families the search found
             label = (label or "a bound") + f" (the cache grown by the {grown[1]} families the search scored from " \
                                            "the data)"
         bound += f" (gap {100 * sol.gap:.2f}%" + (f", {label})" if label else ")")

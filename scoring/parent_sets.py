@@ -484,7 +484,13 @@ def build_cache(
         "seconds": round(time.monotonic() - t0, 4),
         "approximate": not complete,
     }
-    cache.meta.update({"complete": complete, "max_parents": max_parents, "pruning": stats["pruning"]})
+    # every size below the one it stopped in is whole: a network of families of at most
+    # that many parents has its families here, or a cached subset that scores better
+    # (each pruning rule drops a set only if it cannot be an optimal family)
+    through = top if complete else (None if stopped_level is None else stopped_level - 1)
+    stats["complete_through"] = through
+    cache.meta.update({"complete": complete, "max_parents": max_parents, "pruning": stats["pruning"],
+                       "complete_through": through})
     return cache, stats
 
 

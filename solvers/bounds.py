@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from twbn.solvers.policy import Policy
 
 __all__ = ["trivial_bound", "add_lp_bound", "floor_bound", "call_optimal_at_bound", "gap_sources",
-           "covering_problem", "bound_scope"]
+           "covering_problem", "bound_scope", "covers_every_family"]
 
 
 def covering_problem(problem: Problem, parents) -> Problem:
@@ -31,11 +31,37 @@ def covering_problem(problem: Problem, parents) -> Problem:
     return problem.with_families(parents)
 
 
+def covers_every_family(problem: Problem) -> bool:
+    """Whether the cache holds every family a network here may have: scored exhaustively
+    (``build_cache``) through at least :attr:`~Problem.family_max_parents` parents (k, or
+    the data's cap), so that a family it lacks was pruned, and a cached subset of it scores
+    better (de Campos & Ji's rules drop no set that can be optimal). A bound over such a
+    problem bounds every network of the data under its treewidth bound."""
+    through, cap = problem.cache.meta.get("complete_through"), problem.family_max_parents
+    return through is not None and cap is not None and through >= cap
+
+
 def bound_scope(problem: Problem) -> str:
-    """What a bound computed over ``problem`` is a proof for, in words: the networks whose
-    every family is one of its cache's parent sets (``families_added`` of them found by a
-    search from the data), under its treewidth bound and background knowledge; never every
-    network of the data."""
+    """What a bound computed over ``problem`` is a proof for, in words: every network of the
+    data with at most k parents a family where the cache holds every such family
+    (:func:`covers_every_family`); else the networks whose every family is one of its
+    cache's parent sets (``families_added`` of them found by a search from the data),
+    under its treewidth bound and background knowledge.
+
+    Examples
+    --------
+    >>> import twbn
+    >>> from twbn.scoring.parent_sets import build_cache
+    >>> cache, _ = build_cache(twbn.read_csv(twbn.example_path("zoo")), max_parents=2, progress=False)
+    >>> bound_scope(Problem(cache, 2))[:86]
+    'every network of the data whose families have at most 2 parents: the cache holds every'
+    >>> bound_scope(Problem(cache, 3))
+    "every network whose families are the cache's parent sets"
+    """
+    if covers_every_family(problem):
+        return (f"every network of the data whose families have at most {problem.family_max_parents} parents: the "
+                "cache holds every such family its safe pruning kept (exhaustive through "
+                f"{problem.cache.meta['complete_through']} parents)")
     added = problem.cache.meta.get("families_added", 0)
     what = "every network whose families are the cache's parent sets"
     if added:

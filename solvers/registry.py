@@ -20,8 +20,8 @@ import time
 
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult
-from twbn.solvers.bounds import (add_lp_bound, bound_scope, call_optimal_at_bound, covering_problem, floor_bound,
-                                 gap_sources, take_lp_bound)
+from twbn.solvers.bounds import (add_lp_bound, bound_scope, call_optimal_at_bound, covering_problem,
+                                 covers_every_family, floor_bound, gap_sources, take_lp_bound)
 from twbn.solvers.budget import Budget
 from twbn.solvers.control import RunControl, cooperating, one_core, uncooperative
 from twbn.solvers.method import Method, MethodUnavailable, NoOptions, call_method
@@ -299,7 +299,7 @@ def solve(
     floor_bound(problem, sol)
     if sol.bound is not None:
         sol.stats["bound_scope"] = bound_scope(problem)
-    if problem.cache.meta.get("families_added") and sol.status == "optimal":
+    if problem.cache.meta.get("families_added") and sol.status == "optimal" and not covers_every_family(problem):
         # reaching a bound over the cache grown by the network's own families proves nothing
         # about the families the data may score: not a status a user should read as optimal
         sol.status = "feasible"

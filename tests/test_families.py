@@ -247,3 +247,33 @@ def test_cuts_takes_its_improve_start_with_families_beyond_the_cache():
                      options={"improve_share": 0.5})
     assert sol.is_network and sol.width <= 3 and sol.check(df) == []
     assert max(len(ps) for ps in sol.parents.values()) >= 2  # beyond the cache of singles
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(1, 2))
+def test_a_bound_over_an_exhaustive_cache_bounds_every_network_of_the_data(seed, k):
+    # learned from data with every family of at most k parents scored (and safely pruned),
+    # the bound is said to cover every network of the data: brute force over every family
+    # of at most k parents, each scored by the textbook count, stays below it
+    ds = as_dataset(_frame(300, seed=seed, n=4))
+    _, best = brute_force_optimum(_full_cache(ds, k), k)
+    sol = twbn.learn(ds, treewidth=k, method="cuts", time_limit=30, seed=0)
+    assert sol.stats["bound_scope"].startswith(f"every network of the data whose families have at most {k} parents")
+    assert sol.bound >= best - 1e-6
+    assert sol.status == "optimal" and sol.score == pytest.approx(best, abs=1e-6)
+
+
+def test_a_cache_short_of_k_parents_does_not_claim_every_network(frame):
+    from twbn.scoring.parent_sets import build_cache
+    from twbn.solvers.bounds import bound_scope
+
+    ds = as_dataset(frame)
+    cache, stats = build_cache(ds, max_parents=1, progress=False)
+    assert stats["complete_through"] == 1
+    assert bound_scope(Problem(cache, 1)).startswith("every network of the data whose families have at most 1")
+    # pairs are not in it: a bound at k = 2 is over its parent sets, from data or not
+    assert bound_scope(Problem(cache, 2)).startswith("every network whose families are the cache's parent sets")
+    assert bound_scope(Problem(cache, 2, scorer=FamilyScores(ds))).endswith(
+        "not every network of families of at most 2 parents, which the data may score")
+    stopped = build_cache(ds, max_parents=3, time_limit=1e-9, progress=False)[1]
+    assert stopped["complete"] is False and stopped["complete_through"] == 0  # stopped in the singles

@@ -260,7 +260,8 @@ def structural_em(
     rng = np.random.default_rng(seed)
     for it in range(1, max_iterations + 1):
         began = time.monotonic()
-        if polish and sol is not None and (converged or climb_end - began < overhead + 0.1 * M_STEP_SHARE * time_limit):
+        if polish and sol is not None and (converged or it == max_iterations
+                                           or climb_end - began < overhead + 0.1 * M_STEP_SHARE * time_limit):
             final = True
         elif sol is not None and deadline - began < overhead + 0.1 * M_STEP_SHARE * time_limit:
             stopped = "time"  # another E-step and its scores would leave the M-step nothing
