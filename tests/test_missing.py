@@ -177,6 +177,26 @@ def test_learn_runs_structural_em_on_data_with_missing_cells():
     assert sol.log_likelihood(gappy, df) > alone.log_likelihood(df, df)
 
 
+def test_auto_structural_em_climbs_by_localsearch_then_reruns_auto_once():
+    from twbn.em import structural_em
+
+    df, gappy = _gappy_zoo(0.15)
+    ran = []
+
+    def solve(problem, method, **kw):  # the registry's run, recording which method each M-step ran
+        from twbn.solvers.registry import run
+
+        ran.append(method)
+        return run(problem, method, **kw)
+
+    ds = twbn.scoring.data.as_dataset(gappy)
+    sol, _, info = structural_em(ds, 2, method="auto", time_limit=8, seed=0, solve=solve, max_iterations=4)
+    # n = 17, k = 2: auto would not run the exact DP, so the climb is localsearch's; the last
+    # iteration (here the fourth) is auto's own, over the last completions
+    assert ran == ["localsearch"] * (len(ran) - 1) + ["auto"] and len(ran) == len(info["iterations"])
+    assert sol.width <= 2
+
+
 def test_learn_with_missing_cells_refuses_what_it_cannot_do():
     _, gappy = _gappy_zoo(0.1)
     with pytest.raises(ValueError, match="not 'bdeu'"):

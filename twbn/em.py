@@ -78,6 +78,11 @@ def network_order(parents) -> list[int]:
 #: singles (the cluster-cut ILP that auto runs there chooses among cached families only).
 CACHE_FAMILIES = 100_000
 
+#: ``method="auto"``: the share of the limit kept for auto over the last completions (all
+#: of what is left where the iterations ran to the end, at most this much where EM
+#: converged before).
+FINAL_SHARE = 0.3
+
 #: Each M-step runs for at most this share of the time limit (and at most half of what is
 #: left in the first, 35 % after). 20 % MCAR, 5,000 rows, 20 s, localsearch M-steps over
 #: singles: held-out −10.84 a row on alarm k = 5 in 6 iterations, against −10.91 in 3 with
@@ -85,8 +90,6 @@ CACHE_FAMILIES = 100_000
 #: M-steps ended at −12.00 (alarm k = 2) and −13.77 (insurance k = 5) where localsearch
 #: ended at −10.87 and −13.29 (notebook/auto.md).
 M_STEP_SHARE = 0.1
-
-FINAL_SHARE = 0.3
 
 
 def cache_depth(n: int, max_parents: int | None) -> int:
@@ -290,7 +293,10 @@ def structural_em(
             stopped = "time"
             sol = start
             break
-        share = left - 0.05 if final else min(left * (0.5 if it == 1 else 0.35), M_STEP_SHARE * time_limit)
+        if final:  # the rest; converged early, at most the final share (EM has ended: return)
+            share = min(left - 0.05, FINAL_SHARE * time_limit) if converged else left - 0.05
+        else:
+            share = min(left * (0.5 if it == 1 else 0.35), M_STEP_SHARE * time_limit)
         takes_start = get_method(m_method).warm_start  # a method without starts re-solves from scratch
         found = solve(problem, m_method, time_limit=share, seed=seed, warm_start=start if takes_start else None)
         sol = found if found.parents is not None and found.score >= start.score else start
