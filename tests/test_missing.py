@@ -197,6 +197,28 @@ def test_auto_structural_em_climbs_by_localsearch_then_reruns_auto_once():
     assert sol.width <= 2
 
 
+def test_structural_em_starts_from_a_given_network():
+    from twbn.em import structural_em
+
+    # a chain A -> B -> C, 30 % of cells removed: the first E-step under the chain (tables
+    # from each family's fully observed rows) explains the observed cells better than the
+    # network without arcs does
+    arities, parents = np.array([2, 2, 2]), [(), (0,), (1,)]
+    cpts = [np.array([[0.3, 0.7]]), np.array([[0.9, 0.1], [0.2, 0.8]]), np.array([[0.75, 0.25], [0.1, 0.9]])]
+    full = sample_missing(np.full((3, 2000), -1), arities, parents, cpts, [0, 1, 2], seed=1)
+    gappy = np.where(np.random.default_rng(2).random(full.shape) < 0.3, -1, full).astype(np.int32)
+    ds = Dataset(("A", "B", "C"), (("0", "1"),) * 3, gappy)
+    first = {}
+    for start in (None, parents):
+        _, _, info = structural_em(ds, 2, method="dp", time_limit=5, seed=0, start=start, max_iterations=1)
+        first[start is None] = info["iterations"][0]["observed_log_likelihood"]
+    assert first[False] > first[True] + 100
+    with pytest.raises(ValueError, match="parents of each of the 3 variables"):
+        structural_em(ds, 2, time_limit=5, start=[(), (0,)])
+    with pytest.raises(ValueError, match="parents of each of the 3 variables"):
+        structural_em(ds, 2, time_limit=5, start=[(0,), (), ()])
+
+
 def test_learn_with_missing_cells_refuses_what_it_cannot_do():
     _, gappy = _gappy_zoo(0.1)
     with pytest.raises(ValueError, match="not 'bdeu'"):

@@ -41,7 +41,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 
@@ -50,7 +50,7 @@ from twbn.formulations.solution import SolverResult, make_solution
 from twbn.scoring.cache import ScoreCache
 from twbn.scoring.data import DataError, Dataset, missing_summary
 from twbn.scoring.families import FamilyScores
-from twbn.scoring.likelihood import fit_cpts
+from twbn.scoring.likelihood import em_cpts, fit_cpts
 from twbn.scoring.posterior import row_log_likelihood, sample_missing
 
 if TYPE_CHECKING:
@@ -148,6 +148,7 @@ def structural_em(
     max_parents: int | None = None,
     copies: int = DEFAULT_COPIES,
     max_iterations: int = 20,
+    start: "Sequence[Sequence[int]] | None" = None,
     tolerance: float = 1e-4,
     ess: float = 1.0,
     solve: "Callable[..., SolverResult] | None" = None,
@@ -177,6 +178,9 @@ def structural_em(
     copies : int, default 10
         Draws of each row's missing cells per E-step.
     max_iterations : int, default 20
+    start : sequence of parent index tuples, optional
+        The network the first E-step draws from (its tables fitted on each family's fully
+        observed rows); default: no arcs, the observed frequencies.
     tolerance : float, default 1e-4
         Stop when an M-step raises the expected score by less than this share of it.
     ess : float, default 1.0
@@ -245,11 +249,18 @@ def structural_em(
     arities = dataset.arities
     n = dataset.n_variables
     depth = max_parents if max_parents is not None else treewidth
-    parents: list[tuple[int, ...]] = [()] * n
-    # the start: no arcs, each table the observed frequencies (fit_cpts on the observed
-    # cells of one variable at a time)
-    cpts = [fit_cpts(codes[v:v + 1][:, codes[v] >= 0], arities[v:v + 1], [()], ess)[0] for v in range(n)]
-    order = list(range(n))
+    if start is None:
+        # no arcs, each table the observed frequencies (fit_cpts on the observed cells of
+        # one variable at a time)
+        parents: list[tuple[int, ...]] = [()] * n
+        cpts = [fit_cpts(codes[v:v + 1][:, codes[v] >= 0], arities[v:v + 1], [()], ess)[0] for v in range(n)]
+        order = list(range(n))
+    else:  # its tables from each family's fully observed rows
+        parents = [tuple(int(u) for u in ps) for ps in start]
+        if len(parents) != n or any(u == v or not 0 <= u < n for v, ps in enumerate(parents) for u in ps):
+            raise ValueError(f"start must give the parents of each of the {n} variables")
+        cpts = em_cpts(codes, arities, parents, ess, iterations=0)
+        order = network_order(parents)
     iterations: list[dict] = []
     stopped = "iterations"
     sol = problem = None
