@@ -29,7 +29,8 @@ Here:
   exact DP): many short M-steps climb further than a few long ones.
 - **Stop** when the new network's expected score is within ``tolerance`` (relative) of
   the current one's on the same completions, after ``max_iterations``, or when the time
-  is spent. The start is the network without arcs, its tables the observed frequencies.
+  is spent. The start is the network without arcs, its tables the observed frequencies,
+  or the network ``start`` (its tables from each family's fully observed rows).
 
 Each iteration's expected scores, change and seconds are recorded. The result is
 certified over the last iteration's problem; its bound, where the method gives one, is a
