@@ -47,13 +47,28 @@ def _config(data: np.ndarray, arities: np.ndarray, parents: Sequence[int]) -> tu
     return code, q
 
 
-def fit_cpts(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequence[int]], ess: float = 1.0) -> list[np.ndarray]:
-    """CPT of each variable as a (q_v, r_v) array of probabilities (rows sum to 1)."""
+def fit_cpts(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequence[int]], ess: float = 1.0, *,
+             copies: int = 1) -> list[np.ndarray]:
+    """CPT of each variable as a (q_v, r_v) array of probabilities (rows sum to 1).
+
+    ``copies``: ``data`` holds that many completions of each real row (an E-step's draws);
+    the prior ``ess`` weighs against the real rows, so it is counted ``copies`` times (with
+    ``ess`` alone, alarm's true network fitted on 20 % MCAR scored −10.734 a held-out row,
+    with ``ess · copies`` −10.676; complete −10.645).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> fit_cpts(np.array([[0, 0, 0, 1]]), np.array([2]), [()])[0].tolist()  # (3 + 1/2) / (4 + 1)
+    [[0.7, 0.3]]
+    >>> fit_cpts(np.array([[0, 0, 0, 1] * 2]), np.array([2]), [()], copies=2)[0].tolist()
+    [[0.7, 0.3]]
+    """
     if not ess > 0:
         raise ValueError(f"the smoothing ess must be positive, got {ess}")
     if (np.asarray(data) < 0).any():
         raise ValueError("fit_cpts counts complete rows; em_cpts fits tables around missing cells")
-    return [_fit_one(data, arities, v, ps, ess) for v, ps in enumerate(parents)]
+    return [_fit_one(data, arities, v, ps, ess * copies) for v, ps in enumerate(parents)]
 
 
 def _fit_one(data: np.ndarray, arities: np.ndarray, v: int, ps: Sequence[int], ess: float) -> np.ndarray:
@@ -97,10 +112,7 @@ def em_cpts(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequence[in
     rng = np.random.default_rng(seed)
     for _ in range(iterations):
         done = sample_missing(data, arities, parents, cpts, order, copies=copies, seed=int(rng.integers(2**31)))
-        # ``copies`` completions of each row: the prior's weight against the real rows is
-        # kept by scaling it with them (with ess alone, alarm's true network fitted on 20 %
-        # MCAR scored −10.734 a held-out row, with ess · copies −10.676; complete −10.645)
-        cpts = fit_cpts(done, arities, parents, ess * copies)
+        cpts = fit_cpts(done, arities, parents, ess, copies=copies)
     return cpts
 
 

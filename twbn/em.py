@@ -272,6 +272,12 @@ def structural_em(
     polish = method == "auto" and FINAL_SHARE > 0
     climb_end = deadline - FINAL_SHARE * time_limit if polish else deadline
     final = converged = False
+    # what auto would choose depends on n, k and the seconds only
+    shape = Problem(ScoreCache.from_mapping(dataset.names, [{(): 0.0}] * n), treewidth)
+
+    def climb_share(it: int, left: float) -> float:  # the first M-step may take half of what is left
+        return min(left * (0.5 if it == 1 else 0.35), M_STEP_SHARE * time_limit)
+
     rng = np.random.default_rng(seed)
     for it in range(1, max_iterations + 1):
         began = time.monotonic()
@@ -287,11 +293,10 @@ def structural_em(
         completed = Dataset(dataset.names, dataset.states, completed_codes)
         e_done = time.monotonic()
         left = (deadline if final else climb_end) - e_done
-        share = min(left * (0.5 if it == 1 else 0.35), M_STEP_SHARE * time_limit)
+        share = climb_share(it, left)
         m_method = method
         if method == "auto" and not final:  # localsearch, unless auto would run the exact DP
-            small = Problem(ScoreCache.from_mapping(dataset.names, [{(): 0.0}] * n), treewidth)
-            m_method = "auto" if choose_method(small, share, policy).method == "dp" else "localsearch"
+            m_method = "auto" if choose_method(shape, share, policy).method == "dp" else "localsearch"
         problem, held = _problem(completed, copies, score, treewidth, parents, depth,
                                  1 if m_method == "localsearch" else cache_depth(n, depth),
                                  e_done + (0.3 * left if final else max(share, 0.1 * left)))
@@ -308,14 +313,13 @@ def structural_em(
         if final:  # the rest; converged early, at most the final share (EM has ended: return)
             share = min(left - 0.05, FINAL_SHARE * time_limit) if converged else left - 0.05
         else:
-            share = min(left * (0.5 if it == 1 else 0.35), M_STEP_SHARE * time_limit)
+            share = climb_share(it, left)
         takes_start = get_method(m_method).warm_start  # a method without starts re-solves from scratch
         found = solve(problem, m_method, time_limit=share, seed=seed, warm_start=start if takes_start else None)
         sol = found if found.parents is not None and found.score >= start.score else start
         parents = [tuple(p) for p in sol.parents]
         order = list(sol.elimination_order) if sol.elimination_order is not None else network_order(parents)
-        # the prior weighs against the real rows, not against copies of them
-        cpts = fit_cpts(completed_codes, arities, parents, ess * copies)
+        cpts = fit_cpts(completed_codes, arities, parents, ess, copies=copies)
         gain = sol.score - previous
         iterations.append({"iteration": it, "expected_score": sol.score, "previous_score": previous,
                            "observed_log_likelihood": observed_ll, "arcs": sum(len(p) for p in parents),
