@@ -177,6 +177,7 @@ def test_learn_runs_structural_em_on_data_with_missing_cells():
     assert sol.log_likelihood(gappy, df) > alone.log_likelihood(df, df)
 
 
+@pytest.mark.slow  # 8 s of EM; the default run had reached 10:13 on a fresh clone
 def test_auto_structural_em_climbs_by_localsearch_then_reruns_auto_once():
     from twbn.em import structural_em
 
