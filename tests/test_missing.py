@@ -192,9 +192,11 @@ def test_auto_structural_em_climbs_by_localsearch_then_reruns_auto_once():
 
     ds = twbn.scoring.data.as_dataset(gappy)
     sol, _, info = structural_em(ds, 2, method="auto", time_limit=8, seed=0, solve=solve, max_iterations=4)
-    # n = 17, k = 2: auto would not run the exact DP, so the climb is localsearch's; the last
-    # iteration (here the fourth) is auto's own, over the last completions
-    assert ran == ["localsearch"] * (len(ran) - 1) + ["auto"] and len(ran) == len(info["iterations"])
+    # the start: localsearch on the hot-deck fill; n = 17, k = 2: auto would not run the
+    # exact DP, so the climb is localsearch's; the last iteration is auto's own, over the
+    # last completions
+    assert info["start"] == "hot-deck"
+    assert ran == ["localsearch"] * (len(ran) - 1) + ["auto"] and len(ran) == 1 + len(info["iterations"])
     assert sol.width <= 2
 
 
@@ -210,14 +212,17 @@ def test_structural_em_starts_from_a_given_network():
     gappy = np.where(np.random.default_rng(2).random(full.shape) < 0.3, -1, full).astype(np.int32)
     ds = Dataset(("A", "B", "C"), (("0", "1"),) * 3, gappy)
     first = {}
-    for start in (None, parents):
+    for start in ("empty", parents):
         _, _, info = structural_em(ds, 2, method="dp", time_limit=5, seed=0, start=start, max_iterations=1)
-        first[start is None] = info["iterations"][0]["observed_log_likelihood"]
+        first[start == "empty"] = info["iterations"][0]["observed_log_likelihood"]
+        assert info["start"] == ("empty" if start == "empty" else "given")
     assert first[False] > first[True] + 100
     with pytest.raises(ValueError, match="parents of each of the 3 variables"):
         structural_em(ds, 2, time_limit=5, start=[(), (0,)])
     with pytest.raises(ValueError, match="parents of each of the 3 variables"):
         structural_em(ds, 2, time_limit=5, start=[(0,), (), ()])
+    with pytest.raises(ValueError, match="start must be one of hot-deck, empty or the parents"):
+        structural_em(ds, 2, time_limit=5, start="chow-liu")
 
 
 def test_learn_with_missing_cells_refuses_what_it_cannot_do():

@@ -29,8 +29,15 @@ Here:
   exact DP): many short M-steps climb further than a few long ones.
 - **Stop** when the new network's expected score is within ``tolerance`` (relative) of
   the current one's on the same completions, after ``max_iterations``, or when the time
-  is spent. The start is the network without arcs, its tables the observed frequencies,
-  or the network ``start`` (its tables from each family's fully observed rows).
+  is spent.
+- **Start.** EM stops at the first network whose own completions favour it (completions
+  drawn from a network weaken the arcs it lacks), so where it starts decides much of
+  where it ends. By default the start is learned by ``localsearch``, in ``START_SHARE``
+  of the limit, on the data filled by nearest-neighbour hot deck
+  (``twbn.scoring.hot_deck``), which keeps the dependencies among each row's cells that
+  its donor rows have. ``start="empty"``: the network without arcs, its tables the
+  observed frequencies; or a network of the user's. A start's tables are fitted on each
+  family's fully observed rows.
 
 Each iteration's expected scores, change and seconds are recorded. The result is
 certified over the last iteration's problem; its bound, where the method gives one, is a
@@ -51,13 +58,22 @@ from twbn.formulations.solution import SolverResult, make_solution
 from twbn.scoring.cache import ScoreCache
 from twbn.scoring.data import DataError, Dataset, missing_summary
 from twbn.scoring.families import FamilyScores
+from twbn.scoring.hot_deck import hot_deck
 from twbn.scoring.likelihood import em_cpts, fit_cpts
 from twbn.scoring.posterior import row_log_likelihood, sample_missing
 
 if TYPE_CHECKING:
     from twbn.solvers.policy import Policy
 
-__all__ = ["DEFAULT_COPIES", "structural_em", "network_order"]
+__all__ = ["DEFAULT_COPIES", "STARTS", "structural_em", "network_order"]
+
+#: The starts ``structural_em`` learns itself (``start=``; or a network's parents).
+STARTS = ("hot-deck", "empty")
+
+#: The share of the limit in which the hot-deck start is learned. 20 % MCAR, 5,000 rows,
+#: k = 5, 60 s: held-out per row from it, against from no arcs, plants −13.90 / −14.06,
+#: baudio −41.65 / −41.75, jester −54.94 / −55.22 (complete data: −13.69, −41.36, −54.60).
+START_SHARE = 0.2
 
 #: Draws per row in each E-step: at 10 the expected counts of a family over 5,000 rows
 #: move by well under one count between two draws of the same network.
@@ -149,7 +165,7 @@ def structural_em(
     max_parents: int | None = None,
     copies: int = DEFAULT_COPIES,
     max_iterations: int = 20,
-    start: "Sequence[Sequence[int]] | None" = None,
+    start: "str | Sequence[Sequence[int]]" = "hot-deck",
     tolerance: float = 1e-4,
     ess: float = 1.0,
     solve: "Callable[..., SolverResult] | None" = None,
@@ -179,9 +195,11 @@ def structural_em(
     copies : int, default 10
         Draws of each row's missing cells per E-step.
     max_iterations : int, default 20
-    start : sequence of parent index tuples, optional
-        The network the first E-step draws from (its tables fitted on each family's fully
-        observed rows); default: no arcs, the observed frequencies.
+    start : {"hot-deck", "empty"} or sequence of parent index tuples, default "hot-deck"
+        The network the first E-step draws from: ``localsearch``'s network on the data
+        filled by hot deck, learned in ``START_SHARE`` of the limit; the network without
+        arcs (its tables the observed frequencies); or the given parents of each variable.
+        A learned or given start's tables are fitted on each family's fully observed rows.
     tolerance : float, default 1e-4
         Stop when an M-step raises the expected score by less than this share of it.
     ess : float, default 1.0
@@ -205,14 +223,14 @@ def structural_em(
         the one before on the same completions, ``observed_log_likelihood`` of the data's
         observed cells under the network the E-step used, ``arcs``, ``seconds``),
         ``stopped`` (why), ``cpts`` (the final tables), ``order``, ``missing`` (the
-        summary line), ``copies``.
+        summary line), ``copies``, ``start`` (which: ``"hot-deck"``, ``"empty"``, ``"given"``).
 
     Raises
     ------
     DataError
         No missing cell (learn as usual), a column with none observed.
     ValueError
-        A bad score, copies, tolerance or limit.
+        A bad score, copies, tolerance, limit or start.
 
     Examples
     --------
@@ -250,16 +268,31 @@ def structural_em(
     arities = dataset.arities
     n = dataset.n_variables
     depth = max_parents if max_parents is not None else treewidth
-    if start is None:
+    if isinstance(start, str):
+        if start not in STARTS:
+            raise ValueError(f"start must be one of {', '.join(STARTS)} or the parents of each variable, "
+                             f"got {start!r}")
+        started_from = start
+    else:
+        parents = [tuple(int(u) for u in ps) for ps in start]
+        if len(parents) != n or any(u == v or not 0 <= u < n for v, ps in enumerate(parents) for u in ps):
+            raise ValueError(f"start must give the parents of each of the {n} variables")
+        started_from = "given"
+    if started_from == "hot-deck":
+        filled = Dataset(dataset.names, dataset.states, hot_deck(codes, arities, seed=seed))
+        first, _ = _problem(filled, 1, score, treewidth, [()] * n, depth, 1, t0 + START_SHARE * time_limit)
+        found = solve(first, "localsearch", time_limit=max(0.05, t0 + START_SHARE * time_limit - time.monotonic()),
+                      seed=seed)
+        parents = [tuple(p) for p in found.parents] if found.parents is not None else [()] * n
+        say(f"structural EM starts from localsearch's network on the data filled by hot deck: "
+            f"{sum(len(p) for p in parents)} arcs, {time.monotonic() - t0:.1f} s")
+    if started_from == "empty":
         # no arcs, each table the observed frequencies (fit_cpts on the observed cells of
         # one variable at a time)
         parents: list[tuple[int, ...]] = [()] * n
         cpts = [fit_cpts(codes[v:v + 1][:, codes[v] >= 0], arities[v:v + 1], [()], ess)[0] for v in range(n)]
         order = list(range(n))
     else:  # its tables from each family's fully observed rows
-        parents = [tuple(int(u) for u in ps) for ps in start]
-        if len(parents) != n or any(u == v or not 0 <= u < n for v, ps in enumerate(parents) for u in ps):
-            raise ValueError(f"start must give the parents of each of the {n} variables")
         cpts = em_cpts(codes, arities, parents, ess, iterations=0)
         order = network_order(parents)
     iterations: list[dict] = []
@@ -354,7 +387,7 @@ def structural_em(
         sol.status = "feasible"
         sol.stats["m_step_status"] = "optimal"
     info = {"iterations": iterations, "stopped": stopped, "cpts": cpts, "order": order,
-            "missing": missing_summary(dataset), "copies": copies,
+            "missing": missing_summary(dataset), "copies": copies, "start": started_from,
             "bound_scope": f"the expected-count cache of the last iteration (every family of at most "
                            f"{held} parent{'s' if held != 1 else ''}, the networks' families and those scored on demand), over "
                            "its completions: not a bound over the data's networks"}
