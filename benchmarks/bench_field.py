@@ -33,7 +33,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.common import machine, write_result
+from benchmarks.common import machine, parse_variant, write_result
 
 CACHES = ("plants", "baudio", "jester", "munin5000")
 KS = (2, 5, 8)
@@ -429,19 +429,6 @@ def _two_at_a_time(runs: list[tuple], records: Path | None = None, seed: int = 1
                 f.write(json.dumps({"key": list(finished), "record": out[finished]}) + "\n")
         print(f"done {finished}", flush=True)
     return out
-
-
-def parse_variant(text: str) -> tuple[str, dict]:
-    """``NAME:KEY=VALUE,KEY=VALUE`` (``--policy``): a named policy variant, checked now."""
-    from twbn.solvers.policy import Policy, PolicyError
-
-    name, colon, fields = text.partition(":")
-    if not colon or not name.strip() or not fields.strip():
-        raise argparse.ArgumentTypeError(f"a policy variant is NAME:KEY=VALUE[,KEY=VALUE...], got {text!r}")
-    try:
-        return name.strip(), Policy.from_settings(fields.split(",")).changed()
-    except PolicyError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def budgets(args) -> None:

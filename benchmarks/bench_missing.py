@@ -17,12 +17,17 @@ at a time):
 - **em**: structural EM on the rows with holes (``missing="em"``);
 - **state**: missing as a state of its own (``missing="state"``);
 - **rows**: complete rows only (``missing="complete-rows"``);
-- **mode**: each column's most frequent observed state filled in, then learned as complete.
+- **mode**: each column's most frequent observed state filled in, then learned as complete;
+- **hotdeck**: each missing cell filled from the nearest rows that have it
+  (``twbn.scoring.hot_deck``, EM's own start), then learned as complete;
+- **em:NAME** (``--policy NAME:KEY=VALUE,...``): structural EM under a twbn.Policy variant
+  (``em_start_share=0``: from the network without arcs), beside the default.
 
 Measured: held-out log-likelihood per test row (tables fitted on the training rows each
 method saw: by EM for em, complete and rows on the rows with holes where they impute);
 imputation accuracy on the removed cells (em, complete and rows impute by their network's
-most probable completion, ``Solution.impute``; mode by the mode; state cannot); the
+most probable completion, ``Solution.impute``; mode and hotdeck by their fill; state
+cannot); the
 structural Hamming distance to the generating network (arcs added, removed or reversed,
 a reversal counted once); the command's seconds. pgmpy's ``ExpectationMaximization`` fits
 tables where whole columns are latent, not cells missing at random, so it has no column
@@ -33,7 +38,7 @@ training split, the first 2,000 of the test split; no generating network, no SHD
 
 Run: ``python -m benchmarks.bench_missing [--networks alarm insurance hepar2] [--data DIR
 --sets plants ...] [--fractions 0.2] [--mechanisms mcar mar] [--ks 2 5 8] [--budget 60]
-[--output missing]``; writes ``results/OUTPUT.md`` (about 40 minutes with the defaults).
+[--methods ...] [--policy NAME:KEY=VALUE,...] [--output missing]``; writes ``results/OUTPUT.md`` (about 40 minutes with the defaults).
 """
 
 from __future__ import annotations
@@ -45,9 +50,10 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from benchmarks.common import machine, write_result
+from benchmarks.common import machine, parse_variant, write_result
 
-METHODS = ("complete", "em", "state", "rows", "mode")
+METHODS = ("complete", "em", "state", "rows", "mode", "hotdeck")
+BASELINES = ("state", "rows", "mode", "hotdeck")
 
 
 def gappy_frame(ds, fraction: float, mechanism: str, seed: int):
@@ -80,6 +86,8 @@ def one(task: dict) -> dict:
 
     import twbn
     from benchmarks.common import load_bif
+    from twbn.scoring.data import dataset_from_frame
+    from twbn.scoring.hot_deck import hot_deck
 
     truth = None
     if not task.get("folder"):  # a bnlearn network: its arcs are the truth
@@ -95,7 +103,7 @@ def one(task: dict) -> dict:
     try:
         if method == "complete":
             data, fit = train, train
-        elif method == "em":
+        elif method.startswith("em"):
             data, fit = gappy, gappy
         elif method == "state":
             data = gappy.fillna("missing").astype(str)
@@ -105,23 +113,29 @@ def one(task: dict) -> dict:
             fit = data
             if len(data) < 2:
                 raise ValueError(f"{len(data)} complete rows")
-        else:
+        elif method == "mode":
             mode = {c: gappy[c].dropna().mode().iloc[0] for c in gappy.columns}
             data = gappy.fillna(mode)
             fit = data
+        else:  # hotdeck
+            ds = dataset_from_frame(gappy, missing="em")
+            codes = hot_deck(ds.data, ds.arities, seed=1)
+            data = pd.DataFrame({n: np.asarray(st, dtype=object)[c] for n, st, c in zip(ds.names, ds.states, codes)})
+            fit = data
         # started: scoring the data shares the budget, as on the command line (structural
         # EM counts its own scoring in it)
-        sol = twbn.learn(data, treewidth=k, time_limit=budget, seed=1, started=t0)
+        sol = twbn.learn(data, treewidth=k, time_limit=budget, seed=1, started=t0,
+                         policy=twbn.Policy.from_mapping(task.get("policy") or {}))
         row["seconds"] = round(time.monotonic() - t0, 2)
         row["loglik"] = sol.log_likelihood(fit, test.astype(str) if method == "state" else test)
         if truth is not None:
             row["shd"] = shd(sol.parents, truth)
-        if method in ("em", "complete", "rows"):
+        if method.startswith("em") or method in ("complete", "rows"):
             filled = sol.impute(gappy, seed=1)[list(gappy.columns)].to_numpy()
             row["imputed"] = float((_text(filled[holes]) == _text(train.to_numpy()[holes])).mean())
-        elif method == "mode":
-            row["imputed"] = float((_text(data.to_numpy()[holes]) == _text(train.to_numpy()[holes])).mean())
-        if method == "em":
+        elif method in ("mode", "hotdeck"):
+            row["imputed"] = float((_text(data[list(gappy.columns)].to_numpy()[holes]) == _text(train.to_numpy()[holes])).mean())
+        if method.startswith("em"):
             row["iterations"] = len(sol.stats["structural_em"]["iterations"])
     except Exception as exc:  # noqa: BLE001 - a baseline that cannot run is a blank cell, said why
         row["error"] = f"{type(exc).__name__}: {exc}"[:200]
@@ -145,6 +159,9 @@ def main() -> None:
     ap.add_argument("--mechanisms", nargs="+", default=["mcar", "mar"], choices=["mcar", "mar"])
     ap.add_argument("--ks", nargs="+", type=int, default=[2, 5, 8])
     ap.add_argument("--budget", type=float, default=60.0)
+    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    ap.add_argument("--policy", action="append", type=parse_variant, default=[], metavar="NAME:KEY=VALUE,...",
+                    help="structural EM also under this named twbn.Policy variant, as method em:NAME (repeatable)")
     ap.add_argument("--output", default="missing", help="results/OUTPUT.md and .json (default: missing)")
     args = ap.parse_args()
     if args.sets and not args.data:
@@ -168,8 +185,9 @@ def main() -> None:
                 path = work / f"{name}-{mech}-{f}.pkl"
                 gappy.to_pickle(path)
                 for k in args.ks:
-                    for m in METHODS:
+                    for m, fields in [(m, {}) for m in args.methods] + [(f"em:{v}", p) for v, p in args.policy]:
                         tasks.append({"network": name, "mechanism": mech, "fraction": f, "k": k, "method": m,
+                                      "policy": fields,
                                       "budget": args.budget, "train": str(work / f"{name}-train.pkl"),
                                       "test": str(work / f"{name}-test.pkl"), "gappy": str(path),
                                       "removed": float(gappy.isna().to_numpy().mean()), "folder": folder})
@@ -196,20 +214,22 @@ def main() -> None:
                      f"{imp} | {r.get('shd', '—')} | {r.get('seconds', '—')} | {note} |")
     lines += ["", "Structural EM against the ceiling and the best baseline (held-out log-likelihood a row; "
               "behind the ceiling as a share of its magnitude):", "",
-              "| network | mechanism | f | k | complete | em | em behind complete | best baseline | em ahead of it |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "| network | mechanism | f | k | method | complete | em | em behind complete | best baseline | "
+              "em ahead of it |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     cells: dict = {}
     for r in rows:
         cells.setdefault((r["network"], r["mechanism"], r["fraction"], r["k"]), {})[r["method"]] = r.get("loglik")
     for (net, mech, f, k), got in cells.items():
-        full, em = got.get("complete"), got.get("em")
-        others = [(got[m], m) for m in ("state", "rows", "mode") if got.get(m) is not None]
-        if full is None or em is None:
-            continue
+        full = got.get("complete")
+        others = [(got[m], m) for m in BASELINES if got.get(m) is not None]
         best, which = max(others) if others else (None, "—")
-        ahead = "—" if best is None else f"{em - best:+.4f} ({which})"
-        lines.append(f"| {net} | {mech} | {f:g} | {k} | {full:.4f} | {em:.4f} | {100 * (full - em) / abs(full):.2f} % | "
-                     f"{'—' if best is None else f'{best:.4f}'} | {ahead} |")
+        for m, em in got.items():
+            if not m.startswith("em") or em is None or full is None:
+                continue
+            ahead = "—" if best is None else f"{em - best:+.4f} ({which})"
+            lines.append(f"| {net} | {mech} | {f:g} | {k} | {m} | {full:.4f} | {em:.4f} | "
+                         f"{100 * (full - em) / abs(full):.2f} % | {'—' if best is None else f'{best:.4f}'} | {ahead} |")
     print(write_result(f"{args.output}.md", "\n".join(lines) + "\n"))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import platform
 from pathlib import Path
 
@@ -65,3 +66,16 @@ def write_result(name: str, text: str) -> Path:
         text = text.rstrip("\n") + f"\n\nRegenerate: `{regenerate_command()}`.\n"
     p.write_text(text, encoding="utf-8")
     return p
+
+
+def parse_variant(text: str) -> tuple[str, dict]:
+    """``NAME:KEY=VALUE,KEY=VALUE`` (``--policy``): a named policy variant, checked now."""
+    from twbn.solvers.policy import Policy, PolicyError
+
+    name, colon, fields = text.partition(":")
+    if not colon or not name.strip() or not fields.strip():
+        raise argparse.ArgumentTypeError(f"a policy variant is NAME:KEY=VALUE[,KEY=VALUE...], got {text!r}")
+    try:
+        return name.strip(), Policy.from_settings(fields.split(",")).changed()
+    except PolicyError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -223,6 +223,14 @@ def test_structural_em_starts_from_a_given_network():
         structural_em(ds, 2, time_limit=5, start=[(0,), (), ()])
     with pytest.raises(ValueError, match="start must be one of hot-deck, empty or the parents"):
         structural_em(ds, 2, time_limit=5, start="chow-liu")
+    # the policy's em_start_share: 0 starts from no arcs, and leaves the hot-deck start no time
+    from twbn.solvers.policy import Policy
+
+    _, _, info = structural_em(ds, 2, method="dp", time_limit=5, seed=0, max_iterations=1,
+                               policy=Policy(em_start_share=0))
+    assert info["start"] == "empty" and info["iterations"][0]["observed_log_likelihood"] == first[True]
+    with pytest.raises(ValueError, match="em_start_share is 0"):
+        structural_em(ds, 2, time_limit=5, start="hot-deck", policy=Policy(em_start_share=0))
 
 
 def test_learn_with_missing_cells_refuses_what_it_cannot_do():

@@ -20,20 +20,22 @@ Here:
   count). Observed cells are kept as they are.
 - **M-step.** BIC or AIC of the averaged counts (``FamilyScores(copies=...)``: LL /
   copies, the penalty of the real rows), over a cache of the current network's families
-  and every family of few parents (``cache_depth``; one parent for ``localsearch``, which
-  scores the families it reaches), with families beyond it scored on demand; the
-  structure is re-solved under the same bound, warm-started from the current network, in
-  at most ``M_STEP_SHARE`` of the time limit (an M-step need only improve: generalised
-  EM); the tables are refitted on the completed data (Dirichlet smoothing ``ess``).
-  ``method="auto"`` runs ``localsearch`` in the M-steps (where auto would not run the
-  exact DP): many short M-steps climb further than a few long ones.
+  and every family of few parents (``cache_depth``, the policy's ``em_cache_families``;
+  one parent for ``localsearch``, which scores the families it reaches), with families
+  beyond it scored on demand; the structure is re-solved under the same bound,
+  warm-started from the current network, in at most the policy's ``em_m_step_share`` of
+  the time limit (an M-step need only improve: generalised EM); the tables are refitted
+  on the completed data (Dirichlet smoothing ``ess``). ``method="auto"`` runs
+  ``localsearch`` in the M-steps (where auto would not run the exact DP): many short
+  M-steps climb further than a few long ones; and auto itself over the last completions
+  in the policy's ``em_final_share`` of the limit.
 - **Stop** when the new network's expected score is within ``tolerance`` (relative) of
   the current one's on the same completions, after ``max_iterations``, or when the time
   is spent.
 - **Start.** EM stops at the first network whose own completions favour it (completions
   drawn from a network weaken the arcs it lacks), so where it starts decides much of
-  where it ends. By default the start is learned by ``localsearch``, in ``START_SHARE``
-  of the limit, on the data filled by nearest-neighbour hot deck
+  where it ends. By default the start is learned by ``localsearch``, in the policy's
+  ``em_start_share`` of the limit, on the data filled by nearest-neighbour hot deck
   (``twbn.scoring.hot_deck``), which keeps the dependencies among each row's cells that
   its donor rows have. ``start="empty"``: the network without arcs, its tables the
   observed frequencies; or a network of the user's. A start's tables are fitted on each
@@ -70,11 +72,6 @@ __all__ = ["DEFAULT_COPIES", "STARTS", "structural_em", "network_order"]
 #: The starts ``structural_em`` learns itself (``start=``; or a network's parents).
 STARTS = ("hot-deck", "empty")
 
-#: The share of the limit in which the hot-deck start is learned. 20 % MCAR, 5,000 rows,
-#: k = 5, 60 s: held-out per row from it, against from no arcs, plants −13.90 / −14.06,
-#: baudio −41.65 / −41.75, jester −54.94 / −55.22 (complete data: −13.69, −41.36, −54.60).
-START_SHARE = 0.2
-
 #: Draws per row in each E-step: at 10 the expected counts of a family over 5,000 rows
 #: move by well under one count between two draws of the same network.
 DEFAULT_COPIES = 10
@@ -88,38 +85,22 @@ def network_order(parents) -> list[int]:
     return list(min_fill_order(moral_graph([tuple(p) for p in parents])))
 
 
-#: The M-step's cache holds every family of up to the most parents L for which n·C(n − 1, L)
-#: stays within this many families (L ≥ 1): n = 17 gets every family of 5 parents, n = 27
-#: and 37 every pair, n = 100 every single parent; the search scores the others it reaches.
-#: alarm (n = 37, 20 % MCAR, k = 2, 20 s): held-out −11.56 a row with pairs, −12.00 with
-#: singles (the cluster-cut ILP that auto runs there chooses among cached families only).
-CACHE_FAMILIES = 100_000
-
-#: ``method="auto"``: the share of the limit kept for auto over the last completions (all
-#: of what is left where the iterations ran to the end, at most this much where EM
-#: converged before).
-FINAL_SHARE = 0.3
-
-#: Each M-step runs for at most this share of the time limit (and at most half of what is
-#: left in the first, 35 % after). 20 % MCAR, 5,000 rows, 20 s, localsearch M-steps over
-#: singles: held-out −10.84 a row on alarm k = 5 in 6 iterations, against −10.91 in 3 with
-#: M-steps of half of what is left; ``auto`` (the cluster-cut ILP over the cache) in the
-#: M-steps ended at −12.00 (alarm k = 2) and −13.77 (insurance k = 5) where localsearch
-#: ended at −10.87 and −13.29 (notebook/auto.md).
-M_STEP_SHARE = 0.1
-
-
-def cache_depth(n: int, max_parents: int | None) -> int:
-    """L of ``CACHE_FAMILIES``: at least 1, at most ``max_parents`` and n − 1.
+def cache_depth(n: int, max_parents: int | None, families: int | None = None) -> int:
+    """The most parents L for which n·C(n − 1, L) stays within ``families`` (the policy's
+    ``em_cache_families``): at least 1, at most ``max_parents`` and n − 1.
 
     Examples
     --------
     >>> cache_depth(17, None), cache_depth(37, None), cache_depth(100, None), cache_depth(17, 2)
     (5, 2, 1, 2)
     """
+    if families is None:
+        from twbn.solvers.policy import DEFAULT_POLICY
+
+        families = DEFAULT_POLICY.em_cache_families
     depth = 1
     top = n - 1 if max_parents is None else min(n - 1, max_parents)
-    while depth < top and n * math.comb(n - 1, depth + 1) <= CACHE_FAMILIES:
+    while depth < top and n * math.comb(n - 1, depth + 1) <= families:
         depth += 1
     return min(depth, max(top, 0))
 
@@ -165,7 +146,7 @@ def structural_em(
     max_parents: int | None = None,
     copies: int = DEFAULT_COPIES,
     max_iterations: int = 20,
-    start: "str | Sequence[Sequence[int]]" = "hot-deck",
+    start: "str | Sequence[Sequence[int]] | None" = None,
     tolerance: float = 1e-4,
     ess: float = 1.0,
     solve: "Callable[..., SolverResult] | None" = None,
@@ -185,7 +166,8 @@ def structural_em(
         where it takes a start; the better of its network and the current one is kept).
         ``"auto"``: ``localsearch``, or auto itself where it would run the exact DP.
     time_limit : float, default 60
-        Seconds for the whole of it; each M-step gets at most ``M_STEP_SHARE`` of it.
+        Seconds for the whole of it; each M-step gets at most the policy's
+        ``em_m_step_share`` of it.
     seed : int, optional
         The E-step's draws and the methods' seeds.
     score : {"bic", "aic"}
@@ -195,11 +177,12 @@ def structural_em(
     copies : int, default 10
         Draws of each row's missing cells per E-step.
     max_iterations : int, default 20
-    start : {"hot-deck", "empty"} or sequence of parent index tuples, default "hot-deck"
+    start : {"hot-deck", "empty"} or sequence of parent index tuples, optional
         The network the first E-step draws from: ``localsearch``'s network on the data
-        filled by hot deck, learned in ``START_SHARE`` of the limit; the network without
-        arcs (its tables the observed frequencies); or the given parents of each variable.
-        A learned or given start's tables are fitted on each family's fully observed rows.
+        filled by hot deck, learned in the policy's ``em_start_share`` of the limit; the
+        network without arcs (its tables the observed frequencies); or the given parents
+        of each variable. A learned or given start's tables are fitted on each family's
+        fully observed rows. Default: hot deck, or no arcs where ``em_start_share`` is 0.
     tolerance : float, default 1e-4
         Stop when an M-step raises the expected score by less than this share of it.
     ess : float, default 1.0
@@ -268,10 +251,14 @@ def structural_em(
     arities = dataset.arities
     n = dataset.n_variables
     depth = max_parents if max_parents is not None else treewidth
+    if start is None:
+        start = "hot-deck" if policy.em_start_share > 0 else "empty"
     if isinstance(start, str):
         if start not in STARTS:
             raise ValueError(f"start must be one of {', '.join(STARTS)} or the parents of each variable, "
                              f"got {start!r}")
+        if start == "hot-deck" and policy.em_start_share == 0:
+            raise ValueError("start 'hot-deck' has no time: the policy's em_start_share is 0")
         started_from = start
     else:
         parents = [tuple(int(u) for u in ps) for ps in start]
@@ -280,9 +267,9 @@ def structural_em(
         started_from = "given"
     if started_from == "hot-deck":
         filled = Dataset(dataset.names, dataset.states, hot_deck(codes, arities, seed=seed))
-        first, _ = _problem(filled, 1, score, treewidth, [()] * n, depth, 1, t0 + START_SHARE * time_limit)
-        found = solve(first, "localsearch", time_limit=max(0.05, t0 + START_SHARE * time_limit - time.monotonic()),
-                      seed=seed)
+        start_end = t0 + policy.em_start_share * time_limit
+        first, _ = _problem(filled, 1, score, treewidth, [()] * n, depth, 1, start_end)
+        found = solve(first, "localsearch", time_limit=max(0.05, start_end - time.monotonic()), seed=seed)
         parents = [tuple(p) for p in found.parents] if found.parents is not None else [()] * n
         say(f"structural EM starts from localsearch's network on the data filled by hot deck: "
             f"{sum(len(p) for p in parents)} arcs, {time.monotonic() - t0:.1f} s")
@@ -302,22 +289,22 @@ def structural_em(
     overhead = 0.0  # the last iteration's E-step and scoring
     # method "auto": localsearch climbs; auto itself (the cluster-cut ILP over a deeper
     # cache at n <= 40) re-solves the last completions in the final share
-    polish = method == "auto" and FINAL_SHARE > 0
-    climb_end = deadline - FINAL_SHARE * time_limit if polish else deadline
+    polish = method == "auto" and policy.em_final_share > 0
+    climb_end = deadline - policy.em_final_share * time_limit if polish else deadline
     final = converged = False
     # what auto would choose depends on n, k and the seconds only
     shape = Problem(ScoreCache.from_mapping(dataset.names, [{(): 0.0}] * n), treewidth)
 
     def climb_share(it: int, left: float) -> float:  # the first M-step may take half of what is left
-        return min(left * (0.5 if it == 1 else 0.35), M_STEP_SHARE * time_limit)
+        return min(left * (0.5 if it == 1 else 0.35), policy.em_m_step_share * time_limit)
 
     rng = np.random.default_rng(seed)
     for it in range(1, max_iterations + 1):
         began = time.monotonic()
         if polish and sol is not None and (converged or it == max_iterations
-                                           or climb_end - began < overhead + 0.1 * M_STEP_SHARE * time_limit):
+                                           or climb_end - began < overhead + 0.1 * policy.em_m_step_share * time_limit):
             final = True
-        elif sol is not None and deadline - began < overhead + 0.1 * M_STEP_SHARE * time_limit:
+        elif sol is not None and deadline - began < overhead + 0.1 * policy.em_m_step_share * time_limit:
             stopped = "time"  # another E-step and its scores would leave the M-step nothing
             break
         observed_ll = float(row_log_likelihood(codes, arities, parents, cpts, order).sum())
@@ -331,7 +318,7 @@ def structural_em(
         if method == "auto" and not final:  # localsearch, unless auto would run the exact DP
             m_method = "auto" if choose_method(shape, share, policy).method == "dp" else "localsearch"
         problem, held = _problem(completed, copies, score, treewidth, parents, depth,
-                                 1 if m_method == "localsearch" else cache_depth(n, depth),
+                                 1 if m_method == "localsearch" else cache_depth(n, depth, policy.em_cache_families),
                                  e_done + (0.3 * left if final else max(share, 0.1 * left)))
         cache_done = time.monotonic()
         overhead = cache_done - began
@@ -344,7 +331,7 @@ def structural_em(
             sol = start
             break
         if final:  # the rest; converged early, at most the final share (EM has ended: return)
-            share = min(left - 0.05, FINAL_SHARE * time_limit) if converged else left - 0.05
+            share = min(left - 0.05, policy.em_final_share * time_limit) if converged else left - 0.05
         else:
             share = climb_share(it, left)
         takes_start = get_method(m_method).warm_start  # a method without starts re-solves from scratch
