@@ -271,6 +271,8 @@ def structural_em(
         first, _ = _problem(filled, 1, score, treewidth, [()] * n, depth, 1, start_end)
         found = solve(first, "localsearch", time_limit=max(0.05, start_end - time.monotonic()), seed=seed)
         parents = [tuple(p) for p in found.parents] if found.parents is not None else [()] * n
+        # its certificate's order: min-fill on a network of width k may find only wider ones
+        hinted = list(found.elimination_order) if found.parents is not None else list(range(n))
         say(f"structural EM starts from localsearch's network on the data filled by hot deck: "
             f"{sum(len(p) for p in parents)} arcs, {time.monotonic() - t0:.1f} s")
     if started_from == "empty":
@@ -281,7 +283,7 @@ def structural_em(
         order = list(range(n))
     else:  # its tables from each family's fully observed rows
         cpts = em_cpts(codes, arities, parents, ess, iterations=0)
-        order = network_order(parents)
+        order = hinted if started_from == "hot-deck" else network_order(parents)
     iterations: list[dict] = []
     stopped = "iterations"
     sol = problem = None
@@ -323,7 +325,7 @@ def structural_em(
         cache_done = time.monotonic()
         overhead = cache_done - began
         start = make_solution(problem, parents, bound=None, status="feasible", method="em start",
-                              order_hint=order if it > 1 else None)
+                              order_hint=order)
         previous = start.score
         left = deadline - time.monotonic()
         if left <= 0.1:
