@@ -142,6 +142,45 @@ def one(task: dict) -> dict:
     return row
 
 
+def report(rows: list[dict], budget: float) -> str:
+    """The markdown table of every run, and each EM variant against the ceiling and the
+    best baseline of its cell."""
+    lines = ["# Learning with missing cells: structural EM and the ways around it", "", machine(), "",
+             f"5,000 training rows (seed 1), 2,000 complete test rows (seed 2; DEBD sets: the first 5,000 and 2,000 "
+             f"rows of their training and test splits), `twbn.learn` (auto, "
+             f"{budget:g} s, seed 1) per cell, two processes at a time. log-lik: held-out log-likelihood per "
+             "test row; imputed: share of the removed cells filled with their true value; SHD: structural Hamming "
+             "distance to the generating network. Module docstring of benchmarks/bench_missing.py for the "
+             "mechanisms and methods.", "",
+             "| network | mechanism | f | k | method | log-lik | imputed | SHD | seconds | note |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        ll = f"{r['loglik']:.4f}" if "loglik" in r else "—"
+        imp = f"{100 * r['imputed']:.1f} %" if "imputed" in r else "—"
+        note = r.get("error", "") or (f"{r['iterations']} iterations" if "iterations" in r else "")
+        lines.append(f"| {r['network']} | {r['mechanism']} | {r['fraction']:g} | {r['k']} | {r['method']} | {ll} | "
+                     f"{imp} | {r.get('shd', '—')} | {r.get('seconds', '—')} | {note} |")
+    lines += ["", "Structural EM against the ceiling and the best baseline (held-out log-likelihood a row; "
+              "behind the ceiling as a share of its magnitude):", "",
+              "| network | mechanism | f | k | method | complete | em | em behind complete | best baseline | "
+              "em ahead of it |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    cells: dict = {}
+    for r in rows:
+        cells.setdefault((r["network"], r["mechanism"], r["fraction"], r["k"]), {})[r["method"]] = r.get("loglik")
+    for (net, mech, f, k), got in cells.items():
+        full = got.get("complete")
+        others = [(got[m], m) for m in BASELINES if got.get(m) is not None]
+        best, which = max(others) if others else (None, "—")
+        for m, em in got.items():
+            if not m.startswith("em") or em is None or full is None:
+                continue
+            ahead = "—" if best is None else f"{em - best:+.4f} ({which})"
+            lines.append(f"| {net} | {mech} | {f:g} | {k} | {m} | {full:.4f} | {em:.4f} | "
+                         f"{100 * (full - em) / abs(full):.2f} % | {'—' if best is None else f'{best:.4f}'} | {ahead} |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     import tempfile
     from pathlib import Path
@@ -197,40 +236,7 @@ def main() -> None:
             print(json.dumps(row), flush=True)
             rows.append(row)
     (Path(__file__).parent / "results" / f"{args.output}.json").write_text(json.dumps(rows, indent=1))
-    lines = ["# Learning with missing cells: structural EM and the ways around it", "", machine(), "",
-             f"5,000 training rows (seed 1), 2,000 complete test rows (seed 2; DEBD sets: the first 5,000 and 2,000 "
-             f"rows of their training and test splits), `twbn.learn` (auto, "
-             f"{args.budget:g} s, seed 1) per cell, two processes at a time. log-lik: held-out log-likelihood per "
-             "test row; imputed: share of the removed cells filled with their true value; SHD: structural Hamming "
-             "distance to the generating network. Module docstring of benchmarks/bench_missing.py for the "
-             "mechanisms and methods.", "",
-             "| network | mechanism | f | k | method | log-lik | imputed | SHD | seconds | note |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        ll = f"{r['loglik']:.4f}" if "loglik" in r else "—"
-        imp = f"{100 * r['imputed']:.1f} %" if "imputed" in r else "—"
-        note = r.get("error", "") or (f"{r['iterations']} iterations" if "iterations" in r else "")
-        lines.append(f"| {r['network']} | {r['mechanism']} | {r['fraction']:g} | {r['k']} | {r['method']} | {ll} | "
-                     f"{imp} | {r.get('shd', '—')} | {r.get('seconds', '—')} | {note} |")
-    lines += ["", "Structural EM against the ceiling and the best baseline (held-out log-likelihood a row; "
-              "behind the ceiling as a share of its magnitude):", "",
-              "| network | mechanism | f | k | method | complete | em | em behind complete | best baseline | "
-              "em ahead of it |",
-              "|---|---|---|---|---|---|---|---|---|---|"]
-    cells: dict = {}
-    for r in rows:
-        cells.setdefault((r["network"], r["mechanism"], r["fraction"], r["k"]), {})[r["method"]] = r.get("loglik")
-    for (net, mech, f, k), got in cells.items():
-        full = got.get("complete")
-        others = [(got[m], m) for m in BASELINES if got.get(m) is not None]
-        best, which = max(others) if others else (None, "—")
-        for m, em in got.items():
-            if not m.startswith("em") or em is None or full is None:
-                continue
-            ahead = "—" if best is None else f"{em - best:+.4f} ({which})"
-            lines.append(f"| {net} | {mech} | {f:g} | {k} | {m} | {full:.4f} | {em:.4f} | "
-                         f"{100 * (full - em) / abs(full):.2f} % | {'—' if best is None else f'{best:.4f}'} | {ahead} |")
-    print(write_result(f"{args.output}.md", "\n".join(lines) + "\n"))
+    print(write_result(f"{args.output}.md", report(rows, args.budget)))
 
 
 if __name__ == "__main__":

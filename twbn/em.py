@@ -67,7 +67,7 @@ from twbn.scoring.posterior import row_log_likelihood, sample_missing
 if TYPE_CHECKING:
     from twbn.solvers.policy import Policy
 
-__all__ = ["DEFAULT_COPIES", "STARTS", "structural_em", "network_order"]
+__all__ = ["DEFAULT_COPIES", "STARTS", "structural_em", "network_order", "observed_score"]
 
 #: The starts ``structural_em`` learns itself (``start=``; or a network's parents).
 STARTS = ("hot-deck", "empty")
@@ -83,6 +83,28 @@ def network_order(parents) -> list[int]:
     from twbn.formulations.graphs import min_fill_order, moral_graph
 
     return list(min_fill_order(moral_graph([tuple(p) for p in parents])))
+
+
+def observed_score(codes: np.ndarray, arities, parents, cpts, order, score: str = "bic") -> float:
+    """The observed cells' log-likelihood under the network and its tables, computed exactly
+    (``row_log_likelihood``), minus the ``score``'s penalty of the network's free
+    parameters over the data's rows: the objective structural EM climbs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> codes = np.array([[0, 1, -1, 1]])
+    >>> cpts = [np.array([[0.25, 0.75]])]
+    >>> got = observed_score(codes, [2], [()], cpts, [0], "aic")  # 3 observed cells, 1 parameter
+    >>> bool(abs(got - (np.log(0.25) + 2 * np.log(0.75) - 1)) < 1e-12)
+    True
+    """
+    from twbn.scoring.local_scores import penalty_weight
+
+    arities = np.asarray(arities, np.int64)
+    ll = float(row_log_likelihood(codes, arities, parents, cpts, order).sum())
+    free = sum((int(arities[v]) - 1) * int(np.prod([arities[u] for u in ps], dtype=np.int64)) for v, ps in enumerate(parents))
+    return ll - penalty_weight(score, codes.shape[1]) * free
 
 
 def cache_depth(n: int, max_parents: int | None, families: int | None = None) -> int:
@@ -265,15 +287,19 @@ def structural_em(
         if len(parents) != n or any(u == v or not 0 <= u < n for v, ps in enumerate(parents) for u in ps):
             raise ValueError(f"start must give the parents of each of the {n} variables")
         started_from = "given"
+    start_network = None  # the hot-deck start, kept as a rival of EM's end
     if started_from == "hot-deck":
+        from twbn.learning import learn
+
         filled = Dataset(dataset.names, dataset.states, hot_deck(codes, arities, seed=seed))
-        start_end = t0 + policy.em_start_share * time_limit
-        first, _ = _problem(filled, 1, score, treewidth, [()] * n, depth, 1, start_end)
-        found = solve(first, "localsearch", time_limit=max(0.05, start_end - time.monotonic()), seed=seed)
-        parents = [tuple(p) for p in found.parents] if found.parents is not None else [()] * n
+        found = learn(filled, treewidth, method="auto", time_limit=policy.em_start_share * time_limit, seed=seed,
+                      score=score, max_parents=max_parents, policy=policy, started=t0, log=lambda line: None)
+        index = {name: i for i, name in enumerate(dataset.names)}
+        parents = [tuple(index[p] for p in found.parents[name]) for name in dataset.names]
         # its certificate's order: min-fill on a network of width k may find only wider ones
-        hinted = list(found.elimination_order) if found.parents is not None else list(range(n))
-        say(f"structural EM starts from localsearch's network on the data filled by hot deck: "
+        hinted = [index[name] for name in found.elimination_order]
+        start_network = (parents, hinted)
+        say(f"structural EM starts from auto's network on the data filled by hot deck: "
             f"{sum(len(p) for p in parents)} arcs, {time.monotonic() - t0:.1f} s")
     if started_from == "empty":
         # no arcs, each table the observed frequencies (fit_cpts on the observed cells of
@@ -314,6 +340,11 @@ def structural_em(
                                          seed=int(rng.integers(2**31)))
         completed = Dataset(dataset.names, dataset.states, completed_codes)
         e_done = time.monotonic()
+        if it == 1 and start_network is not None:
+            # the end's choice between EM's network and its start takes about five E-steps
+            # (three rounds of the start's tables, two likelihoods): kept out of the loop
+            deadline -= 5 * (e_done - began)
+            climb_end -= 5 * (e_done - began)
         left = (deadline if final else climb_end) - e_done
         share = climb_share(it, left)
         m_method = method
@@ -366,6 +397,22 @@ def structural_em(
         if deadline - time.monotonic() <= 0.1:
             stopped = "time"
             break
+    chosen = "em"
+    if start_network is not None and [tuple(p) for p in parents] != start_network[0]:
+        # EM climbs the observed cells' likelihood from the start, but the climb is a
+        # search and may end below it: keep the better of the two by the observed cells'
+        # own score, exact under the bound (the start's tables by a few rounds of EM)
+        ends = observed_score(codes, arities, parents, cpts, order, score)
+        rival_cpts = em_cpts(codes, arities, start_network[0], ess, copies=copies, iterations=3,
+                             seed=int(rng.integers(2**31)))
+        began = observed_score(codes, arities, start_network[0], rival_cpts, start_network[1], score)
+        if began > ends:
+            chosen = "start"
+            parents, order, cpts = start_network[0], start_network[1], rival_cpts
+            sol = make_solution(problem, parents, bound=None, status="feasible", method=sol.method,
+                                order_hint=order)
+        say(f"structural EM: the observed cells' {score} of its end {ends:,.2f}, of its start {began:,.2f}: "
+            f"keeps its {'start' if chosen == 'start' else 'end'}")
     sol.wall_time = round(time.monotonic() - t0, 4)  # every iteration's, not the last M-step's
     if sol.bound is not None:
         sol.stats["bound_source"] = ("structural EM's last M-step: " + sol.stats.get("bound_source", "its method's bound")
@@ -376,7 +423,7 @@ def structural_em(
         sol.status = "feasible"
         sol.stats["m_step_status"] = "optimal"
     info = {"iterations": iterations, "stopped": stopped, "cpts": cpts, "order": order,
-            "missing": missing_summary(dataset), "copies": copies, "start": started_from,
+            "missing": missing_summary(dataset), "copies": copies, "start": started_from, "chosen": chosen,
             "bound_scope": f"the expected-count cache of the last iteration (every family of at most "
                            f"{held} parent{'s' if held != 1 else ''}, the networks' families and those scored on demand), over "
                            "its completions: not a bound over the data's networks"}
