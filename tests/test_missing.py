@@ -192,11 +192,13 @@ def test_auto_structural_em_climbs_by_localsearch_then_reruns_auto_once():
 
     ds = twbn.scoring.data.as_dataset(gappy)
     sol, _, info = structural_em(ds, 2, method="auto", time_limit=8, seed=0, solve=solve, max_iterations=4)
-    # n = 17, k = 2: auto would not run the exact DP, so the climb is localsearch's; the
-    # last iteration is auto's own, over the last completions (the start, auto's network
-    # on the hot-deck fill, is learned by twbn.learn, not by solve)
-    assert info["start"] == "hot-deck" and info["chosen"] in ("em", "start")
-    assert ran == ["localsearch"] * (len(ran) - 1) + ["auto"] and len(ran) == len(info["iterations"])
+    # the start: localsearch on the hot-deck fill; n = 17, k = 2: auto would not run the
+    # exact DP, so the climb is localsearch's; the last iteration is auto's own, over the
+    # last completions
+    assert info["start"] == "hot-deck"
+    scores = info["observed_scores"]  # the better of EM's end and its start, by the observed cells' BIC
+    assert not scores or info["chosen"] == max(scores, key=scores.get)
+    assert ran == ["localsearch"] * (len(ran) - 1) + ["auto"] and len(ran) == 1 + len(info["iterations"])
     assert sol.width <= 2
 
 
@@ -313,3 +315,31 @@ def test_impute_and_check_from_the_command_line(tmp_path):
     assert right > baseline
     check = subprocess.run([*cli, "check", str(data), str(result)], capture_output=True, text=True, timeout=120)
     assert check.returncode == 0 and "not re-scored from the data" in check.stdout, check.stdout + check.stderr
+
+
+def test_observed_score_is_the_enumerated_likelihood_of_the_observed_cells_minus_bic():
+    import itertools
+
+    from twbn.em import observed_score
+
+    rng = np.random.default_rng(5)
+    arities, parents = np.array([2, 3, 2]), [(), (0,), (0, 1)]
+    cpts = [rng.dirichlet(np.ones(arities[v]), int(np.prod(arities[list(ps)], dtype=int)))
+            for v, ps in enumerate(parents)]
+    codes = np.array([rng.integers(0, a, 12) for a in arities])
+    codes[rng.random(codes.shape) < 0.35] = -1
+    want = 0.0
+    for row in codes.T:
+        holes = [v for v in range(3) if row[v] < 0]
+        p = 0.0
+        for fill in itertools.product(*[range(arities[v]) for v in holes]):
+            x = row.copy()
+            x[holes] = fill
+            # a table's row: the parents' states, the first parent varying fastest
+            rows = [sum(int(x[u]) * int(np.prod(arities[list(ps[:i])], dtype=int)) for i, u in enumerate(ps))
+                    for ps in parents]
+            p += np.prod([cpts[v][rows[v], x[v]] for v in range(3)])
+        want += np.log(p)
+    free = 1 * 1 + 2 * 2 + 1 * 6  # (r - 1)·q: A, B | A, C | A, B
+    want -= np.log(12) / 2 * free
+    assert observed_score(codes, arities, parents, cpts, [2, 1, 0], "bic") == pytest.approx(want, rel=1e-12)

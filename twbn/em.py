@@ -34,12 +34,16 @@ Here:
   is spent.
 - **Start.** EM stops at the first network whose own completions favour it (completions
   drawn from a network weaken the arcs it lacks), so where it starts decides much of
-  where it ends. By default the start is learned by ``localsearch``, in the policy's
+  where it ends. By default the start is localsearch's network, learned in the policy's
   ``em_start_share`` of the limit, on the data filled by nearest-neighbour hot deck
   (``twbn.scoring.hot_deck``), which keeps the dependencies among each row's cells that
-  its donor rows have. ``start="empty"``: the network without arcs, its tables the
-  observed frequencies; or a network of the user's. A start's tables are fitted on each
-  family's fully observed rows.
+  its donor rows have; its tables are fitted on each family's fully observed rows.
+  ``start="empty"``: the network without arcs, its tables the observed frequencies; or a
+  network of the user's.
+- **End.** From the hot-deck start, the result is the better of EM's last network and
+  the start by the observed cells' BIC (or AIC), computed exactly under the bound
+  (``observed_score``; the start's tables by three rounds of EM): the objective EM
+  climbs, which its search may still end below.
 
 Each iteration's expected scores, change and seconds are recorded. The result is
 certified over the last iteration's problem; its bound, where the method gives one, is a
@@ -200,11 +204,12 @@ def structural_em(
         Draws of each row's missing cells per E-step.
     max_iterations : int, default 20
     start : {"hot-deck", "empty"} or sequence of parent index tuples, optional
-        The network the first E-step draws from: ``localsearch``'s network on the data
-        filled by hot deck, learned in the policy's ``em_start_share`` of the limit; the
-        network without arcs (its tables the observed frequencies); or the given parents
-        of each variable. A learned or given start's tables are fitted on each family's
-        fully observed rows. Default: hot deck, or no arcs where ``em_start_share`` is 0.
+        The network the first E-step draws from: localsearch's network on the data filled
+        by hot deck, learned in the policy's ``em_start_share`` of the limit (and kept at the end
+        where its observed score beats EM's network's); the network without arcs (its
+        tables the observed frequencies); or the given parents of each variable. A learned
+        or given start's tables are fitted on each family's fully observed rows. Default:
+        hot deck, or no arcs where ``em_start_share`` is 0.
     tolerance : float, default 1e-4
         Stop when an M-step raises the expected score by less than this share of it.
     ess : float, default 1.0
@@ -228,7 +233,10 @@ def structural_em(
         the one before on the same completions, ``observed_log_likelihood`` of the data's
         observed cells under the network the E-step used, ``arcs``, ``seconds``),
         ``stopped`` (why), ``cpts`` (the final tables), ``order``, ``missing`` (the
-        summary line), ``copies``, ``start`` (which: ``"hot-deck"``, ``"empty"``, ``"given"``).
+        summary line), ``copies``, ``start`` (which: ``"hot-deck"``, ``"empty"``, ``"given"``), ``chosen`` (``"em"``,
+        or ``"start"`` where the hot-deck start's observed score was the better),
+        ``observed_scores`` (the two compared, ``{"em": …, "start": …}``; empty where
+        EM's network is its start or the start was not learned).
 
     Raises
     ------
@@ -289,17 +297,15 @@ def structural_em(
         started_from = "given"
     start_network = None  # the hot-deck start, kept as a rival of EM's end
     if started_from == "hot-deck":
-        from twbn.learning import learn
-
         filled = Dataset(dataset.names, dataset.states, hot_deck(codes, arities, seed=seed))
-        found = learn(filled, treewidth, method="auto", time_limit=policy.em_start_share * time_limit, seed=seed,
-                      score=score, max_parents=max_parents, policy=policy, started=t0, log=lambda line: None)
-        index = {name: i for i, name in enumerate(dataset.names)}
-        parents = [tuple(index[p] for p in found.parents[name]) for name in dataset.names]
+        start_end = t0 + policy.em_start_share * time_limit
+        first, _ = _problem(filled, 1, score, treewidth, [()] * n, depth, 1, start_end)
+        found = solve(first, "localsearch", time_limit=max(0.05, start_end - time.monotonic()), seed=seed)
+        parents = [tuple(p) for p in found.parents] if found.parents is not None else [()] * n
         # its certificate's order: min-fill on a network of width k may find only wider ones
-        hinted = [index[name] for name in found.elimination_order]
+        hinted = list(found.elimination_order) if found.parents is not None else list(range(n))
         start_network = (parents, hinted)
-        say(f"structural EM starts from auto's network on the data filled by hot deck: "
+        say(f"structural EM starts from localsearch's network on the data filled by hot deck: "
             f"{sum(len(p) for p in parents)} arcs, {time.monotonic() - t0:.1f} s")
     if started_from == "empty":
         # no arcs, each table the observed frequencies (fit_cpts on the observed cells of
@@ -397,7 +403,7 @@ def structural_em(
         if deadline - time.monotonic() <= 0.1:
             stopped = "time"
             break
-    chosen = "em"
+    chosen, compared = "em", {}
     if start_network is not None and [tuple(p) for p in parents] != start_network[0]:
         # EM climbs the observed cells' likelihood from the start, but the climb is a
         # search and may end below it: keep the better of the two by the observed cells'
@@ -406,6 +412,7 @@ def structural_em(
         rival_cpts = em_cpts(codes, arities, start_network[0], ess, copies=copies, iterations=3,
                              seed=int(rng.integers(2**31)))
         began = observed_score(codes, arities, start_network[0], rival_cpts, start_network[1], score)
+        compared = {"em": ends, "start": began}
         if began > ends:
             chosen = "start"
             parents, order, cpts = start_network[0], start_network[1], rival_cpts
@@ -424,6 +431,7 @@ def structural_em(
         sol.stats["m_step_status"] = "optimal"
     info = {"iterations": iterations, "stopped": stopped, "cpts": cpts, "order": order,
             "missing": missing_summary(dataset), "copies": copies, "start": started_from, "chosen": chosen,
+            "observed_scores": compared,
             "bound_scope": f"the expected-count cache of the last iteration (every family of at most "
                            f"{held} parent{'s' if held != 1 else ''}, the networks' families and those scored on demand), over "
                            "its completions: not a bound over the data's networks"}

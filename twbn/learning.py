@@ -395,6 +395,7 @@ def _learn_with_missing(dataset, bounds, several, method, *, time_limit, seed, s
                                        policy=policy, log=say)
     sol.stats["structural_em"] = {"iterations": info["iterations"], "stopped": info["stopped"],
                                   "copies": info["copies"], "missing": info["missing"], "start": info["start"],
+                                  "chosen": info["chosen"], "observed_scores": info["observed_scores"],
                                   "cpts": [np.asarray(c).tolist() for c in info["cpts"]]}
     sol.stats["search_space"] = "structural EM: " + info["bound_scope"]
     sol.stats["bound_scope"] = info["bound_scope"]
