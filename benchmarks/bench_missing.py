@@ -38,7 +38,8 @@ training split, the first 2,000 of the test split; no generating network, no SHD
 
 Run: ``python -m benchmarks.bench_missing [--networks alarm insurance hepar2] [--data DIR
 --sets plants ...] [--fractions 0.2] [--mechanisms mcar mar] [--ks 2 5 8] [--budget 60]
-[--methods ...] [--policy NAME:KEY=VALUE,...] [--output missing]``; writes ``results/OUTPUT.md`` (about 40 minutes with the defaults).
+[--methods ...] [--policy NAME:KEY=VALUE,...] [--output missing]``; writes
+``results/OUTPUT.md`` (about 55 minutes with the defaults).
 """
 
 from __future__ import annotations
