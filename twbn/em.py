@@ -303,8 +303,7 @@ def structural_em(
         found = solve(first, "localsearch", time_limit=max(0.05, start_end - time.monotonic()), seed=seed)
         parents = [tuple(p) for p in found.parents] if found.parents is not None else [()] * n
         # its certificate's order: min-fill on a network of width k may find only wider ones
-        hinted = list(found.elimination_order) if found.parents is not None else list(range(n))
-        start_network = (parents, hinted)
+        start_network = (parents, list(found.elimination_order) if found.parents is not None else list(range(n)))
         say(f"structural EM starts from localsearch's network on the data filled by hot deck: "
             f"{sum(len(p) for p in parents)} arcs, {time.monotonic() - t0:.1f} s")
     if started_from == "empty":
@@ -315,7 +314,7 @@ def structural_em(
         order = list(range(n))
     else:  # its tables from each family's fully observed rows
         cpts = em_cpts(codes, arities, parents, ess, iterations=0)
-        order = hinted if started_from == "hot-deck" else network_order(parents)
+        order = start_network[1] if start_network is not None else network_order(parents)
     iterations: list[dict] = []
     stopped = "iterations"
     sol = problem = None
