@@ -29,9 +29,14 @@ imputation accuracy on the removed cells (em, complete and rows impute by their 
 most probable completion, ``Solution.impute``; mode and hotdeck by their fill; state
 cannot); the
 structural Hamming distance to the generating network (arcs added, removed or reversed,
-a reversal counted once); the command's seconds. pgmpy's ``ExpectationMaximization`` fits
-tables where whole columns are latent, not cells missing at random, so it has no column
-here.
+a reversal counted once); the command's seconds.
+
+- **pgmpy** (with ``em``): pgmpy's EM (``pgmpy.parameter_estimator.DiscreteEM``) fitting
+  the tables of structural EM's network on the rows with holes, its test log-likelihood
+  computed as for the others. pgmpy's EM treats a column with no observed cell as latent
+  and drops every row with a missing cell elsewhere, so its tables are the complete rows'
+  maximum-likelihood ones; where no row is complete it has nothing to fit (the row says
+  so), and a test value a table gives probability 0 makes the log-likelihood −inf.
 
 DEBD sets (``--data DIR --sets plants baudio jester``): the first 5,000 rows of the
 training split, the first 2,000 of the test split; no generating network, no SHD.
@@ -53,8 +58,8 @@ import numpy as np
 
 from benchmarks.common import machine, parse_variant, write_result
 
-METHODS = ("complete", "em", "state", "rows", "mode", "hotdeck")
-BASELINES = ("state", "rows", "mode", "hotdeck")
+METHODS = ("complete", "em", "state", "rows", "mode", "hotdeck", "pgmpy")
+BASELINES = ("state", "rows", "mode", "hotdeck", "pgmpy")
 
 
 def gappy_frame(ds, fraction: float, mechanism: str, seed: int):
@@ -140,7 +145,83 @@ def one(task: dict) -> dict:
             row["iterations"] = len(sol.stats["structural_em"]["iterations"])
     except Exception as exc:  # noqa: BLE001 - a baseline that cannot run is a blank cell, said why
         row["error"] = f"{type(exc).__name__}: {exc}"[:200]
+        return row
+    if method == "em" and task.get("pgmpy"):
+        try:
+            row["pgmpy"] = pgmpy_row(sol, gappy, test, row)
+        except Exception as exc:  # noqa: BLE001 - as above
+            row["pgmpy"] = {**row, "method": "pgmpy", "error": f"{type(exc).__name__}: {exc}"[:200]}
     return row
+
+
+def _label(x) -> str:
+    """A state as twbn names it: booleans as 0/1, whole floats as integers."""
+    if isinstance(x, (bool, np.bool_)):
+        return str(int(x))
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return str(x)
+
+
+def pgmpy_tables(model, names, states, parents) -> list[np.ndarray]:
+    """A fitted pgmpy model's tables in twbn's layout: for variable v, rows over its
+    parents' configurations (the first parent varying fastest) and columns over
+    ``states[v]``; a state pgmpy never saw has probability 0."""
+    out = []
+    for v, ps in enumerate(parents):
+        cpd = model.get_cpds(names[v])
+        family = (v, *ps)
+        vals = np.transpose(np.asarray(cpd.values, float), [cpd.variables.index(names[x]) for x in family])
+        for ax, x in enumerate(family):  # each axis in twbn's state order, a zero slice for unseen states
+            pos = {_label(s): i for i, s in enumerate(cpd.state_names[names[x]])}
+            pad = np.zeros_like(np.take(vals, [0], axis=ax))
+            vals = np.take(np.concatenate([vals, pad], axis=ax),
+                           [pos.get(_label(s), vals.shape[ax]) for s in states[x]], axis=ax)
+        # (v, p1, ..., pm) → (pm, ..., p1, v): a C-order reshape then lets p1 vary fastest
+        vals = np.transpose(vals, [*range(len(family) - 1, 0, -1), 0])
+        out.append(vals.reshape(-1, len(states[v])))
+    return out
+
+
+def pgmpy_row(sol, gappy, test, row: dict) -> dict:
+    """pgmpy's EM fitting the tables of ``sol``'s network on ``gappy``; its held-out
+    log-likelihood per test row on ``test``."""
+    import warnings
+
+    import pandas as pd
+    from pgmpy.models import DiscreteBayesianNetwork
+    from pgmpy.parameter_estimator import DiscreteEM
+
+    from twbn.scoring.data import dataset_from_frame, state_order
+    from twbn.scoring.likelihood import held_out_log_likelihood
+
+    out = {**row, "method": "pgmpy"}
+    out.pop("imputed", None), out.pop("iterations", None), out.pop("shd", None)
+    t0 = time.monotonic()
+    complete = int(len(gappy.dropna()))
+    out["note"] = f"{complete} complete rows"
+    if complete == 0:
+        out["error"] = "pgmpy's EM drops every row with a missing cell (outside latent columns): none left"
+        return out
+    names = list(gappy.columns)
+    train_ds, test_ds = dataset_from_frame(gappy, missing="em"), dataset_from_frame(test)
+    states = [state_order(set(train_ds.states[train_ds.names.index(c)]) | set(test_ds.states[test_ds.names.index(c)]))
+              for c in names]
+    model = DiscreteBayesianNetwork([(p, c) for c, ps in sol.parents.items() for p in ps])
+    model.add_nodes_from(names)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fitted = DiscreteEM(state_names={c: list(s) for c, s in zip(names, states)},
+                            show_progress=False, seed=1).fit(model, gappy.astype(object)
+                                                                 .map(lambda x: np.nan if pd.isna(x) else _label(x)))
+    model.add_cpds(*fitted.parameters_)
+    index = {c: i for i, c in enumerate(names)}
+    parents = [tuple(index[p] for p in sol.parents[c]) for c in names]
+    cpts = pgmpy_tables(model, names, states, parents)
+    ll, rows = held_out_log_likelihood(train_ds, test_ds, names, parents, cpts=cpts)
+    out["loglik"] = ll / rows
+    out["seconds"] = round(time.monotonic() - t0, 2)
+    return out
 
 
 def report(rows: list[dict], budget: float) -> str:
@@ -158,7 +239,8 @@ def report(rows: list[dict], budget: float) -> str:
     for r in rows:
         ll = f"{r['loglik']:.4f}" if "loglik" in r else "—"
         imp = f"{100 * r['imputed']:.1f} %" if "imputed" in r else "—"
-        note = r.get("error", "") or (f"{r['iterations']} iterations" if "iterations" in r else "")
+        note = "; ".join(x for x in (r.get("note", ""), r.get("error", "")) if x) \
+            or (f"{r['iterations']} iterations" if "iterations" in r else "")
         lines.append(f"| {r['network']} | {r['mechanism']} | {r['fraction']:g} | {r['k']} | {r['method']} | {ll} | "
                      f"{imp} | {r.get('shd', '—')} | {r.get('seconds', '—')} | {note} |")
     lines += ["", "Structural EM against the ceiling and the best baseline (held-out log-likelihood a row; "
@@ -199,13 +281,16 @@ def main() -> None:
     ap.add_argument("--mechanisms", nargs="+", default=["mcar", "mar"], choices=["mcar", "mar"])
     ap.add_argument("--ks", nargs="+", type=int, default=[2, 5, 8])
     ap.add_argument("--budget", type=float, default=60.0)
-    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS)
+    ap.add_argument("--methods", nargs="+", default=list(METHODS), choices=METHODS,
+                    help="pgmpy: pgmpy's EM fitting the tables of em's network (needs em)")
     ap.add_argument("--policy", action="append", type=parse_variant, default=[], metavar="NAME:KEY=VALUE,...",
                     help="structural EM also under this named twbn.Policy variant, as method em:NAME (repeatable)")
     ap.add_argument("--output", default="missing", help="results/OUTPUT.md and .json (default: missing)")
     args = ap.parse_args()
     if args.sets and not args.data:
         ap.error("--sets needs --data, the folder that holds them")
+    if "pgmpy" in args.methods and "em" not in args.methods:
+        ap.error("--methods pgmpy fits the tables of em's network: add em")
     work = Path(tempfile.mkdtemp(prefix="twbn-missing-"))
     tasks = []
     sources = [(name, None) for name in args.networks] + [(name, args.data) for name in args.sets]
@@ -225,17 +310,20 @@ def main() -> None:
                 path = work / f"{name}-{mech}-{f}.pkl"
                 gappy.to_pickle(path)
                 for k in args.ks:
-                    for m, fields in [(m, {}) for m in args.methods] + [(f"em:{v}", p) for v, p in args.policy]:
+                    runs = [(m, {}) for m in args.methods if m != "pgmpy"] + [(f"em:{v}", p) for v, p in args.policy]
+                    for m, fields in runs:
                         tasks.append({"network": name, "mechanism": mech, "fraction": f, "k": k, "method": m,
-                                      "policy": fields,
+                                      "policy": fields, "pgmpy": "pgmpy" in args.methods,
                                       "budget": args.budget, "train": str(work / f"{name}-train.pkl"),
                                       "test": str(work / f"{name}-test.pkl"), "gappy": str(path),
                                       "removed": float(gappy.isna().to_numpy().mean()), "folder": folder})
     rows = []
     with ProcessPoolExecutor(max_workers=2) as pool:
         for row in pool.map(one, tasks):
-            print(json.dumps(row), flush=True)
-            rows.append(row)
+            for got in (row, row.pop("pgmpy", None)):  # pgmpy's tables come with EM's network
+                if got is not None:
+                    print(json.dumps(got), flush=True)
+                    rows.append(got)
     (Path(__file__).parent / "results" / f"{args.output}.json").write_text(json.dumps(rows, indent=1))
     print(write_result(f"{args.output}.md", report(rows, args.budget)))
 

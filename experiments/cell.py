@@ -79,7 +79,7 @@ def _run_missing(spec: dict) -> dict:
     from twbn.scoring.data import read_csv
     from twbn.scoring.likelihood import align, em_cpts, held_out_log_likelihood
     from twbn.scoring.missingness import remove_cells
-    from twbn.scoring.posterior import most_probable_missing
+    from twbn.scoring.posterior import cheapest_order, most_probable_missing
 
     ds = read_csv(spec["data"])
     train = ds.subset_rows(np.asarray(spec["train_rows"], dtype=np.int64))
@@ -101,7 +101,7 @@ def _run_missing(spec: dict) -> dict:
     if spec.get("test_rows"):
         test = ds.subset_rows(np.asarray(spec["test_rows"], dtype=np.int64))
         out["test_loglik"], out["test_rows"] = held_out_log_likelihood(gappy, test, names, parents, ess, cpts=cpts)
-    order = [names.index(v) for v in result["elimination_order"]]
+    order = cheapest_order(parents, arities, [names.index(v) for v in result["elimination_order"]])
     filled = most_probable_missing(codes, arities, parents, cpts, order)
     truth, _, _ = align(train, train, names)
     holes = codes < 0

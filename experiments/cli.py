@@ -654,9 +654,12 @@ def cmd_check(args: argparse.Namespace) -> int:
               f"{result.get('method') or 'the method'}: {result.get('stats', {}).get('reason', 'no reason given')})")
         return 0
     k = result.get("treewidth_bound") if args.treewidth is None else args.treewidth
-    families = "every family re-scored from the data" if from_data else "every parent set in the cache"
+    em = from_data and source.n_missing  # structural EM: its score is over completions the result does not carry
+    families = "its variables those of the data" if em else \
+        "every family re-scored from the data" if from_data else "every parent set in the cache"
     print(f"{args.result}: valid network: {families}, acyclic, elimination order of width "
-          f"{result['width']}" + ("" if k is None else f" <= {k}") + f", score {result['score']} recomputed")
+          f"{result['width']}" + ("" if k is None else f" <= {k}")
+          + ("" if em else f", score {result['score']} recomputed"))
     claim = f"status {result['status']}"
     if result.get("bound") is not None:
         claim += f", bound {result['bound']} (gap {100 * result['gap']:.4g}%)"

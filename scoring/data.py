@@ -406,8 +406,10 @@ def dataset_from_frame(frame, *, max_states: int = DEFAULT_MAX_STATES, source: s
         col = frame[label]
         absent = col.isna().to_numpy().copy()
         # the observed cells as the column would be without its holes (a NaN turns a bool
-        # column into objects and an int column into floats: True must still read "1")
-        texts = _frame_texts(col[~absent].infer_objects()) if absent.any() else _frame_texts(col)
+        # column into objects and an int column into floats: True must still read "1"), and
+        # typed so even where none is left (rows with holes dropped leave an object column
+        # of bools), as state_values types them
+        texts = _frame_texts(col[~absent].infer_objects())
         full = np.full(len(col), "", dtype=object)
         full[~absent] = texts
         full = full.astype(str)

@@ -99,7 +99,7 @@ def em_cpts(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequence[in
     prior weighs as much against them as against the rows). Complete data: ``fit_cpts``
     itself.
     """
-    from twbn.scoring.posterior import elimination_order, sample_missing
+    from twbn.scoring.posterior import cheapest_order, sample_missing
 
     data = np.asarray(data)
     if not (data < 0).any():
@@ -108,7 +108,7 @@ def em_cpts(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequence[in
     for v, ps in enumerate(parents):  # available cases, family by family
         seen = np.all(data[[v, *ps]] >= 0, axis=0)
         cpts.append(_fit_one(data[:, seen], arities, v, ps, ess))
-    order = elimination_order(parents)
+    order = cheapest_order(parents, arities)
     rng = np.random.default_rng(seed)
     for _ in range(iterations):
         done = sample_missing(data, arities, parents, cpts, order, copies=copies, seed=int(rng.integers(2**31)))
@@ -122,11 +122,12 @@ def held_out_log_likelihood(train: Dataset, test: Dataset, names: Sequence[str],
     variable i is ``names[i]`` with parent indices ``parents[i]``, fitted on ``train``
     (by EM, ``em_cpts``, where it has missing cells; or ``cpts`` as given). A test row
     with missing cells counts the likelihood of what is observed, by exact inference."""
-    from twbn.scoring.posterior import elimination_order, row_log_likelihood
+    from twbn.scoring.posterior import cheapest_order, row_log_likelihood
 
     tr, te, arities = align(train, test, names)
     if cpts is None:
         cpts = em_cpts(tr, arities, parents, ess)
     if (te < 0).any():
-        return float(row_log_likelihood(te, arities, parents, cpts, elimination_order(parents)).sum()), te.shape[1]
+        return float(row_log_likelihood(te, arities, parents, cpts, cheapest_order(parents, arities)).sum()), \
+            te.shape[1]
     return log_likelihood(te, arities, parents, cpts), te.shape[1]

@@ -315,6 +315,11 @@ class Policy:
         ILP over the cache) in every M-step ended at -12.00 (alarm k = 2) and -13.77
         (insurance k = 5) a held-out row where localsearch M-steps ended at -10.87 and
         -13.29.""")
+    em_copies: int = _knob(10, "count", """Draws of each row's missing cells per E-step; the
+        M-step scores families on the draws of every row (5,000 rows, 10 copies: 50,000), so
+        fewer copies search faster on noisier expected counts. At 10 the expected counts of a
+        family over 5,000 rows move by well under one count between two draws of the same
+        network.""")
     em_cache_families: int = _knob(100_000, "count", """The M-step's cache holds every family of
         up to the most parents L for which n C(n - 1, L) stays within this many (L >= 1): n = 17
         gets every family of 5 parents, n = 27 and 37 every pair, n = 100 every single parent.

@@ -147,7 +147,6 @@ NOT_POLICY = {
     "MAX_VARIABLES": "the unbounded DP's capacity, refused above",
     "DEFAULT_MEMORY_LIMIT": "the bounded DP's memory cap",
     "NEG": "minus infinity",
-    "DEFAULT_COPIES": "the default of structural EM's parameter copies",
 }
 
 

@@ -55,7 +55,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -66,19 +66,16 @@ from twbn.scoring.data import DataError, Dataset, missing_summary
 from twbn.scoring.families import FamilyScores
 from twbn.scoring.hot_deck import hot_deck
 from twbn.scoring.likelihood import em_cpts, fit_cpts
-from twbn.scoring.posterior import row_log_likelihood, sample_missing
+from twbn.scoring.posterior import cheapest_order, row_log_likelihood, sample_missing
 
 if TYPE_CHECKING:
     from twbn.solvers.policy import Policy
 
-__all__ = ["DEFAULT_COPIES", "STARTS", "structural_em", "network_order", "observed_score"]
+__all__ = ["STARTS", "structural_em", "network_order", "observed_score"]
 
 #: The starts ``structural_em`` learns itself (``start=``; or a network's parents).
 STARTS = ("hot-deck", "empty")
 
-#: Draws per row in each E-step: at 10 the expected counts of a family over 5,000 rows
-#: move by well under one count between two draws of the same network.
-DEFAULT_COPIES = 10
 
 
 def network_order(parents) -> list[int]:
@@ -132,16 +129,19 @@ def cache_depth(n: int, max_parents: int | None, families: int | None = None) ->
 
 
 def _problem(completed: Dataset, copies: int, score: str, k: int | None, parents, max_parents: int | None,
-             depth: int, deadline: float) -> tuple[Problem, int]:
-    """The M-step's problem: every family of at most ``depth`` parents and the network's,
-    scored on the averaged counts; more on demand. A size of two or more parents is
-    started only if, at the rate of the size before, it is predicted to end by
-    ``deadline``. Returns the problem and the size the cache holds whole."""
+             depth: int, deadline: float, forbidden: frozenset = frozenset(),
+             required: frozenset = frozenset()) -> tuple[Problem, int]:
+    """The M-step's problem: every family of at most ``depth`` parents, the network's and
+    each variable's required parents, scored on the averaged counts; more on demand. A
+    size of two or more parents is started only if, at the rate of the size before, it is
+    predicted to end by ``deadline``. Returns the problem and the size the cache holds
+    whole."""
     fs = FamilyScores(completed, score, max_parents=max_parents, copies=copies)
     n = completed.n_variables
     for v in range(n):
         fs.score(v, ())
         fs.score(v, parents[v])
+        fs.score(v, tuple(sorted(u for u, w in required if w == v)))
     held = 0
     for size in range(depth):  # every family of size + 1 parents: bases of ``size``, each extended by one
         began = time.monotonic()
@@ -158,7 +158,7 @@ def _problem(completed: Dataset, copies: int, score: str, k: int | None, parents
     cache = ScoreCache.from_mapping(completed.names, [fs.known(v) for v in range(n)],
                                     arities=[len(s) for s in completed.states],
                                     meta={"source": "structural EM: expected counts"})
-    return Problem(cache, k, scorer=fs), held
+    return Problem(cache, k, forbidden, required, scorer=fs), held
 
 
 def structural_em(
@@ -170,9 +170,12 @@ def structural_em(
     seed: int | None = None,
     score: str = "bic",
     max_parents: int | None = None,
-    copies: int = DEFAULT_COPIES,
+    copies: int | None = None,
     max_iterations: int = 20,
     start: "str | Sequence[Sequence[int]] | None" = None,
+    forbidden: "Iterable[tuple[int, int]]" = (),
+    required: "Iterable[tuple[int, int]]" = (),
+    rivals: "Sequence[Sequence[Sequence[int]]]" = (),
     tolerance: float = 1e-4,
     ess: float = 1.0,
     solve: "Callable[..., SolverResult] | None" = None,
@@ -200,8 +203,8 @@ def structural_em(
         On the expected counts (BDeu is not linear in the counts: not offered here).
     max_parents : int, optional
         The most parents of a family scored on demand (default: the bound k).
-    copies : int, default 10
-        Draws of each row's missing cells per E-step.
+    copies : int, optional
+        Draws of each row's missing cells per E-step (default: the policy's ``em_copies``).
     max_iterations : int, default 20
     start : {"hot-deck", "empty"} or sequence of parent index tuples, optional
         The network the first E-step draws from: localsearch's network on the data filled
@@ -209,7 +212,14 @@ def structural_em(
         where its observed score beats EM's network's); the network without arcs (its
         tables the observed frequencies); or the given parents of each variable. A learned
         or given start's tables are fitted on each family's fully observed rows. Default:
-        hot deck, or no arcs where ``em_start_share`` is 0.
+        hot deck, or no arcs where ``em_start_share`` is 0 (the required arcs only, where
+        there are some).
+    forbidden, required : iterable of (parent, child) index pairs
+        Arcs no network may have, and arcs every network must have: in the start, every
+        M-step and the end's choice.
+    rivals : sequence of networks (the parents of each variable)
+        Networks the end compares with EM's by the observed cells' score, the better kept
+        (``learn`` under several bounds: the network of the bound before).
     tolerance : float, default 1e-4
         Stop when an M-step raises the expected score by less than this share of it.
     ess : float, default 1.0
@@ -234,16 +244,18 @@ def structural_em(
         observed cells under the network the E-step used, ``arcs``, ``seconds``),
         ``stopped`` (why), ``cpts`` (the final tables), ``order``, ``missing`` (the
         summary line), ``copies``, ``start`` (which: ``"hot-deck"``, ``"empty"``, ``"given"``), ``chosen`` (``"em"``,
-        or ``"start"`` where the hot-deck start's observed score was the better),
-        ``observed_scores`` (the two compared, ``{"em": …, "start": …}``; empty where
-        EM's network is its start or the start was not learned).
+        ``"start"`` where the hot-deck start's observed score was the better, ``"rival
+        1"``… where one of ``rivals`` was),
+        ``observed_scores`` (those compared, ``{"em": …, "start": …, "rival 1": …}``;
+        empty where EM's network is its start and there is no rival).
 
     Raises
     ------
     DataError
         No missing cell (learn as usual), a column with none observed.
     ValueError
-        A bad score, copies, tolerance, limit or start.
+        A bad score, copies, tolerance, limit, start or rival; arcs no network can satisfy
+        (required and forbidden, a required cycle, more required parents than k).
 
     Examples
     --------
@@ -259,6 +271,10 @@ def structural_em(
 
     if score not in ("bic", "aic"):
         raise ValueError(f"structural EM scores bic or aic on expected counts, not {score!r}")
+    from twbn.solvers.policy import DEFAULT_POLICY
+
+    policy = policy or DEFAULT_POLICY
+    copies = policy.em_copies if copies is None else copies
     if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
         raise ValueError(f"copies must be an integer >= 1, got {copies!r}")
     if not (tolerance >= 0 and math.isfinite(tolerance)):
@@ -270,9 +286,6 @@ def structural_em(
     from twbn.solvers.registry import get_method
 
     from twbn.solvers.auto import choose_method
-    from twbn.solvers.policy import DEFAULT_POLICY
-
-    policy = policy or DEFAULT_POLICY
     solve = solve or run
     say = log or (lambda line: None)
     t0 = time.monotonic()
@@ -281,6 +294,36 @@ def structural_em(
     arities = dataset.arities
     n = dataset.n_variables
     depth = max_parents if max_parents is not None else treewidth
+    forbidden, required = frozenset(forbidden), frozenset(required)
+    need = [tuple(sorted(u for u, w in required if w == v)) for v in range(n)]  # each variable's required parents
+    # what auto would choose depends on n, k and the seconds only; the arcs are checked on it
+    shape = Problem(ScoreCache.from_mapping(dataset.names, [{(): 0.0, need[v]: 1.0} for v in range(n)]),
+                    treewidth, forbidden, required)
+    from twbn.solvers.warm_start import infeasibility
+
+    why = infeasibility(shape)
+    if why is not None:
+        raise ValueError(f"no network satisfies the arcs: {why}")
+
+    def breaks(parents) -> str | None:  # how a network of the caller's breaks the arcs
+        for u, v in sorted(required):
+            if u not in parents[v]:
+                return f"lacks the required arc {dataset.names[u]}->{dataset.names[v]}"
+        for u, v in sorted(forbidden):
+            if u in parents[v]:
+                return f"has the forbidden arc {dataset.names[u]}->{dataset.names[v]}"
+        return None
+
+    def as_parents(network, what: str) -> list[tuple[int, ...]]:
+        parents = [tuple(sorted(int(u) for u in ps)) for ps in network]
+        if len(parents) != n or any(u == v or not 0 <= u < n for v, ps in enumerate(parents) for u in ps):
+            raise ValueError(f"{what} must give the parents of each of the {n} variables")
+        broken = breaks(parents)
+        if broken is not None:
+            raise ValueError(f"{what} {broken}")
+        return parents
+
+    rival_networks = [as_parents(r, f"rival {i}") for i, r in enumerate(rivals, 1)]
     if start is None:
         start = "hot-deck" if policy.em_start_share > 0 else "empty"
     if isinstance(start, str):
@@ -291,27 +334,29 @@ def structural_em(
             raise ValueError("start 'hot-deck' has no time: the policy's em_start_share is 0")
         started_from = start
     else:
-        parents = [tuple(int(u) for u in ps) for ps in start]
-        if len(parents) != n or any(u == v or not 0 <= u < n for v, ps in enumerate(parents) for u in ps):
-            raise ValueError(f"start must give the parents of each of the {n} variables")
+        parents = as_parents(start, "start")
         started_from = "given"
     start_network = None  # the hot-deck start, kept as a rival of EM's end
     if started_from == "hot-deck":
         filled = Dataset(dataset.names, dataset.states, hot_deck(codes, arities, seed=seed))
         start_end = t0 + policy.em_start_share * time_limit
-        first, _ = _problem(filled, 1, score, treewidth, [()] * n, depth, 1, start_end)
+        first, _ = _problem(filled, 1, score, treewidth, need, depth, 1, start_end, forbidden, required)
         found = solve(first, "localsearch", time_limit=max(0.05, start_end - time.monotonic()), seed=seed)
-        parents = [tuple(p) for p in found.parents] if found.parents is not None else [()] * n
+        parents = [tuple(p) for p in found.parents] if found.parents is not None else need
         # its certificate's order: min-fill on a network of width k may find only wider ones
         start_network = (parents, list(found.elimination_order) if found.parents is not None else list(range(n)))
         say(f"structural EM starts from localsearch's network on the data filled by hot deck: "
             f"{sum(len(p) for p in parents)} arcs, {time.monotonic() - t0:.1f} s")
-    if started_from == "empty":
+    if started_from == "empty" and not required:
         # no arcs, each table the observed frequencies (fit_cpts on the observed cells of
         # one variable at a time)
         parents: list[tuple[int, ...]] = [()] * n
         cpts = [fit_cpts(codes[v:v + 1][:, codes[v] >= 0], arities[v:v + 1], [()], ess)[0] for v in range(n)]
         order = list(range(n))
+    elif started_from == "empty":  # the required arcs only, tables as for a given start
+        parents = list(need)
+        cpts = em_cpts(codes, arities, parents, ess, iterations=0)
+        order = network_order(parents)
     else:  # its tables from each family's fully observed rows
         cpts = em_cpts(codes, arities, parents, ess, iterations=0)
         order = start_network[1] if start_network is not None else network_order(parents)
@@ -325,8 +370,6 @@ def structural_em(
     polish = method == "auto" and policy.em_final_share > 0
     climb_end = deadline - policy.em_final_share * time_limit if polish else deadline
     final = converged = False
-    # what auto would choose depends on n, k and the seconds only
-    shape = Problem(ScoreCache.from_mapping(dataset.names, [{(): 0.0}] * n), treewidth)
 
     def climb_share(it: int, left: float) -> float:  # the first M-step may take half of what is left
         return min(left * (0.5 if it == 1 else 0.35), policy.em_m_step_share * time_limit)
@@ -340,16 +383,21 @@ def structural_em(
         elif sol is not None and deadline - began < overhead + 0.1 * policy.em_m_step_share * time_limit:
             stopped = "time"  # another E-step and its scores would leave the M-step nothing
             break
-        observed_ll = float(row_log_likelihood(codes, arities, parents, cpts, order).sum())
-        completed_codes = sample_missing(codes, arities, parents, cpts, order, copies=copies,
+        # the certificate's order is proved within k, but may be far wider than the network
+        # needs: inference runs along the cheapest at hand
+        along = cheapest_order(parents, arities, order)
+        observed_ll = float(row_log_likelihood(codes, arities, parents, cpts, along).sum())
+        completed_codes = sample_missing(codes, arities, parents, cpts, along, copies=copies,
                                          seed=int(rng.integers(2**31)))
         completed = Dataset(dataset.names, dataset.states, completed_codes)
         e_done = time.monotonic()
-        if it == 1 and start_network is not None:
-            # the end's choice between EM's network and its start takes about five E-steps
-            # (three rounds of the start's tables, two likelihoods): kept out of the loop
-            deadline -= 5 * (e_done - began)
-            climb_end -= 5 * (e_done - began)
+        contenders = len(rival_networks) + (start_network is not None)
+        if it == 1 and contenders:
+            # the end's choice between EM's network and its rivals takes about four E-steps
+            # a rival (three rounds of its tables, a likelihood) and one for EM's: kept out
+            # of the loop
+            deadline -= (1 + 4 * contenders) * (e_done - began)
+            climb_end -= (1 + 4 * contenders) * (e_done - began)
         left = (deadline if final else climb_end) - e_done
         share = climb_share(it, left)
         m_method = method
@@ -357,7 +405,7 @@ def structural_em(
             m_method = "auto" if choose_method(shape, share, policy).method == "dp" else "localsearch"
         problem, held = _problem(completed, copies, score, treewidth, parents, depth,
                                  1 if m_method == "localsearch" else cache_depth(n, depth, policy.em_cache_families),
-                                 e_done + (0.3 * left if final else max(share, 0.1 * left)))
+                                 e_done + (0.3 * left if final else max(share, 0.1 * left)), forbidden, required)
         cache_done = time.monotonic()
         overhead = cache_done - began
         start = make_solution(problem, parents, bound=None, status="feasible", method="em start",
@@ -403,22 +451,31 @@ def structural_em(
             stopped = "time"
             break
     chosen, compared = "em", {}
-    if start_network is not None and [tuple(p) for p in parents] != start_network[0]:
+    others = ([("start", *start_network)] if start_network is not None else []) \
+        + [(f"rival {i}", r, network_order(r)) for i, r in enumerate(rival_networks, 1)]
+    others = [(name, ps, o) for name, ps, o in others if ps != [tuple(p) for p in parents]]
+    if others:
         # EM climbs the observed cells' likelihood from the start, but the climb is a
-        # search and may end below it: keep the better of the two by the observed cells'
-        # own score, exact under the bound (the start's tables by a few rounds of EM)
-        ends = observed_score(codes, arities, parents, cpts, order, score)
-        rival_cpts = em_cpts(codes, arities, start_network[0], ess, copies=copies, iterations=3,
-                             seed=int(rng.integers(2**31)))
-        began = observed_score(codes, arities, start_network[0], rival_cpts, start_network[1], score)
-        compared = {"em": ends, "start": began}
-        if began > ends:
-            chosen = "start"
-            parents, order, cpts = start_network[0], start_network[1], rival_cpts
+        # search and may end below it: keep the best of EM's end and its rivals by the
+        # observed cells' own score, exact under the bound (a rival's tables by a few
+        # rounds of EM)
+        best = compared["em"] = observed_score(codes, arities, parents, cpts, cheapest_order(parents, arities, order),
+                                               score)
+        for name, rival, rival_order in others:
+            rival_cpts = em_cpts(codes, arities, rival, ess, copies=copies, iterations=3,
+                                 seed=int(rng.integers(2**31)))
+            compared[name] = observed_score(codes, arities, rival, rival_cpts,
+                                            cheapest_order(rival, arities, rival_order), score)
+            if compared[name] > best:
+                best, chosen = compared[name], name
+                parents, order, cpts = rival, rival_order, rival_cpts
+        if chosen != "em":
             sol = make_solution(problem, parents, bound=None, status="feasible", method=sol.method,
                                 order_hint=order)
-        say(f"structural EM: the observed cells' {score} of its end {ends:,.2f}, of its start {began:,.2f}: "
-            f"keeps its {'start' if chosen == 'start' else 'end'}")
+        say(f"structural EM: the observed cells' {score} of "
+            + ", of ".join(f"{'its end' if name == 'em' else 'its ' + name} {value:,.2f}"
+                           for name, value in compared.items())
+            + f": keeps {'its end' if chosen == 'em' else 'its ' + chosen}")
     sol.wall_time = round(time.monotonic() - t0, 4)  # every iteration's, not the last M-step's
     if sol.bound is not None:
         sol.stats["bound_source"] = ("structural EM's last M-step: " + sol.stats.get("bound_source", "its method's bound")

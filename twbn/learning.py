@@ -368,41 +368,50 @@ def _arcs(arcs: Iterable, names: tuple[str, ...], kind: str) -> frozenset[tuple[
 
 
 def _learn_with_missing(dataset, bounds, several, method, *, time_limit, seed, score, max_parents, ess, log, policy,
-                        started, forbid, require, cache, warm_start, best_so_far, on_result) -> "Solution":
-    """``learn`` on data with missing cells (``missing="em"``): structural EM, said in one line."""
+                        started, forbid, require, cache, warm_start, best_so_far, on_result
+                        ) -> "Solution | list[Solution]":
+    """``learn`` on data with missing cells (``missing="em"``): structural EM, said in one
+    line; under several bounds, in increasing order, each bound's EM with the network of
+    the bound before as a rival at its end (each bound gets ``time_limit``)."""
     from twbn.em import structural_em
     from twbn.scoring.data import missing_summary
     from twbn.solvers.registry import run
 
     say = log or (lambda line: LOG.info(line))
-    if several or len(bounds) != 1:
-        raise ValueError("structural EM learns under one treewidth bound at a time")
-    for name, value in (("forbid", tuple(forbid)), ("require", tuple(require)), ("cache", cache),
-                        ("warm_start", warm_start), ("best_so_far", best_so_far)):
+    for name, value in (("cache", cache), ("warm_start", warm_start), ("best_so_far", best_so_far)):
         if value:
             raise ValueError(f"{name} does not apply to structural EM (data with missing cells) yet")
     if score not in ("bic", "aic"):
         raise ValueError(f"data with missing cells is learned by structural EM, which scores bic or aic on expected "
                          f"counts, not {score!r} (or read it with missing='state' or 'complete-rows')")
-    limit = policy.auto_time_limit if time_limit is None else time_limit
-    if started is not None:
-        limit = max(0.5, limit - (time.monotonic() - started))
+    forbidden, required = _arcs(forbid, dataset.names, "forbidden"), _arcs(require, dataset.names, "required")
     say(f"{missing_summary(dataset)}: learned by structural EM (missing='em'; 'state' or 'complete-rows' to do "
         "otherwise)")
-    sol, problem, info = structural_em(dataset, bounds[0], method=method, time_limit=limit, seed=seed, score=score,
-                                       max_parents=max_parents, ess=ess,
-                                       solve=lambda p, m, **kw: run(p, m, policy=policy, log=log, **kw),
-                                       policy=policy, log=say)
-    sol.stats["structural_em"] = {"iterations": info["iterations"], "stopped": info["stopped"],
-                                  "copies": info["copies"], "missing": info["missing"], "start": info["start"],
-                                  "chosen": info["chosen"], "observed_scores": info["observed_scores"],
-                                  "cpts": [np.asarray(c).tolist() for c in info["cpts"]]}
-    sol.stats["search_space"] = "structural EM: " + info["bound_scope"]
-    sol.stats["bound_scope"] = info["bound_scope"]
-    done = Solution(sol.to_json(problem))
-    if on_result is not None:
-        on_result(done)
-    return done
+    out: list[Solution] = []
+    before = None  # the network of the bound before: a rival at the next bound's end
+    for k in bounds:
+        limit = policy.auto_time_limit if time_limit is None else time_limit
+        if started is not None and not out:
+            limit = max(0.5, limit - (time.monotonic() - started))
+        sol, problem, info = structural_em(dataset, k, method=method, time_limit=limit, seed=seed, score=score,
+                                           max_parents=max_parents, ess=ess, forbidden=forbidden, required=required,
+                                           rivals=[before] if before is not None else [],
+                                           solve=lambda p, m, **kw: run(p, m, policy=policy, log=log, **kw),
+                                           policy=policy, log=say)
+        sol.stats["structural_em"] = {"iterations": info["iterations"], "stopped": info["stopped"],
+                                      "copies": info["copies"], "missing": info["missing"], "start": info["start"],
+                                      "chosen": info["chosen"], "observed_scores": info["observed_scores"],
+                                      "cpts": [np.asarray(c).tolist() for c in info["cpts"]]}
+        if info["chosen"] == "rival 1":
+            sol.stats["structural_em"]["chosen_network"] = f"the network of treewidth <= {out[-1].treewidth}"
+        sol.stats["search_space"] = "structural EM: " + info["bound_scope"]
+        sol.stats["bound_scope"] = info["bound_scope"]
+        done = Solution(sol.to_json(problem))
+        out.append(done)
+        before = [tuple(ps) for ps in sol.parents]
+        if on_result is not None:
+            on_result(done)
+    return out if several else out[0]
 
 
 def learn(

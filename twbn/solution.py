@@ -256,15 +256,15 @@ class Solution:
 
         from twbn.scoring.data import as_dataset, state_order, state_values
         from twbn.scoring.likelihood import align, em_cpts
-        from twbn.scoring.posterior import elimination_order, most_probable_missing, sample_missing
+        from twbn.scoring.posterior import cheapest_order, most_probable_missing, sample_missing
 
         ds = as_dataset(data, missing_token=missing_token)
         names = list(self.variables)
         codes, _, arities = align(ds, ds, names)  # codes over state_order of each column's labels
         parents = self.parent_indices()
         cpts = em_cpts(codes, arities, parents, ess, seed=seed)
-        order = [names.index(v) for v in self.elimination_order] if self.elimination_order else \
-            elimination_order(parents)
+        order = cheapest_order(parents, arities, *([[names.index(v) for v in self.elimination_order]]
+                                                   if self.elimination_order else []))
         filled = sample_missing(codes, arities, parents, cpts, order, seed=seed) if sample else \
             most_probable_missing(codes, arities, parents, cpts, order)
         values = state_values(data) if not isinstance(data, (str, Path)) else state_values(ds)

@@ -1,0 +1,50 @@
+"""The pgmpy baseline of benchmarks/bench_missing.py: pgmpy's tables read back in twbn's layout."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import twbn
+from benchmarks.bench_missing import pgmpy_row, pgmpy_tables
+from twbn.scoring.data import dataset_from_frame, state_order
+from twbn.scoring.likelihood import held_out_log_likelihood
+
+
+@pytest.mark.slow  # a learn and pgmpy's fit: seconds
+def test_pgmpy_tables_give_back_the_likelihood_of_the_model_they_came_from():
+    df = pd.read_csv(twbn.example_path("zoo"))
+    train, test = df, df.iloc[70:]  # every test state seen in training: pgmpy's tables hold it
+    sol = twbn.learn(train, treewidth=3, method="localsearch", time_limit=2, seed=0)
+    assert any(len(ps) >= 2 for ps in sol.parents.values())  # the axes' order matters here
+    names = list(df.columns)
+    tr, te = dataset_from_frame(train), dataset_from_frame(test)
+    states = [state_order(set(tr.states[tr.names.index(c)]) | set(te.states[te.names.index(c)])) for c in names]
+    index = {c: i for i, c in enumerate(names)}
+    parents = [tuple(index[p] for p in sol.parents[c]) for c in names]
+    tables = pgmpy_tables(sol.to_pgmpy(train), names, states, parents)
+    got, rows = held_out_log_likelihood(tr, te, names, parents, cpts=tables)
+    assert rows == len(test)
+    assert got == pytest.approx(sol.log_likelihood(train, test) * len(test), rel=1e-9)
+    for v, t in enumerate(tables):
+        assert t.shape == (int(np.prod([len(states[u]) for u in parents[v]])), len(states[v]))
+    # pgmpy's EM on rows with holes keeps the complete ones: its tables are theirs
+    gappy = df.mask(np.random.default_rng(0).random(df.shape) < 0.01)
+    complete = gappy.dropna()
+    row = pgmpy_row(sol, gappy, test, {"network": "zoo"})
+    assert row["note"] == f"{len(complete)} complete rows" and 0 < len(complete) < len(df)
+    alone = twbn.learn(complete, treewidth=3, method="localsearch", time_limit=0.5, seed=0)
+    assert alone.is_network  # (only its variables' states matter below)
+    mle = pgmpy_tables(sol.to_pgmpy(complete, ess=1e-9), names, states, parents)
+    want, _ = held_out_log_likelihood(tr, te, names, parents, cpts=mle)
+    assert row["loglik"] == pytest.approx(want / len(test), rel=1e-6)
+
+
+def test_the_pgmpy_baseline_says_when_no_row_is_complete():
+    df = pd.read_csv(twbn.example_path("zoo"))
+    gappy = df.mask(np.eye(len(df), df.shape[1], dtype=bool) | np.eye(len(df), df.shape[1], k=-17, dtype=bool)
+                    | np.eye(len(df), df.shape[1], k=-34, dtype=bool) | np.eye(len(df), df.shape[1], k=-51, dtype=bool)
+                    | np.eye(len(df), df.shape[1], k=-68, dtype=bool) | np.eye(len(df), df.shape[1], k=-85, dtype=bool))
+    assert len(gappy.dropna()) == 0
+    sol = twbn.learn(df, treewidth=1, method="localsearch", time_limit=1, seed=0)
+    row = pgmpy_row(sol, gappy, df, {"network": "zoo"})
+    assert "loglik" not in row and "none left" in row["error"] and row["note"] == "0 complete rows"
