@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from twbn.solvers.policy import Policy
 
 __all__ = ["trivial_bound", "add_lp_bound", "floor_bound", "call_optimal_at_bound", "gap_sources",
-           "covering_problem", "bound_scope", "covers_every_family"]
+           "covering_problem", "widened_bound", "bound_scope", "covers_every_family"]
 
 
 def covering_problem(problem: Problem, parents) -> Problem:
@@ -29,6 +29,26 @@ def covering_problem(problem: Problem, parents) -> Problem:
     if problem.scorer is None or parents is None:
         return problem
     return problem.with_families(parents)
+
+
+def widened_bound(problem: Problem, bound: float, parents) -> tuple[Problem, float]:
+    """A bound over ``problem`` carried to the problem that also holds ``parents``'
+    families (:func:`covering_problem`): ``bound`` plus, for each variable whose family is
+    new, what that family scores above the best of its subsets that ``problem`` allows.
+    Any network of the grown problem, each new family cut back to that subset, is a
+    network of ``problem`` (fewer arcs: still acyclic, no wider), so it scores at most
+    ``bound`` plus those gains. Returns the grown problem and the bound over it."""
+    grown = covering_problem(problem, parents)
+    if grown is problem:
+        return problem, bound
+    gain = 0.0
+    for v, ps in enumerate(parents):
+        family = frozenset(ps)
+        own = [s for sub, s in problem.parent_sets(v) if set(sub) <= family]
+        best = max(own) if own else -math.inf
+        if tuple(sorted(ps)) not in problem.cache.parent_sets[v]:
+            gain += max(0.0, grown.score_of(v, ps) - best)
+    return grown, bound + gain
 
 
 def covers_every_family(problem: Problem) -> bool:

@@ -21,7 +21,7 @@ import time
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult
 from twbn.solvers.bounds import (add_lp_bound, bound_scope, call_optimal_at_bound, covering_problem,
-                                 covers_every_family, floor_bound, gap_sources, take_lp_bound)
+                                 covers_every_family, floor_bound, gap_sources, take_lp_bound, widened_bound)
 from twbn.solvers.budget import Budget
 from twbn.solvers.control import RunControl, cooperating, one_core, uncooperative
 from twbn.solvers.method import Method, MethodUnavailable, NoOptions, call_method
@@ -284,7 +284,8 @@ def solve(
             if (sol.stats.get("lp_bound") or {}).get("complete") and sol.status == "feasible" and spec.warm_start \
                     and spec.anytime and limit is not None and budget.left() >= policy.resume_min_s \
                     and not budget.stop_requested():
-                _resume(problem, spec, opts, budget, sol, seed=seed, solver=solver, jobs=jobs, scheduler=scheduler)
+                problem = _resume(problem, spec, opts, budget, sol, seed=seed, solver=solver, jobs=jobs,
+                                  scheduler=scheduler)
         # (after a stop too: the bound proved so far costs nothing to keep)
         if beside is not None and sol.status not in ("feasible", "unknown"):
             beside.close()  # optimal or infeasible: no bound is wanted
@@ -314,11 +315,13 @@ def solve(
 
 
 def _resume(problem: Problem, spec: Method, opts, budget: Budget, sol: SolverResult, *, seed: int | None,
-            solver: str | None, jobs: int, scheduler: str | None) -> None:
+            solver: str | None, jobs: int, scheduler: str | None) -> Problem:
     """The method again, from its own network ``sol``, for what the cluster LP left of the
     budget (it ended with no violated row: more time would not move its bound). ``sol``
     takes the better network, keeps its bound (or the method's, if tighter) and records
-    ``stats["resumed"]``."""
+    ``stats["resumed"]``. From data the better network may hold families the LP's cache
+    lacked: its bound is then widened to cover them (:func:`~twbn.solvers.bounds.widened_bound`).
+    Returns the problem ``sol``'s bound is over."""
     at, t0 = sol.wall_time, time.monotonic()
     with budget.stage(f"{spec.name} again (the LP bound had ended)") as stage:
         more = call_method(spec, problem, opts, stage, seed=seed, solver=solver, start=sol, jobs=jobs,
@@ -329,14 +332,23 @@ def _resume(problem: Problem, spec: Method, opts, budget: Budget, sol: SolverRes
     if more.parents is not None and more.score > sol.score:
         sol.parents, sol.score, sol.elimination_order, sol.width = (more.parents, more.score, more.elimination_order,
                                                                      more.width)
-        if more.bound is not None and (sol.bound is None or more.bound < sol.bound):
+        grown = covering_problem(problem, more.parents)
+        if sol.bound is not None and grown is not problem:
+            _, widened = widened_bound(problem, sol.bound, more.parents)
+            resumed["bound_widened"] = round(widened - sol.bound, 6)
+            sol.bound = widened
+        # the method's own bound, where it gives one, is over the problem it was handed:
+        # not a bound for a network beyond that problem's cache
+        if more.bound is not None and grown is problem and (sol.bound is None or more.bound < sol.bound):
             sol.bound, sol.stats["bound_source"] = more.bound, more.stats.get("bound_source", spec.name)
         if sol.bound is not None:
             sol.bound = max(sol.bound, sol.score)
         sol.trajectory += [{**p, "time": round(p["time"] + at, 4), "bound": sol.bound} for p in more.trajectory
                            if p.get("incumbent") is not None and p["incumbent"] > resumed["from"]]
+        problem = grown
     sol.wall_time = round(at + spent, 4)
     sol.stats["resumed"] = resumed
+    return problem
 
 
 def _finish(sol: SolverResult, entered: float, control: "RunControl | None", budget: Budget | None = None) -> None:

@@ -278,3 +278,29 @@ def test_a_cache_short_of_k_parents_does_not_claim_every_network(frame):
         "not every network of families of at most 2 parents, which the data may score")
     stopped = build_cache(ds, max_parents=3, time_limit=1e-9, progress=False)[1]
     assert stopped["complete"] is False and stopped["complete_through"] == 0  # stopped in the singles
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10**6), k=st.integers(1, 2))
+def test_a_widened_bound_covers_every_network_of_the_grown_problem(seed, k):
+    """A bound over a cache of singles, carried to the cache that also holds a network's
+    larger families (what a search resumed after the LP adds), is never below the best
+    network over that grown cache (brute force), though it was proved over the singles."""
+    from twbn.solvers.bounds import widened_bound
+
+    ds = as_dataset(_frame(300, seed=seed % 97, n=4).astype(str))
+    fs = FamilyScores(ds, "bic")
+    n = len(ds.names)
+    singles = ScoreCache.from_mapping(ds.names, [{(): fs.score(v, ()), **{(u,): fs.score(v, (u,)) for u in range(n)
+                                                                            if u != v}} for v in range(n)])
+    problem = Problem(singles, k, scorer=fs)
+    _, bound = brute_force_optimum(singles, k)  # the best bound over the singles: their optimum
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n).tolist()  # a network of larger families, acyclic along this order
+    network = [()] * n
+    for i, v in enumerate(order):
+        network[v] = tuple(sorted(rng.choice(order[:i], size=min(i, k), replace=False).tolist())) if i else ()
+    grown, widened = widened_bound(problem, bound, network)
+    _, best = brute_force_optimum(grown.cache, k)
+    assert widened >= best - 1e-6
+    assert widened >= bound and (grown is problem) == all(len(ps) <= 1 for ps in network)
