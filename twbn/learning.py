@@ -542,9 +542,11 @@ def learn(
     missing : {"em", "state", "complete-rows", "error"}, default "em"
         Missing cells of ``data`` (empty, ``NA``, ``NaN``, ``?``, ``missing_token``; see
         ``twbn.read_csv``). Under ``"em"`` data with missing cells is learned by
-        structural EM (``twbn.em``: scores bic or aic, one bound, ``time_limit`` for all
-        its iterations, ``method`` for each M-step); ``stats["structural_em"]`` holds each
-        iteration's expected score and seconds, and the EM-fitted tables.
+        structural EM (``twbn.em``: scores bic or aic, ``time_limit`` for all its
+        iterations, ``method`` for each M-step; ``forbid``/``require`` hold throughout;
+        under several bounds each runs its own EM, the network of the bound before a rival
+        at its end); ``stats["structural_em"]`` holds each iteration's expected score and
+        seconds, which network the end kept, and the EM-fitted tables.
     missing_token : str, optional
         One more cell text that means missing.
 
