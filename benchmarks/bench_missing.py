@@ -195,8 +195,8 @@ def pgmpy_row(sol, gappy, test, row: dict) -> dict:
     from twbn.scoring.data import dataset_from_frame, state_order
     from twbn.scoring.likelihood import held_out_log_likelihood
 
-    out = {**row, "method": "pgmpy"}
-    out.pop("imputed", None), out.pop("iterations", None), out.pop("shd", None)
+    out = {key: row[key] for key in ("network", "mechanism", "fraction", "k") if key in row}
+    out["method"] = "pgmpy"
     t0 = time.monotonic()
     complete = int(len(gappy.dropna()))
     out["note"] = f"{complete} complete rows"

@@ -46,5 +46,6 @@ def test_the_pgmpy_baseline_says_when_no_row_is_complete():
                     | np.eye(len(df), df.shape[1], k=-68, dtype=bool) | np.eye(len(df), df.shape[1], k=-85, dtype=bool))
     assert len(gappy.dropna()) == 0
     sol = twbn.learn(df, treewidth=1, method="localsearch", time_limit=1, seed=0)
-    row = pgmpy_row(sol, gappy, df, {"network": "zoo"})
-    assert "loglik" not in row and "none left" in row["error"] and row["note"] == "0 complete rows"
+    row = pgmpy_row(sol, gappy, df, {"network": "zoo", "k": 1, "loglik": -7.0, "seconds": 3.0, "imputed": 0.5})
+    assert "none left" in row["error"] and row["note"] == "0 complete rows"
+    assert row == {"network": "zoo", "k": 1, "method": "pgmpy", "note": row["note"], "error": row["error"]}

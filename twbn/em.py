@@ -42,7 +42,8 @@ Here:
   network of the user's.
 - **End.** From the hot-deck start, the result is the better of EM's last network and
   the start by the observed cells' BIC (or AIC), computed exactly under the bound
-  (``observed_score``; the start's tables by three rounds of EM): the objective EM
+  (``observed_score``; the start's tables by one round of EM, on the first E-step's
+  completions): the objective EM
   climbs, which its search may still end below.
 
 Each iteration's expected scores, change and seconds are recorded. The result is
@@ -374,6 +375,10 @@ def structural_em(
     def climb_share(it: int, left: float) -> float:  # the first M-step may take half of what is left
         return min(left * (0.5 if it == 1 else 0.35), policy.em_m_step_share * time_limit)
 
+    # the networks the end compares with EM's own: the learned start, and the caller's
+    contenders = ([("start", *start_network)] if start_network is not None else []) \
+        + [(f"rival {i}", r, network_order(r)) for i, r in enumerate(rival_networks, 1)]
+    rival_tables: dict = {}
     rng = np.random.default_rng(seed)
     for it in range(1, max_iterations + 1):
         began = time.monotonic()
@@ -387,17 +392,20 @@ def structural_em(
         # needs: inference runs along the cheapest at hand
         along = cheapest_order(parents, arities, order)
         observed_ll = float(row_log_likelihood(codes, arities, parents, cpts, along).sum())
+        ll_seconds = time.monotonic() - began
         completed_codes = sample_missing(codes, arities, parents, cpts, along, copies=copies,
                                          seed=int(rng.integers(2**31)))
         completed = Dataset(dataset.names, dataset.states, completed_codes)
-        e_done = time.monotonic()
-        contenders = len(rival_networks) + (start_network is not None)
         if it == 1 and contenders:
-            # the end's choice between EM's network and its rivals takes about four E-steps
-            # a rival (three rounds of its tables, a likelihood) and one for EM's: kept out
-            # of the loop
-            deadline -= (1 + 4 * contenders) * (e_done - began)
-            climb_end -= (1 + 4 * contenders) * (e_done - began)
+            # the rivals' tables: one round of EM on the first completions (drawn from the
+            # start, so for the start exactly one round from its first tables); the end's
+            # choice then takes one likelihood a network, kept out of the loop
+            rival_tables = {name: fit_cpts(completed_codes, arities, ps, ess, copies=copies)
+                            for name, ps, _ in contenders}
+            reserve = 1.5 * (1 + len(contenders)) * ll_seconds
+            deadline -= reserve
+            climb_end -= reserve
+        e_done = time.monotonic()
         left = (deadline if final else climb_end) - e_done
         share = climb_share(it, left)
         m_method = method
@@ -451,19 +459,17 @@ def structural_em(
             stopped = "time"
             break
     chosen, compared = "em", {}
-    others = ([("start", *start_network)] if start_network is not None else []) \
-        + [(f"rival {i}", r, network_order(r)) for i, r in enumerate(rival_networks, 1)]
-    others = [(name, ps, o) for name, ps, o in others if ps != [tuple(p) for p in parents]]
+    others = [(name, ps, o) for name, ps, o in contenders
+              if ps != [tuple(p) for p in parents] and name in rival_tables]
     if others:
         # EM climbs the observed cells' likelihood from the start, but the climb is a
         # search and may end below it: keep the best of EM's end and its rivals by the
-        # observed cells' own score, exact under the bound (a rival's tables by a few
-        # rounds of EM)
+        # observed cells' own score, exact under the bound (a rival's tables by a round of
+        # EM)
         best = compared["em"] = observed_score(codes, arities, parents, cpts, cheapest_order(parents, arities, order),
                                                score)
         for name, rival, rival_order in others:
-            rival_cpts = em_cpts(codes, arities, rival, ess, copies=copies, iterations=3,
-                                 seed=int(rng.integers(2**31)))
+            rival_cpts = rival_tables[name]
             compared[name] = observed_score(codes, arities, rival, rival_cpts,
                                             cheapest_order(rival, arities, rival_order), score)
             if compared[name] > best:
