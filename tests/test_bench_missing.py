@@ -39,6 +39,7 @@ def test_pgmpy_tables_give_back_the_likelihood_of_the_model_they_came_from():
     assert row["loglik"] == pytest.approx(want / len(test), rel=1e-6)
 
 
+@pytest.mark.slow  # pgmpy's import and a learn: seconds
 def test_the_pgmpy_baseline_says_when_no_row_is_complete():
     df = pd.read_csv(twbn.example_path("zoo"))
     gappy = df.mask(np.eye(len(df), df.shape[1], dtype=bool) | np.eye(len(df), df.shape[1], k=-17, dtype=bool)

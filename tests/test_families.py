@@ -280,6 +280,7 @@ def test_a_cache_short_of_k_parents_does_not_claim_every_network(frame):
     assert stopped["complete"] is False and stopped["complete_through"] == 0  # stopped in the singles
 
 
+@pytest.mark.slow  # brute force over 15 examples: seconds (the default run stays under 10 min)
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10**6), k=st.integers(1, 2))
 def test_a_widened_bound_covers_every_network_of_the_grown_problem(seed, k):
