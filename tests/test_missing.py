@@ -238,17 +238,25 @@ def test_auto_structural_em_climbs_by_localsearch_then_reruns_auto_once():
     assert sol.width <= 2
 
 
+_CHAIN = [(), (0,), (1,)]  # A -> B -> C
+
+
+def _gappy_chain(rows: int) -> tuple[np.ndarray, Dataset]:
+    """``rows`` rows of the chain A -> B -> C, 30 % of cells removed: arities and data."""
+    arities = np.array([2, 2, 2])
+    cpts = [np.array([[0.3, 0.7]]), np.array([[0.9, 0.1], [0.2, 0.8]]), np.array([[0.75, 0.25], [0.1, 0.9]])]
+    full = sample_missing(np.full((3, rows), -1), arities, _CHAIN, cpts, [0, 1, 2], seed=1)
+    gappy = np.where(np.random.default_rng(2).random(full.shape) < 0.3, -1, full).astype(np.int32)
+    return arities, Dataset(("A", "B", "C"), (("0", "1"),) * 3, gappy)
+
+
 def test_structural_em_starts_from_a_given_network():
     from twbn.em import structural_em
 
-    # a chain A -> B -> C, 30 % of cells removed: the first E-step under the chain (tables
-    # from each family's fully observed rows) explains the observed cells better than the
-    # network without arcs does
-    arities, parents = np.array([2, 2, 2]), [(), (0,), (1,)]
-    cpts = [np.array([[0.3, 0.7]]), np.array([[0.9, 0.1], [0.2, 0.8]]), np.array([[0.75, 0.25], [0.1, 0.9]])]
-    full = sample_missing(np.full((3, 2000), -1), arities, parents, cpts, [0, 1, 2], seed=1)
-    gappy = np.where(np.random.default_rng(2).random(full.shape) < 0.3, -1, full).astype(np.int32)
-    ds = Dataset(("A", "B", "C"), (("0", "1"),) * 3, gappy)
+    # the first E-step under the chain (tables from each family's fully observed rows)
+    # explains the observed cells better than the network without arcs does
+    _, ds = _gappy_chain(2000)
+    parents = _CHAIN
     first = {}
     for start in ("empty", parents):
         _, _, info = structural_em(ds, 2, method="dp", time_limit=5, seed=0, start=start, max_iterations=1)
@@ -301,12 +309,9 @@ def test_structural_em_keeps_required_arcs_and_never_a_forbidden_one():
 def test_structural_em_ends_on_the_best_of_its_network_and_its_rivals():
     from twbn.em import network_order, observed_score, structural_em
 
-    # the chain A -> B -> C with 30 % of cells removed; the rivals: no arcs, and A <- B <- C
-    arities, chain = np.array([2, 2, 2]), [(), (0,), (1,)]
-    cpts = [np.array([[0.3, 0.7]]), np.array([[0.9, 0.1], [0.2, 0.8]]), np.array([[0.75, 0.25], [0.1, 0.9]])]
-    full = sample_missing(np.full((3, 1000), -1), arities, chain, cpts, [0, 1, 2], seed=1)
-    gappy = np.where(np.random.default_rng(2).random(full.shape) < 0.3, -1, full).astype(np.int32)
-    ds = Dataset(("A", "B", "C"), (("0", "1"),) * 3, gappy)
+    # the rivals of the chain's EM: no arcs, and A <- B <- C
+    arities, ds = _gappy_chain(1000)
+    gappy, chain = ds.data, _CHAIN
     rivals = [[(), (), ()], [(1,), (2,), ()]]
     sol, _, info = structural_em(ds, 1, method="dp", time_limit=5, seed=0, start="empty", max_iterations=1,
                                  rivals=rivals)

@@ -129,6 +129,11 @@ def cache_depth(n: int, max_parents: int | None, families: int | None = None) ->
     return min(depth, max(top, 0))
 
 
+def _required_parents(required, n: int) -> list[tuple[int, ...]]:
+    """Each variable's required parents, sorted."""
+    return [tuple(sorted(u for u, w in required if w == v)) for v in range(n)]
+
+
 def _problem(completed: Dataset, copies: int, score: str, k: int | None, parents, max_parents: int | None,
              depth: int, deadline: float, forbidden: frozenset = frozenset(),
              required: frozenset = frozenset()) -> tuple[Problem, int]:
@@ -139,10 +144,10 @@ def _problem(completed: Dataset, copies: int, score: str, k: int | None, parents
     whole."""
     fs = FamilyScores(completed, score, max_parents=max_parents, copies=copies)
     n = completed.n_variables
-    for v in range(n):
+    for v, need in enumerate(_required_parents(required, n)):
         fs.score(v, ())
         fs.score(v, parents[v])
-        fs.score(v, tuple(sorted(u for u, w in required if w == v)))
+        fs.score(v, need)
     held = 0
     for size in range(depth):  # every family of size + 1 parents: bases of ``size``, each extended by one
         began = time.monotonic()
@@ -296,7 +301,7 @@ def structural_em(
     n = dataset.n_variables
     depth = max_parents if max_parents is not None else treewidth
     forbidden, required = frozenset(forbidden), frozenset(required)
-    need = [tuple(sorted(u for u, w in required if w == v)) for v in range(n)]  # each variable's required parents
+    need = _required_parents(required, n)
     # what auto would choose depends on n, k and the seconds only; the arcs are checked on it
     shape = Problem(ScoreCache.from_mapping(dataset.names, [{(): 0.0, need[v]: 1.0} for v in range(n)]),
                     treewidth, forbidden, required)
@@ -348,16 +353,13 @@ def structural_em(
         start_network = (parents, list(found.elimination_order) if found.parents is not None else list(range(n)))
         say(f"structural EM starts from localsearch's network on the data filled by hot deck: "
             f"{sum(len(p) for p in parents)} arcs, {time.monotonic() - t0:.1f} s")
+    if started_from == "empty":  # the required arcs only (none: no arcs)
+        parents = list(need)
     if started_from == "empty" and not required:
-        # no arcs, each table the observed frequencies (fit_cpts on the observed cells of
-        # one variable at a time)
-        parents: list[tuple[int, ...]] = [()] * n
+        # each table the observed frequencies (fit_cpts on the observed cells of one
+        # variable at a time)
         cpts = [fit_cpts(codes[v:v + 1][:, codes[v] >= 0], arities[v:v + 1], [()], ess)[0] for v in range(n)]
         order = list(range(n))
-    elif started_from == "empty":  # the required arcs only, tables as for a given start
-        parents = list(need)
-        cpts = em_cpts(codes, arities, parents, ess, iterations=0)
-        order = network_order(parents)
     else:  # its tables from each family's fully observed rows
         cpts = em_cpts(codes, arities, parents, ess, iterations=0)
         order = start_network[1] if start_network is not None else network_order(parents)
@@ -459,8 +461,8 @@ def structural_em(
             stopped = "time"
             break
     chosen, compared = "em", {}
-    others = [(name, ps, o) for name, ps, o in contenders
-              if ps != [tuple(p) for p in parents] and name in rival_tables]
+    ended = [tuple(p) for p in parents]
+    others = [(name, ps, o) for name, ps, o in contenders if ps != ended and name in rival_tables]
     if others:
         # EM climbs the observed cells' likelihood from the start, but the climb is a
         # search and may end below it: keep the best of EM's end and its rivals by the
@@ -469,12 +471,11 @@ def structural_em(
         best = compared["em"] = observed_score(codes, arities, parents, cpts, cheapest_order(parents, arities, order),
                                                score)
         for name, rival, rival_order in others:
-            rival_cpts = rival_tables[name]
-            compared[name] = observed_score(codes, arities, rival, rival_cpts,
+            compared[name] = observed_score(codes, arities, rival, rival_tables[name],
                                             cheapest_order(rival, arities, rival_order), score)
             if compared[name] > best:
                 best, chosen = compared[name], name
-                parents, order, cpts = rival, rival_order, rival_cpts
+                parents, order, cpts = rival, rival_order, rival_tables[name]
         if chosen != "em":
             sol = make_solution(problem, parents, bound=None, status="feasible", method=sol.method,
                                 order_hint=order)
