@@ -37,7 +37,39 @@ def widened_bound(problem: Problem, bound: float, parents) -> tuple[Problem, flo
     new, what that family scores above the best of its subsets that ``problem`` allows.
     Any network of the grown problem, each new family cut back to that subset, is a
     network of ``problem`` (fewer arcs: still acyclic, no wider), so it scores at most
-    ``bound`` plus those gains. Returns the grown problem and the bound over it."""
+    ``bound`` plus those gains.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem ``bound`` was proved over (from data: it has a scorer).
+    bound : float
+        An upper bound on every network of ``problem``.
+    parents : sequence of parent index tuples
+        A network, possibly with families ``problem``'s cache lacks.
+
+    Returns
+    -------
+    grown : Problem
+        ``problem`` with the network's families added (``problem`` itself if none is new).
+    bound : float
+        An upper bound on every network of ``grown``.
+
+    Examples
+    --------
+    >>> import twbn
+    >>> from twbn.scoring.families import FamilyScores
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> ds = twbn.read_csv(twbn.example_path("zoo"))
+    >>> fs = FamilyScores(ds, "bic")
+    >>> empty = ScoreCache.from_mapping(ds.names, [{(): fs.score(v, ())} for v in range(ds.n_variables)])
+    >>> p = Problem(empty, 2, scorer=fs)
+    >>> network = [()] * ds.n_variables
+    >>> network[1] = (0,)  # feathers' parent hair: a family the cache lacks
+    >>> grown, b = widened_bound(p, 0.0, network)
+    >>> bool(abs(b - (fs.score(1, (0,)) - fs.score(1, ()))) < 1e-9), grown.n == p.n
+    (True, True)
+    """
     grown = covering_problem(problem, parents)
     if grown is problem:
         return problem, bound
