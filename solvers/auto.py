@@ -333,8 +333,15 @@ def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: Solv
             # its own start method runs even when a start is given (a sweep's network from a
             # smaller bound): the better of the two is the start
             try:
-                share = policy.localsearch_start_share if choice.warm_start == "localsearch" else None
-                own, used = warm_start_solution(problem, choice.warm_start, budget=budget, seed=seed, share=share)
+                share, options = None, None
+                if choice.warm_start == "localsearch":
+                    # its stage runs to the first climb's ceiling; no climb begins after its own share
+                    share = max(policy.localsearch_start_share, policy.localsearch_first_climb_share)
+                    if budget.seconds is not None:
+                        options = {"soft_limit": max(policy.min_engine_s,
+                                                     policy.localsearch_start_share * budget.left())}
+                own, used = warm_start_solution(problem, choice.warm_start, budget=budget, seed=seed, share=share,
+                                                options=options)
             except MethodUnavailable as exc:  # its start found nothing in its share: the method runs without
                 LOG.info(f"auto: {exc}; {method} starts without it")
                 own, used = None, 0.0

@@ -111,10 +111,17 @@ class LocalSearchOptions:
     reverse: bool = True  #: arc reversals as moves (ETL's hc-ET); False: additions only (hc-ET-poly)
     repair: bool = True  #: a move the current order rejects may be taken under a new min-fill order
     kick: int | None = None  #: variables reset between climbs (None: the policy's localsearch_kick_share of n)
+    #: seconds after which no new climb begins; the climb under way still ends at its
+    #: hill top unless the time limit ends it first (None: climbs begin until the limit)
+    soft_limit: float | None = None
 
     def __post_init__(self):
         _positive_int("max_iterations", self.max_iterations)
         _positive_int("kick", self.kick)
+        if self.soft_limit is not None and (isinstance(self.soft_limit, bool) or
+                                            not isinstance(self.soft_limit, (int, float)) or
+                                            not self.soft_limit > 0):
+            raise OptionError(f"option soft_limit must be a positive number of seconds, got {self.soft_limit!r}")
         for name in ("reverse", "repair"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionError(f"option {name} must be true or false, got {getattr(self, name)!r}")

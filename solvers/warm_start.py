@@ -94,12 +94,14 @@ def check_warm_spec(treewidth: int | None, spec: str, methods: "dict[str, Method
 
 
 def warm_start_solution(problem: Problem, spec: str, *, budget: "Budget",
-                        seed: int | None = None, share: float | None = None) -> tuple[SolverResult, float]:
+                        seed: int | None = None, share: float | None = None,
+                        options=None) -> tuple[SolverResult, float]:
     """The start named by ``--warm-start``: ``tree`` (the optimal treewidth-1 network, a
     maximum branching: valid for every k), a result file, or a method run first on a
     ``warm_start_share`` stage of ``budget`` (or ``share``), of at most ``start_max_s``
-    seconds (the budget's policy), through the registry that made the budget. Returns it
-    and the seconds it used."""
+    seconds (the budget's policy), through the registry that made the budget, with the
+    method's ``options`` (a mapping or its options instance). Returns it and the seconds it
+    used."""
     check_warm_spec(problem.treewidth, spec, budget.methods())
     t0 = time.monotonic()
     if spec == "tree":
@@ -125,7 +127,7 @@ def warm_start_solution(problem: Problem, spec: str, *, budget: "Budget",
         policy = budget.policy
         with budget.stage(f"warm start {spec}", policy.warm_start_share if share is None else share,
                           at_most=policy.start_max_s) as stage:
-            sol = stage.solve(problem, spec, seed=seed, lp_bound=False)
+            sol = stage.solve(problem, spec, seed=seed, lp_bound=False, options=options)
     if sol.parents is None:
         raise MethodUnavailable(f"warm start {spec!r} has no network (status {sol.status})")
     return certified_start(problem, sol), time.monotonic() - t0

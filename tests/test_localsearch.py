@@ -162,7 +162,18 @@ def test_a_warm_start_is_never_lost():
     assert sol.score >= start.score
 
 
-@pytest.mark.parametrize("bad", [{"kick": 0}, {"max_iterations": 0}, {"reverse": 1}])
+def test_after_the_soft_limit_no_climb_begins_but_the_first_reaches_its_top():
+    # a soft limit long past (1e-9 s) still lets the first climb finish, and no other
+    # begins: the network of exactly one whole climb, under a time limit of a minute
+    problem = Problem(random_cache(12, 4, max_size=3, density=0.7), 2)
+    one = solve_localsearch(problem, LocalSearchOptions(max_iterations=1), seed=3)
+    soft = solve_localsearch(problem, LocalSearchOptions(soft_limit=1e-9), time_limit=60.0, seed=3)
+    assert soft.stats["iterations"] == 1 and soft.stats["moves"] == one.stats["moves"] > 0
+    assert soft.parents == one.parents and soft.score == one.score
+
+
+@pytest.mark.parametrize("bad", [{"kick": 0}, {"max_iterations": 0}, {"reverse": 1}, {"soft_limit": 0},
+                                 {"soft_limit": True}, {"soft_limit": "1"}])
 def test_options_are_checked(bad):
     with pytest.raises(OptionError):
         LocalSearchOptions(**bad)

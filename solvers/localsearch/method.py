@@ -38,7 +38,9 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
         With a treewidth bound k >= 1.
     options : LocalSearchOptions, optional
         ``reverse`` (arc reversals as moves), ``repair`` (a new min-fill order where the
-        current one rejects a move), ``kick``, ``max_iterations``.
+        current one rejects a move), ``kick``, ``max_iterations``, ``soft_limit`` (no new
+        climb after it: auto's start lets its first climb reach its hill top, since a climb
+        cut short leaves most variables with one parent or none).
     time_limit : float, optional
         Seconds (default ``policy.heuristic_time_limit`` unless ``max_iterations`` is given).
     seed : int, optional
@@ -105,6 +107,8 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
     moves = 0
     with cooperating(control):
         while run.next_try():
+            if best is not None and options.soft_limit is not None and time.monotonic() - t0 >= options.soft_limit:
+                break
             moves += climber.climb(stop)
             score = climber.score
             run.offer(score, climber.network(), climber.order.tolist())
