@@ -916,8 +916,9 @@ def _add_scoring_options(s: argparse.ArgumentParser, *, learn: bool) -> None:
                         "at once; "
                         "or auto's start method alone beside the method it chose (default 1: one core, as the "
                         "field's benchmarks measure, and repeatable); approximate or local-structure scoring "
-                        "(default 2)"
-                   if learn else "with --approximate or a local-structure score: processes (default 2)")
+                        "(default 2, at most the cores this process may use)"
+                   if learn else "with --approximate or a local-structure score: processes (default 2, at most the "
+                                 "cores this process may use)")
     s.add_argument("--memory-limit", type=_positive_float, default=None, metavar="MB",
                    help="exhaustive scoring: refuse (score) or explore approximately (learn) when its estimate "
                         "is larger, and stop if it is reached (default: three quarters of this machine's memory)")

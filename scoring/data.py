@@ -308,33 +308,39 @@ def read_csv_columns(path: str | Path, *, missing: str = "error",
                 if h == "":
                     raise DataError(f"{path}: line 1: column {j + 1} has an empty name")
             width = len(header)
-            rows = []
+            rows, lines = [], []
             for row in reader:
-                line = reader.line_num
                 if not row:  # blank line
                     continue
                 if len(row) != width:
                     raise DataError(
-                        f"{path}: line {line}: {len(row)} fields, expected {width} "
+                        f"{path}: line {reader.line_num}: {len(row)} fields, expected {width} "
                         f"(the header has {width} columns)"
                     )
-                for j, cell in enumerate(row):
-                    cell = cell.strip()
-                    if cell in tokens:
-                        if missing == "error":
-                            raise DataError(
-                                f"{path}: line {line}: missing value {cell!r} in column "
-                                f"{header[j]!r}; twbn needs complete data here (missing='error')"
-                            )
-                        cell = ""
-                    row[j] = cell
                 rows.append(row)
+                lines.append(reader.line_num)
     except (UnicodeDecodeError, gzip.BadGzipFile, EOFError, csv.Error, zlib.error) as exc:
         raise DataError(f"{path}: cannot read as CSV: {exc}") from None
     if not rows:
         raise DataError(f"{path}: no data rows after the header")
-    table = np.array(rows, dtype=object)
-    return header, [table[:, j].astype(str) for j in range(width)]
+    # stripped and matched against the tokens a column at a time: cell by cell in Python,
+    # munin's 5,000 x 1,041 cells took 2.5 of the command's first 5 s
+    table = np.array(rows, dtype=str)
+    columns, first = [], None  # first: (row, column) of the first missing cell in the file
+    for j in range(width):
+        column = np.char.strip(table[:, j])
+        holes = np.isin(column, list(tokens))
+        if holes.any():
+            i = int(np.argmax(holes))
+            if first is None or i < first[0]:
+                first = (i, j)
+            column[holes] = ""
+        columns.append(column)
+    if missing == "error" and first is not None:
+        i, j = first
+        raise DataError(f"{path}: line {lines[i]}: missing value {str(table[i, j]).strip()!r} in column "
+                        f"{header[j]!r}; twbn needs complete data here (missing='error')")
+    return header, columns
 
 
 def _frame_texts(col) -> np.ndarray:

@@ -2,6 +2,9 @@
 exhaustive cache; under a budget its caches are valid with correct scores."""
 
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -101,3 +104,18 @@ def test_bad_arguments():
                     ({"jobs": 0}, "jobs"), ({"score": "nope"}, "unknown score")):
         with pytest.raises(ValueError, match=msg):
             explore_cache(ds, progress=False, **kw)
+
+
+@pytest.mark.slow  # two interpreters importing twbn: 7 s
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs a system where a process chooses its cores, and two of them")
+def test_the_default_processes_are_the_cores_a_process_may_use():
+    # pinned to one core, two processes would take turns and overrun the time planned
+    # for them: the default is then one; unpinned, two
+    code = ("import twbn; _, s = twbn.score(twbn.example_path('zoo'), approximate=True, return_stats=True, "
+            "time_per_variable=0.01); print(s['jobs'])")
+    core = min(os.sched_getaffinity(0))
+    pinned = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            preexec_fn=lambda: os.sched_setaffinity(0, {core}))
+    free = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert (pinned.stdout.split()[-1], free.stdout.split()[-1]) == ("1", "2")

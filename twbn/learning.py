@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 from twbn.formulations.problem import Problem
 from twbn.scoring.cache import ScoreCache
 from twbn.scoring.data import DEFAULT_MAX_STATES, as_dataset
+from twbn.scoring.parallel import usable_cores
 from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS
 from twbn.solution import Solution
 
@@ -122,7 +123,8 @@ def score(
         seconds per variable (default 0.5).
     jobs : int, optional
         Worker processes of approximate exploration and of the local-structure scores
-        (default 2); exhaustive scoring runs in one.
+        (default 2, or 1 where this process may use one core only); exhaustive scoring runs
+        in one.
     max_splits, max_bins : int, optional
         ``pcart``/``ft`` only: dyadic splits per continuous predictor (default 3), quantile
         bins (default 7).
@@ -179,7 +181,8 @@ def score(
     _check_number("time_limit", time_limit, optional=True)
     _check_int("jobs", jobs, 1, optional=True)
     say = log if log is not None else LOG.info
-    jobs = DEFAULT_SCORING_JOBS if jobs is None else jobs
+    if jobs is None:
+        jobs = min(DEFAULT_SCORING_JOBS, usable_cores())
     from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
 
     local = score in LOCAL_STRUCTURE_SCORES
