@@ -5,6 +5,7 @@ import itertools
 import math
 
 import networkx as nx
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 from twbn.formulations.graphs import elimination_width, k_tree_from_construction, moral_graph
 from twbn.formulations.problem import Problem
 from twbn.formulations.verify import verify_result
+from twbn.solvers.exact.branching import maximum_branching
 from twbn.solvers.exact.brute_force import brute_force_optimum
 from twbn.solvers.exact.unbounded import unbounded_optimum
 from twbn.solvers.exact.kp_dp import bounded_treewidth_optimum
@@ -89,6 +91,26 @@ def branching_optimum(cache) -> float:
                 g.add_edge(ps[0], v, weight=s - empty)
     b = nx.algorithms.tree.branchings.maximum_branching(g, attr="weight")
     return base + sum(d["weight"] for _, _, d in b.edges(data=True))
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 12), density=st.floats(0.1, 1.0), seed=st.integers(0, 10**6),
+       ties=st.booleans())
+def test_maximum_branching_weighs_what_networkx_finds(n, density, seed, ties):
+    # twbn's dense Chu-Liu/Edmonds against networkx's, on random digraphs (small integer
+    # weights give ties, negative weights arcs never worth taking)
+    rng = np.random.default_rng(seed)
+    w = np.where(rng.random((n, n)) < density,
+                 rng.integers(-3, 6, (n, n)).astype(float) if ties else rng.normal(1, 2, (n, n)), -np.inf)
+    got = maximum_branching(w)
+    g = nx.DiGraph()
+    g.add_nodes_from(range(n))
+    g.add_weighted_edges_from((u, v, w[u, v]) for u in range(n) for v in range(n) if u != v and w[u, v] > 0)
+    best = sum(d["weight"] for _, _, d in nx.algorithms.tree.branchings.maximum_branching(g).edges(data=True))
+    arcs = [(int(u), v) for v, u in enumerate(got) if u >= 0]
+    assert all(u != v and w[u, v] > -np.inf for u, v in arcs)
+    assert nx.is_branching(nx.DiGraph(arcs)) if arcs else True
+    assert sum(w[u, v] for u, v in arcs) == pytest.approx(best, abs=1e-9)
 
 
 @pytest.mark.parametrize("seed", range(8))
