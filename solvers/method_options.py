@@ -103,6 +103,10 @@ class KmaxOptions:
         _positive_int("max_iterations", self.max_iterations)
 
 
+#: Where localsearch's first climbs begin (its option ``first``).
+LOCALSEARCH_FIRSTS = ("empty", "tree", "both")
+
+
 @dataclass(frozen=True)
 class LocalSearchOptions:
     """Local search over DAGs checked against an elimination order (solvers/localsearch/)."""
@@ -114,6 +118,11 @@ class LocalSearchOptions:
     #: seconds after which no new climb begins; the climb under way still ends at its
     #: hill top unless the time limit ends it first (None: climbs begin until the limit)
     soft_limit: float | None = None
+    #: without a start, where the first climbs begin: empty (the network of required arcs),
+    #: tree (the best branching over single-parent families), both (from empty, then from
+    #: the tree, then on from the better); None: tree under a short time limit (the policy's
+    #: localsearch_tree_max_s), else empty
+    first: str | None = None
 
     def __post_init__(self):
         _positive_int("max_iterations", self.max_iterations)
@@ -122,6 +131,8 @@ class LocalSearchOptions:
                                             not isinstance(self.soft_limit, (int, float)) or
                                             not self.soft_limit > 0):
             raise OptionError(f"option soft_limit must be a positive number of seconds, got {self.soft_limit!r}")
+        if self.first is not None and self.first not in LOCALSEARCH_FIRSTS:
+            raise OptionError(f"option first must be one of {', '.join(LOCALSEARCH_FIRSTS)}, got {self.first!r}")
         for name in ("reverse", "repair"):
             if not isinstance(getattr(self, name), bool):
                 raise OptionError(f"option {name} must be true or false, got {getattr(self, name)!r}")

@@ -136,6 +136,40 @@ def test_results_are_certified_and_never_above_the_optimum(n, seed, k, drop):
     assert sol.score >= empty
 
 
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(4, 8), seed=st.integers(0, 10_000), k=st.integers(1, 3))
+def test_the_first_climbs_begin_where_option_first_says(n, seed, k):
+    # a climb only takes moves that gain, and the first climbs use no randomness: from the
+    # tree it ends at or above the best branching (optimal_forest, checked against brute
+    # force at k = 1 in test_exact), and "both" keeps the better of the two single climbs
+    from twbn.solvers.exact.branching import optimal_forest
+
+    cache = random_cache(n, seed, max_size=3, density=0.6)
+    problem = Problem(cache, k)
+    one = {how: solve(problem, "localsearch", options={"max_iterations": 1, "first": how}, seed=seed)
+           for how in ("empty", "tree")}
+    both = solve(problem, "localsearch", options={"max_iterations": 2, "first": "both"}, seed=seed)
+    tree = sum(problem.candidates.score_of(v, ps) for v, ps in enumerate(optimal_forest(problem)))
+    for sol in (*one.values(), both):
+        assert verify_result(cache, sol.to_json(problem), k) == []
+    assert one["tree"].score >= tree - 1e-9
+    assert both.score == pytest.approx(max(one["empty"].score, one["tree"].score))
+
+
+def test_by_default_the_first_climb_begins_at_the_tree_under_a_short_limit_only():
+    from twbn.solvers.policy import Policy
+
+    problem = Problem(random_cache(9, 2, max_size=3, density=0.7), 2)
+    firsts = [solve_localsearch(problem, time_limit=limit, seed=0, policy=policy).stats["first"]
+              for limit, policy in [(0.3, Policy()), (0.3, Policy(localsearch_tree_max_s=0.2)),
+                                    (0.3, Policy(localsearch_tree_max_s=0))]]
+    assert firsts == ["tree", "empty", "empty"]
+    assert solve_localsearch(problem, LocalSearchOptions(max_iterations=2), seed=0).stats["first"] == "empty"
+    given = solve(problem, "kmax", options={"max_iterations": 2}, seed=1)
+    assert solve_localsearch(problem, LocalSearchOptions(max_iterations=1, first="tree"), seed=0,
+                             start=given).stats["first"] == "given"
+
+
 def test_the_same_seed_gives_the_same_network():
     problem = Problem(random_cache(9, 3, max_size=3, density=0.7), 2)
     one = solve_localsearch(problem, LocalSearchOptions(max_iterations=8, kick=3), seed=5)
@@ -144,11 +178,12 @@ def test_the_same_seed_gives_the_same_network():
     assert one.stats["iterations"] == 8
 
 
-def test_background_knowledge_holds():
+@pytest.mark.parametrize("first", ["empty", "tree", "both"])
+def test_background_knowledge_holds(first):
     cache = random_cache(7, 11, max_size=2, density=0.9)
     problem = Problem(cache, 2, forbidden={(1, 0), (2, 0)}, required={(3, 4)})
     try:
-        sol = solve(problem, "localsearch", options={"max_iterations": 4}, seed=0)
+        sol = solve(problem, "localsearch", options={"max_iterations": 4, "first": first}, seed=0)
     except ValueError as exc:
         pytest.skip(str(exc))
     assert 3 in sol.parents[4]
@@ -173,7 +208,8 @@ def test_after_the_soft_limit_no_climb_begins_but_the_first_reaches_its_top():
 
 
 @pytest.mark.parametrize("bad", [{"kick": 0}, {"max_iterations": 0}, {"reverse": 1}, {"soft_limit": 0},
-                                 {"soft_limit": True}, {"soft_limit": "1"}])
+                                 {"soft_limit": True}, {"soft_limit": "1"}, {"first": "trees"},
+                                 {"first": 1}])
 def test_options_are_checked(bad):
     with pytest.raises(OptionError):
         LocalSearchOptions(**bad)

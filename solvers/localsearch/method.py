@@ -1,5 +1,6 @@
-"""``localsearch`` as a method: iterated hill climbing from the empty network (or a given
-start), the best network kept, anytime."""
+"""``localsearch`` as a method: iterated hill climbing from the empty network, the best
+branching (Chu-Liu/Edmonds over the single-parent families) or a given start, the best
+network kept, anytime."""
 
 from __future__ import annotations
 
@@ -25,12 +26,14 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
                       policy: Policy = DEFAULT_POLICY) -> SolverResult:
     """Iterated best-improvement hill climbing over DAGs of treewidth ≤ k.
 
-    From ``start`` (or the network of every variable's best set of required parents, the
-    empty network without required arcs), climb until no move improves, keep the best
-    network, perturb it (``options.kick`` variables back to their required parents) and
-    climb again, until the time limit, ``options.max_iterations`` climbs or a stop. The
-    kick is large by default (the policy's ``localsearch_kick_share`` of the variables): a
-    climb from a network a few variables away from the best ends where it began.
+    From ``start`` (without one, where ``options.first`` says: the network of every
+    variable's best set of required parents, the empty network without required arcs; the
+    best branching over the single-parent families; or the first, then the second), climb
+    until no move improves, keep the best network, perturb it (``options.kick`` variables
+    back to their required parents) and climb again, until the time limit,
+    ``options.max_iterations`` climbs or a stop. The kick is large by default (the policy's
+    ``localsearch_kick_share`` of the variables): a climb from a network a few variables
+    away from the best ends where it began.
 
     Parameters
     ----------
@@ -40,7 +43,9 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
         ``reverse`` (arc reversals as moves), ``repair`` (a new min-fill order where the
         current one rejects a move), ``kick``, ``max_iterations``, ``soft_limit`` (no new
         climb after it: auto's start lets its first climb reach its hill top, since a climb
-        cut short leaves most variables with one parent or none).
+        cut short leaves most variables with one parent or none), ``first`` (empty, tree or
+        both; by default tree where the time limit is at most the policy's
+        ``localsearch_tree_max_s``, else empty).
     time_limit : float, optional
         Seconds (default ``policy.heuristic_time_limit`` unless ``max_iterations`` is given).
     seed : int, optional
@@ -83,19 +88,26 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
     if problem.n <= problem.treewidth + 1:
         return whole_clique_solution(problem, t0, **info)
     climber = Climber(problem, reverse=options.reverse, repair=options.repair)
+    limit = policy.heuristic_time_limit if time_limit is None and options.max_iterations is None else time_limit
     if start is not None and start.parents is not None:
-        parents, order = start.parents, start.elimination_order
+        starts, how = [(start.parents, start.elimination_order)], "given"
     else:
         first = [climber.best_within(v, climber.required[v]) for v in range(problem.n)]
         if min(first) < 0:
             raise ValueError("localsearch needs a start: some variable has no cached set of its required "
                              "parents only")
-        parents = [climber.sets[v][i] for v, i in enumerate(first)]
-        order = None
-    if order is None:
-        order, _ = certificate_order(problem.n, parents, problem.treewidth)
-    climber.load(parents, order)
-    limit = policy.heuristic_time_limit if time_limit is None and options.max_iterations is None else time_limit
+        starts = [([climber.sets[v][i] for v, i in enumerate(first)], None)]
+        how = options.first or ("tree" if limit is not None and limit <= policy.localsearch_tree_max_s
+                                 else "empty")
+        if how != "empty":
+            tree = _tree(problem)
+            if tree is None:  # required arcs no branching holds
+                how = "empty"
+            else:
+                starts = [(tree, None)] if how == "tree" else starts + [(tree, None)]
+    starts = [(ps, certificate_order(problem.n, ps, problem.treewidth)[0] if order is None else order)
+              for ps, order in starts]
+    climber.load(*starts.pop(0))
     run = Anytime(limit, options.max_iterations, t0, control)
     kick = options.kick or max(2, round(policy.localsearch_kick_share * problem.n))
     rng = random.Random(seed)
@@ -116,10 +128,25 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
                 best = (score, climber.network(), climber.order.copy())
             elif score < best[0]:
                 climber.load(best[1], best[2])
-            climber.kick(rng, kick)
-    return run.solution(problem, {"moves": moves, "repairs": climber.repairs, "rejected": climber.rejected,
+            if starts:  # the next first climb's start
+                climber.load(*starts.pop(0))
+            else:
+                climber.kick(rng, kick)
+    return run.solution(problem, {"first": how, "moves": moves, "repairs": climber.repairs,
+                                  "rejected": climber.rejected,
                                   "lookups": climber.lookups, "kick": kick,
                                   **({"families_scored": climber.scored} if problem.scorer is not None else {})}, **info)
+
+
+def _tree(problem: Problem) -> list[tuple[int, ...]] | None:
+    """The best branching over the cached single-parent families (with the required arcs),
+    or None where the arcs leave no network of one parent a variable."""
+    from twbn.solvers.exact.branching import optimal_forest
+
+    try:
+        return optimal_forest(problem)
+    except ValueError:
+        return None
 
 
 def _run(problem: Problem, options: LocalSearchOptions, budget: Budget, *, seed: int | None,
