@@ -126,12 +126,12 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
             run.offer(score, climber.network(), climber.order.tolist())
             if best is None or score > best[0]:
                 best = (score, climber.network(), climber.order.copy())
-            elif score < best[0]:
-                climber.load(best[1], best[2])
             if starts:  # the next first climb's start
                 climber.load(*starts.pop(0))
-            else:
-                climber.kick(rng, kick)
+                continue
+            if score < best[0]:
+                climber.load(best[1], best[2])
+            climber.kick(rng, kick)
     return run.solution(problem, {"first": how, "moves": moves, "repairs": climber.repairs,
                                   "rejected": climber.rejected,
                                   "lookups": climber.lookups, "kick": kick,
