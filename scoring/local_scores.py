@@ -77,25 +77,33 @@ class Scorer:
         """``t(Π) = c·(r_X − 1)·q(Π)`` (0 for BDeu, whose penalty is implicit)."""
         return self._c * (int(self.arities[child]) - 1) * self.q(parents)
 
-    def codes(self, parents: tuple[int, ...]) -> tuple[np.ndarray, int]:
+    def codes(self, parents: tuple[int, ...], *, keep: bool = True) -> tuple[np.ndarray, int]:
+        """The configuration codes of ``parents`` over the rows and their number; those of
+        every prefix are cached, and those of ``parents`` too where ``keep``."""
         got = self._codes.get(parents)
         if got is None:
             prev, q = self.codes(parents[:-1])
             last = parents[-1]
             got = extend_codes(prev, q, self.data[last], int(self.arities[last]))
-            self._codes[parents] = got
+            if keep:
+                self._codes[parents] = got
         return got
 
-    def forget_codes(self, keep_size: int | None = None) -> None:
-        """Drop cached codes except those of parent sets of size ``keep_size``."""
+    def forget_codes(self, keep_size: int | None = None, *, keep_prefixes_of: tuple[int, ...] | None = None) -> None:
+        """Drop cached codes except those of parent sets of size ``keep_size`` and the
+        strict prefixes of ``keep_prefixes_of``."""
         self._codes = {
-            k: v for k, v in self._codes.items() if len(k) == 0 or len(k) == keep_size
+            k: v for k, v in self._codes.items()
+            if len(k) == 0 or len(k) == keep_size
+            or keep_prefixes_of is not None and len(k) < len(keep_prefixes_of) and keep_prefixes_of[:len(k)] == k
         }
 
-    def family(self, parents: tuple[int, ...], children: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Scores and log-likelihoods of ``children`` (none in ``parents``) given ``parents``."""
+    def family(self, parents: tuple[int, ...], children: Iterable[int], *,
+               keep_codes: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """Scores and log-likelihoods of ``children`` (none in ``parents``) given ``parents``;
+        ``keep_codes=False`` caches the codes of ``parents``' prefixes only."""
         ch = np.fromiter(children, dtype=np.int64)
-        codes, q = self.codes(parents)
+        codes, q = self.codes(parents, keep=keep_codes)
         q_full = self.q(parents)
         ll, bdeu = family_scores(codes, q, self.data, ch, self.arities, self._nlogn, self.ess, q_full)
         if self.score == "bdeu":

@@ -399,6 +399,11 @@ def build_cache(
             bar.reset(total=len(jobs))
             bar.set_description(f"scoring parent sets of size {d}/{top}")
         if complete:
+            # In sorted order the sets sharing a prefix come together: keeping the codes
+            # (one int32 a row) of the current set's prefixes only, not of the whole level,
+            # computes each prefix once. The level's own codes, kept for the next level, took
+            # 3.6 GB at plants' 52 k triples (17,412 rows).
+            prefix = None
             for done, s in enumerate(sorted(jobs), 1):
                 if done % 64 == 0:
                     stopped()
@@ -407,7 +412,10 @@ def build_cache(
                 if bar is not None and done % 64 == 0:
                     bar.update(64)
                 children = jobs[s]
-                sc, ll = scorer.family(s, children)
+                if s[:-1] != prefix:
+                    prefix = s[:-1]
+                    scorer.forget_codes(keep_prefixes_of=s)
+                sc, ll = scorer.family(s, children, keep_codes=False)
                 h = np.full(n, np.nan)
                 h[children] = -ll / N
                 hcond[s] = h
@@ -422,7 +430,7 @@ def build_cache(
                     break
         level_sets = new_level
         level_sets_scored = max(1, sum(len(sets) for sets in new_level))  # (variable, set) pairs, as ``coming``
-        scorer.forget_codes(keep_size=d)
+        scorer.forget_codes()
         codes_memo.clear()
         # the next level needs only this level's entropies
         for store in (hcond, hup):
