@@ -329,6 +329,29 @@ def test_structural_em_ends_on_the_best_of_its_network_and_its_rivals():
         structural_em(ds, 1, time_limit=5, start=[(), (0,), ()], required={(1, 2)})
 
 
+@pytest.mark.slow  # two structural EMs of seconds
+def test_structural_em_from_no_arcs_is_a_contender_at_the_end():
+    from twbn.em import structural_em
+    from twbn.solvers.registry import run
+
+    def keep_the_start(problem, method, *, time_limit, seed, warm_start=None):
+        # M-steps keep their start: EM from no arcs ends where it began, the hot-deck start
+        # (searched without a start) finds the chain's arcs
+        return warm_start if warm_start is not None else run(problem, method, time_limit=time_limit, seed=seed)
+
+    _, ds = _gappy_chain(1000)
+    policy = twbn.Policy.from_mapping({"em_empty_share": 0.3})
+    sol, _, info = structural_em(ds, 1, method="localsearch", time_limit=4, seed=0, max_iterations=2,
+                                 solve=keep_the_start, policy=policy)
+    compared = info["observed_scores"]
+    assert info["from_no_arcs"]["iterations"] >= 1
+    assert compared["EM from no arcs"] < compared["em"] - 100  # no arcs explains the cells far worse
+    assert info["chosen"] == max(compared, key=compared.get) and sum(map(len, sol.parents)) == 2
+    assert sol.wall_time >= info["from_no_arcs"]["seconds"]  # the whole call's, both runs
+    with pytest.raises(ValueError, match="sum must be below 1"):
+        structural_em(ds, 1, time_limit=4, policy=twbn.Policy.from_mapping({"em_empty_share": 0.8}))
+
+
 @pytest.mark.slow  # two bounds of seconds each
 def test_learn_under_several_bounds_with_missing_cells():
     _, gappy = _gappy_zoo(0.1)

@@ -53,6 +53,7 @@ bound over that expected-count cache (and the families scored on demand), nothin
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import time
@@ -219,7 +220,9 @@ def structural_em(
         tables the observed frequencies); or the given parents of each variable. A learned
         or given start's tables are fitted on each family's fully observed rows. Default:
         hot deck, or no arcs where ``em_start_share`` is 0 (the required arcs only, where
-        there are some).
+        there are some). With hot deck and the policy's ``em_empty_share`` > 0, EM from no
+        arcs runs first, in that share of the limit, and its network with its EM tables is
+        compared at the end too.
     forbidden, required : iterable of (parent, child) index pairs
         Arcs no network may have, and arcs every network must have: in the start, every
         M-step and the end's choice.
@@ -250,8 +253,10 @@ def structural_em(
         observed cells under the network the E-step used, ``arcs``, ``seconds``),
         ``stopped`` (why), ``cpts`` (the final tables), ``order``, ``missing`` (the
         summary line), ``copies``, ``start`` (which: ``"hot-deck"``, ``"empty"``, ``"given"``), ``chosen`` (``"em"``,
-        ``"start"`` where the hot-deck start's observed score was the better, ``"rival
-        1"``… where one of ``rivals`` was),
+        ``"start"`` where the hot-deck start's observed score was the better, ``"EM from no
+        arcs"`` where that run's network was (the policy's ``em_empty_share``), ``"rival
+        1"``… where one of ``rivals`` was), ``from_no_arcs`` (that run's iterations, why it
+        stopped and its seconds; None without it),
         ``observed_scores`` (those compared, ``{"em": …, "start": …, "rival 1": …}``;
         empty where EM's network is its start and there is no rival).
 
@@ -294,7 +299,7 @@ def structural_em(
     from twbn.solvers.auto import choose_method
     solve = solve or run
     say = log or (lambda line: None)
-    t0 = time.monotonic()
+    t0 = called = time.monotonic()
     deadline = t0 + time_limit
     codes = dataset.data
     arities = dataset.arities
@@ -343,6 +348,26 @@ def structural_em(
         parents = as_parents(start, "start")
         started_from = "given"
     start_network = None  # the hot-deck start, kept as a rival of EM's end
+    from_no_arcs = None  # EM from no arcs (the policy's em_empty_share): network, order, tables
+    empty_record = None
+    if started_from == "hot-deck" and policy.em_empty_share > 0:
+        if policy.em_empty_share + policy.em_start_share >= 1:
+            raise ValueError("the policy's em_empty_share and em_start_share leave EM from hot deck no time: "
+                             "their sum must be below 1")
+        # no arcs and hot deck each end better in some cells (alarm k = 2: no arcs, plants
+        # k = 5: hot deck), and the observed cells' BIC ranked them as held-out did: run both
+        e_sol, _, e_info = structural_em(
+            dataset, treewidth, method="localsearch", time_limit=policy.em_empty_share * time_limit, seed=seed,
+            score=score, max_parents=max_parents, copies=copies, max_iterations=max_iterations, start="empty",
+            forbidden=forbidden, required=required, tolerance=tolerance, ess=ess, solve=solve, policy=policy,
+            log=lambda line: say("from no arcs, " + line))
+        from_no_arcs = ([tuple(p) for p in e_sol.parents], list(e_info["order"]), e_info["cpts"])
+        empty_record = {"iterations": len(e_info["iterations"]), "stopped": e_info["stopped"],
+                        "seconds": round(time.monotonic() - t0, 3)}
+        # the rest is hot deck's EM, its start keeping the seconds it has without the second start
+        start_seconds = policy.em_start_share * time_limit
+        t0, time_limit = time.monotonic(), deadline - time.monotonic()
+        policy = dataclasses.replace(policy, em_start_share=min(1.0, start_seconds / max(time_limit, 1e-9)))
     if started_from == "hot-deck":
         filled = Dataset(dataset.names, dataset.states, hot_deck(codes, arities, seed=seed))
         start_end = t0 + policy.em_start_share * time_limit
@@ -379,7 +404,9 @@ def structural_em(
 
     # the networks the end compares with EM's own: the learned start, and the caller's
     contenders = ([("start", *start_network)] if start_network is not None else []) \
+        + ([("EM from no arcs", *from_no_arcs[:2])] if from_no_arcs is not None else []) \
         + [(f"rival {i}", r, network_order(r)) for i, r in enumerate(rival_networks, 1)]
+    own_tables = {"EM from no arcs": from_no_arcs[2]} if from_no_arcs is not None else {}
     rival_tables: dict = {}
     rng = np.random.default_rng(seed)
     for it in range(1, max_iterations + 1):
@@ -402,7 +429,8 @@ def structural_em(
             # the rivals' tables: one round of EM on the first completions (drawn from the
             # start, so for the start exactly one round from its first tables); the end's
             # choice then takes one likelihood a network, kept out of the loop
-            rival_tables = {name: fit_cpts(completed_codes, arities, ps, ess, copies=copies)
+            rival_tables = {name: own_tables[name] if name in own_tables
+                            else fit_cpts(completed_codes, arities, ps, ess, copies=copies)
                             for name, ps, _ in contenders}
             reserve = 1.5 * (1 + len(contenders)) * ll_seconds
             deadline -= reserve
@@ -483,7 +511,7 @@ def structural_em(
             + ", of ".join(f"{'its end' if name == 'em' else 'its ' + name} {value:,.2f}"
                            for name, value in compared.items())
             + f": keeps {'its end' if chosen == 'em' else 'its ' + chosen}")
-    sol.wall_time = round(time.monotonic() - t0, 4)  # every iteration's, not the last M-step's
+    sol.wall_time = round(time.monotonic() - called, 4)  # every iteration's, not the last M-step's
     if sol.bound is not None:
         sol.stats["bound_source"] = ("structural EM's last M-step: " + sol.stats.get("bound_source", "its method's bound")
                                      + ", over the expected counts of its completions")
@@ -494,6 +522,7 @@ def structural_em(
         sol.stats["m_step_status"] = "optimal"
     info = {"iterations": iterations, "stopped": stopped, "cpts": cpts, "order": order,
             "missing": missing_summary(dataset), "copies": copies, "start": started_from, "chosen": chosen,
+            "from_no_arcs": empty_record,
             "observed_scores": compared,
             "bound_scope": f"the expected-count cache of the last iteration (every family of at most "
                            f"{held} parent{'s' if held != 1 else ''}, the networks' families and those scored on demand), over "

@@ -404,6 +404,7 @@ def _learn_with_missing(dataset, bounds, several, method, *, time_limit, seed, s
         sol.stats["structural_em"] = {"iterations": info["iterations"], "stopped": info["stopped"],
                                       "copies": info["copies"], "missing": info["missing"], "start": info["start"],
                                       "chosen": info["chosen"], "observed_scores": info["observed_scores"],
+                                      "from_no_arcs": info["from_no_arcs"],
                                       "cpts": [np.asarray(c).tolist() for c in info["cpts"]]}
         if info["chosen"] == "rival 1":
             sol.stats["structural_em"]["chosen_network"] = f"the network of treewidth <= {out[-1].treewidth}"

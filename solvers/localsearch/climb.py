@@ -27,6 +27,7 @@ point returns a valid network.
 from __future__ import annotations
 
 import heapq
+import itertools
 import random
 import time
 
@@ -45,14 +46,19 @@ def _masks(sets: list[tuple[int, ...]], bit: dict[int, int], words: int) -> np.n
     """The sets as bit masks over their parents' bits (``bit``), ``words`` 64-bit words a
     set: built per set size, vectorised (jester's cache holds 772,774 sets)."""
     out = np.zeros((len(sets), words), np.uint64)
-    by_size: dict[int, list[int]] = {}
-    for i, ps in enumerate(sets):
-        by_size.setdefault(len(ps), []).append(i)
-    for size, rows in by_size.items():
+    if not bit:
+        return out
+    lut = np.full(max(bit) + 1, -1, np.int64)
+    lut[list(bit)] = list(bit.values())
+    sizes = np.fromiter(map(len, sets), np.int64, len(sets))
+    for size in np.unique(sizes).tolist():
         if size == 0:
             continue
-        idx = np.asarray(rows, np.int64)
-        bits = np.asarray([[bit[p] for p in sets[i]] for i in rows], np.int64)
+        idx = np.flatnonzero(sizes == size)
+        # the parents of every set of this size as one array (a Python loop over plants'
+        # 2.7 M sets took 8 s)
+        flat = np.fromiter(itertools.chain.from_iterable(sets[i] for i in idx.tolist()), np.int64, len(idx) * size)
+        bits = lut[flat.reshape(len(idx), size)]
         for j in range(size):
             word, shift = bits[:, j] >> 6, (bits[:, j] & 63).astype(np.uint64)
             np.bitwise_or.at(out, (idx, word), np.left_shift(np.uint64(1), shift))
