@@ -228,13 +228,15 @@ def test_auto_structural_em_climbs_by_localsearch_then_reruns_auto_once():
 
     ds = twbn.scoring.data.as_dataset(gappy)
     sol, _, info = structural_em(ds, 2, method="auto", time_limit=8, seed=0, solve=solve, max_iterations=4)
-    # the start: localsearch on the hot-deck fill; n = 17, k = 2: auto would not run the
-    # exact DP, so the climb is localsearch's; the last iteration is auto's own, over the
-    # last completions
+    # first EM from no arcs (localsearch M-steps, the policy's em_empty_share), then the
+    # start: localsearch on the hot-deck fill; n = 17, k = 2: auto would not run the exact
+    # DP, so the climb is localsearch's; the last iteration is auto's own, over the last
+    # completions
     assert info["start"] == "hot-deck"
-    scores = info["observed_scores"]  # the better of EM's end and its start, by the observed cells' BIC
+    scores = info["observed_scores"]  # the best of EM's end, its start and EM from no arcs, by the observed cells' BIC
     assert not scores or info["chosen"] == max(scores, key=scores.get)
-    assert ran == ["localsearch"] * (len(ran) - 1) + ["auto"] and len(ran) == 1 + len(info["iterations"])
+    assert ran == ["localsearch"] * (len(ran) - 1) + ["auto"]
+    assert len(ran) == info["from_no_arcs"]["iterations"] + 1 + len(info["iterations"])
     assert sol.width <= 2
 
 

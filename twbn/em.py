@@ -39,9 +39,11 @@ Here:
   (``twbn.scoring.hot_deck``), which keeps the dependencies among each row's cells that
   its donor rows have; its tables are fitted on each family's fully observed rows.
   ``start="empty"``: the network without arcs, its tables the observed frequencies; or a
-  network of the user's.
-- **End.** From the hot-deck start, the result is the better of EM's last network and
-  the start by the observed cells' BIC (or AIC), computed exactly under the bound
+  network of the user's. With the hot-deck start, EM from no arcs runs first in the
+  policy's ``em_empty_share`` of the limit (30 %): each start ends better in some cells,
+  and its network joins the end's choice.
+- **End.** From the hot-deck start, the result is the best of EM's last network, the
+  start and EM from no arcs (its own tables) by the observed cells' BIC (or AIC), computed exactly under the bound
   (``observed_score``; the start's tables by one round of EM, on the first E-step's
   completions): the objective EM
   climbs, which its search may still end below.
