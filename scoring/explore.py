@@ -135,7 +135,7 @@ def explore_variable(scorer: Scorer, x: int, cands: np.ndarray, max_parents: int
             scores[s] = float(sc[0])
             cond_h[s] = -float(ll[0]) / N
             heapq.heappush(heap, (-scores[s], s))
-        scorer.forget_codes(keep_size=0)
+        scorer.forget_codes()
     return scores, True
 
 

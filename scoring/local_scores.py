@@ -89,14 +89,11 @@ class Scorer:
                 self._codes[parents] = got
         return got
 
-    def forget_codes(self, keep_size: int | None = None, *, keep_prefixes_of: tuple[int, ...] | None = None) -> None:
-        """Drop cached codes except those of parent sets of size ``keep_size`` and the
-        strict prefixes of ``keep_prefixes_of``."""
-        self._codes = {
-            k: v for k, v in self._codes.items()
-            if len(k) == 0 or len(k) == keep_size
-            or keep_prefixes_of is not None and len(k) < len(keep_prefixes_of) and keep_prefixes_of[:len(k)] == k
-        }
+    def forget_codes(self, keep_prefixes_of: tuple[int, ...] = ()) -> None:
+        """Drop cached codes except those of the strict prefixes of ``keep_prefixes_of``
+        (the empty set's always)."""
+        self._codes = {k: v for k, v in self._codes.items()
+                       if not k or len(k) < len(keep_prefixes_of) and keep_prefixes_of[:len(k)] == k}
 
     def family(self, parents: tuple[int, ...], children: Iterable[int], *,
                keep_codes: bool = True) -> tuple[np.ndarray, np.ndarray]:

@@ -414,7 +414,7 @@ def build_cache(
                 children = jobs[s]
                 if s[:-1] != prefix:
                     prefix = s[:-1]
-                    scorer.forget_codes(keep_prefixes_of=s)
+                    scorer.forget_codes(s)
                 sc, ll = scorer.family(s, children, keep_codes=False)
                 h = np.full(n, np.nan)
                 h[children] = -ll / N
