@@ -148,7 +148,9 @@ def main(argv: list[str]) -> int:
             limit = min(limit, hard)
         resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     from twbn.scoring.jkl import atomic_write_text
+    from twbn.solvers.control import return_large_frees
 
+    return_large_frees()  # a cell is a process of its own, as a command is
     out = run(spec)
     atomic_write_text(out_path, json.dumps(out, allow_nan=False))
     return 0

@@ -1096,6 +1096,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # the command's clock: from the process's start when it is the command itself, from
     # this call when main() is called with arguments (from Python, the tests)
     started = process_started() if argv is None else time.monotonic()
+    if argv is None:
+        from twbn.solvers.control import return_large_frees
+
+        return_large_frees()
     parser = build_parser()
     args = parser.parse_args(argv)
     args.started = started

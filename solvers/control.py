@@ -273,6 +273,23 @@ def die_with_parent(parent: int | None = None) -> None:
         os._exit(1)
 
 
+def return_large_frees(threshold: int = 1 << 20) -> None:
+    """Have glibc serve every allocation of at least ``threshold`` bytes by a mapping of its
+    own, given back to the system when freed; for a command's own process, once, at its
+    start (it sets the process's allocator: a library call leaves it alone). A no-op where
+    the C library has no ``mallopt``.
+
+    glibc's default raises that threshold, up to 32 MB, each time a large block is freed;
+    after that, the cluster LP's arrays over a 2.7 M-family table (22 MB each, several a
+    round) and its rows' family lists come from the heap, which cannot shrink below a live
+    block. plants k = 5 from data at 250 s (triples scored) peaked at 2,095 MB that way and
+    at 1,283 MB with this, the same LP rounds (notebook/auto.md, 2026-12-04)."""
+    try:
+        ctypes.CDLL(None).mallopt(-3, int(threshold))  # M_MMAP_THRESHOLD; fixed, no longer raised
+    except (OSError, AttributeError):
+        return
+
+
 def one_core():
     """BLAS on one thread while it is entered (a context; called plainly, for the rest of
     the process): a job is one core. numpy's float products call OpenBLAS, which would

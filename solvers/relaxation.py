@@ -469,7 +469,7 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
                 extra_rows += [r] * len(members)
                 extra_cols += members
             kinds.append(kind)
-            row_families.append(fams)
+            row_families.append(fams.astype(np.int32))
             row_coefficients.append(coef)
             rhs.append(float(row.rhs))
             mine = fams[in_lp[fams]]
