@@ -302,7 +302,7 @@ class Problem:
         """
         if not isinstance(families, Mapping):
             families = {v: [ps] for v, ps in enumerate(families)}
-        if all(tuple(sorted(ps)) in self.cache.parent_sets[v] for v, sets in families.items() for ps in sets):
+        if all(self.cache.holds(v, ps) for v, sets in families.items() for ps in sets):
             return self  # the common case, asked after every method
         key = frozenset((v, tuple(sorted(ps))) for v, sets in families.items() for ps in sets)
         grown = self.__dict__.setdefault("_grown", {}).get(key)
@@ -310,10 +310,9 @@ class Problem:
             return grown
         added: dict[int, dict[tuple[int, ...], float]] = {}
         for v, sets in families.items():
-            have = self.cache.parent_sets[v]
             for ps in sets:
                 ps = tuple(sorted(ps))
-                if ps in have or ps in added.get(v, {}):
+                if self.cache.holds(v, ps) or ps in added.get(v, {}):
                     continue
                 # even one beaten by a cached subset of its own: a start can hold such a
                 # family (a local optimum of a search), and the method given that start must

@@ -78,7 +78,7 @@ def widened_bound(problem: Problem, bound: float, parents) -> tuple[Problem, flo
         family = frozenset(ps)
         own = [s for sub, s in problem.parent_sets(v) if set(sub) <= family]
         best = max(own) if own else -math.inf
-        if tuple(sorted(ps)) not in problem.cache.parent_sets[v]:
+        if not problem.cache.holds(v, ps):
             gain += max(0.0, grown.score_of(v, ps) - best)
     return grown, bound + gain
 

@@ -202,3 +202,16 @@ def test_the_stream_reader_leaves_every_other_file_to_the_line_reader(tmp_path, 
     from twbn.scoring.jkl_stream import read_index_stream
 
     assert read_index_stream(body.encode(), 1e100) is None
+
+
+def test_a_cache_says_where_a_family_is_and_remembers_it():
+    cache = ScoreCache.from_mapping("ABC", [{(): -5.0, (1,): -3.0, (1, 2): -2.0}, {(): -4.0}, {(): -1.0}])
+    # best first: (1, 2) at -2, (1,) at -3, () at -5
+    assert [cache.index_of(0, ps) for ps in [(2, 1), (1,), (), (2,)]] == [0, 1, 2, -1]
+    assert cache.holds(0, [1]) and not cache.holds(0, [2]) and not cache.holds(1, [0])
+    assert cache.score_of(0, (2, 1)) == -2.0
+    with pytest.raises(KeyError):
+        cache.score_of(0, (2,))
+    # a second answer is the first one's, remembered
+    assert cache.index_of(0, (1, 2)) == 0 and cache.index_of(0, (2,)) == -1
+    assert cache._where[(0, (2,))] == -1

@@ -721,5 +721,5 @@ def _say_search_space(problem: Problem, sol) -> None:
         sol.stats["scoring"] = {"score": scorer.score_name, "ess": scorer.ess if scorer.score_name == "bdeu" else None,
                                 "rows": scorer.dataset.n_rows, "families_scored": scorer.scored}
     if sol.parents is not None:
-        held = sum(1 for v, ps in enumerate(sol.parents) if tuple(ps) in cache.parent_sets[v])
+        held = sum(1 for v, ps in enumerate(sol.parents) if cache.holds(v, ps))
         sol.stats["families_in_cache"] = f"{held} of {len(sol.parents)}"
