@@ -141,6 +141,8 @@ class ScoreCache:
                 at = self.parent_sets[v].index(ps)
             except ValueError:
                 at = -1
+            if len(self._where) >= 100_000:  # improve's pieces ask about many subsets: bounded
+                self._where.clear()
             self._where[(v, ps)] = at
         return at
 
