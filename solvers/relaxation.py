@@ -154,15 +154,33 @@ DEFAULT_ROWS: "tuple[RowFamily, ...]" = (ClusterRows(), WidthRows())
 
 
 def _reduced(table: FamilyTable, row_families: list[np.ndarray], lam: np.ndarray,
-             row_coefficients: list[np.ndarray | None] | None = None) -> np.ndarray:
+             row_coefficients: list[np.ndarray | None] | None = None, out: "np.ndarray | None" = None) -> np.ndarray:
     """f_v(W) − Σ_r λ_r·a_r(W → v) for every family (the inner term of L(λ)); a cluster
-    row's coefficients are 1 (None), a width row's the pairs it counts."""
-    penalty = np.zeros(table.size)
+    row's coefficients are 1 (None), a width row's the pairs it counts. ``out``: a buffer
+    of the table's size to write into (the LP's rounds reuse one: each new 22 MB array at
+    2.7 M families is a fresh mapping, faulted in page by page)."""
+    if out is None:
+        penalty = np.zeros(table.size)
+    else:
+        penalty = out
+        penalty.fill(0.0)
     coefficients = row_coefficients if row_coefficients is not None else [None] * len(row_families)
     for fams, coef, mu in zip(row_families, coefficients, lam):
         if mu > 0:
-            penalty[fams] += mu if coef is None else mu * coef
-    return table.scores - penalty
+            if coef is None:
+                _add_at(penalty, fams, float(mu))
+            else:
+                penalty[fams] += mu * coef
+    return np.subtract(table.scores, penalty, out=penalty)
+
+
+@njit(cache=True, nogil=True)
+def _add_at(penalty, fams, mu):  # pragma: no cover - compiled
+    """penalty[fams] += mu in one pass over the (int32, distinct) indices: numpy's fancy
+    ``+=`` converts them to intp and reads, adds and writes in three (at 2.7 M families,
+    55 M entries a round, the LP lost a tenth of its rounds to it)."""
+    for i in range(len(fams)):
+        penalty[fams[i]] += mu
 
 
 def _value(table: FamilyTable, rhs: np.ndarray, lam: np.ndarray, reduced: np.ndarray) -> float:
@@ -541,6 +559,7 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
     # 2.7 M): kept back from the next solve's time, which else ended at the limit and the
     # bound after it (plants k = 5 at 250 s: 0.2 s past)
     reading = 0.0
+    buffer, spare = np.empty(size), np.empty(size)  # the reduced scores, and pricing's copy
     while True:
         left = time_limit - (time.monotonic() - t0) - reading
         if left <= 0.05:
@@ -565,7 +584,7 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         dual = np.asarray(sol.row_dual)[n:]
         began = time.monotonic()
         lam = np.maximum(np.where(flipped, dual, -dual), 0.0)
-        reduced = _reduced(table, row_families, lam, row_coefficients)
+        reduced = _reduced(table, row_families, lam, row_coefficients, out=buffer)
         value = _value(table, np.array(rhs), lam, reduced)
         reading = time.monotonic() - began
         idle = np.where(lam > 0, 0, idle + 1)
@@ -576,8 +595,11 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         if time.monotonic() - t0 >= time_limit:
             break
         # pricing: families outside the LP that beat every LP family of their variable
-        in_best = np.maximum.reduceat(np.where(in_lp, reduced, -np.inf), table.start[:-1])
-        better = ~in_lp & (reduced > in_best[table.child] + 1e-9 * np.maximum(1.0, np.abs(in_best[table.child])))
+        np.copyto(spare, reduced)
+        spare[~in_lp] = -np.inf
+        in_best = np.maximum.reduceat(spare, table.start[:-1])
+        above = in_best + 1e-9 * np.maximum(1.0, np.abs(in_best))  # per variable, then by family
+        better = ~in_lp & (reduced > above[table.child])
         priced = None
         if better.any():
             cand = np.flatnonzero(better)
@@ -587,7 +609,7 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
                 keep.append(of_v[np.argsort(-reduced[of_v])[:policy.lp_columns_per_round]])
             priced = np.concatenate(keep)
         order = np.concatenate(columns)
-        x = np.zeros(size)
+        x = np.zeros(size)  # its own each round: a row family may keep the point it was shown
         x[order] = np.clip(np.asarray(sol.col_value), 0.0, 1.0)
         # Rows are separated at every LP point, also one whose pricing is not done: a row
         # violated there is still a valid row, and the round saves an LP solve (before,
