@@ -132,8 +132,28 @@ class ScoreCache:
         return [dict(zip(ps, sc.tolist())) for ps, sc in zip(self.parent_sets, self.scores)]
 
     def index_of(self, v: int, parents: Iterable[int]) -> int:
-        """Where ``parents`` is in ``parent_sets[v]``, −1 if it is not a candidate (each
-        answer remembered: the lists are not to be changed in place)."""
+        """Where ``parents`` is in ``parent_sets[v]``, −1 if it is not a candidate.
+
+        Each answer is remembered (up to 10^5): the lists are not to be changed in place.
+
+        Parameters
+        ----------
+        v : int
+            The variable.
+        parents : iterable of int
+            A parent set, in any order.
+
+        Returns
+        -------
+        int
+            Its index in ``parent_sets[v]`` (and ``scores[v]``), or −1.
+
+        Examples
+        --------
+        >>> cache = ScoreCache.from_mapping("ABC", [{(): -5.0, (2, 1): -3.0}, {(): -4.0}, {(): -1.0}])
+        >>> cache.index_of(0, (1, 2)), cache.index_of(0, ()), cache.index_of(0, (1,))
+        (0, 1, -1)
+        """
         ps = tuple(sorted(parents))
         at = self._where.get((v, ps))
         if at is None:
@@ -147,7 +167,14 @@ class ScoreCache:
         return at
 
     def holds(self, v: int, parents: Iterable[int]) -> bool:
-        """Whether ``parents`` is a candidate parent set of ``v``."""
+        """Whether ``parents`` is a candidate parent set of ``v`` (:meth:`index_of` ≥ 0).
+
+        Examples
+        --------
+        >>> cache = ScoreCache.from_mapping("AB", [{(): -5.0, (1,): -3.0}, {(): -4.0}])
+        >>> cache.holds(0, [1]), cache.holds(1, [0])
+        (True, False)
+        """
         return self.index_of(v, parents) >= 0
 
     def score_of(self, v: int, parents: Iterable[int]) -> float:

@@ -283,7 +283,17 @@ def return_large_frees(threshold: int = 1 << 20) -> None:
     after that, the cluster LP's arrays over a 2.7 M-family table (22 MB each, several a
     round) and its rows' family lists come from the heap, which cannot shrink below a live
     block. plants k = 5 from data at 250 s (triples scored) peaked at 2,095 MB that way and
-    at 1,283 MB with this, the same LP rounds (notebook/auto.md, 2026-12-04, evening)."""
+    at 1,283 MB with this, the same LP rounds (notebook/auto.md, 2026-12-04, evening).
+
+    Parameters
+    ----------
+    threshold : int, default 1 MiB
+        The smallest allocation, in bytes, given a mapping of its own.
+
+    Examples
+    --------
+    >>> return_large_frees()  # what ``twbn``'s commands do first
+    """
     try:
         ctypes.CDLL(None).mallopt(-3, int(threshold))  # M_MMAP_THRESHOLD; fixed, no longer raised
     except (OSError, AttributeError):
