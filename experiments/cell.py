@@ -97,7 +97,7 @@ def _run_missing(spec: dict) -> dict:
     names, parents = list(sol.variables), sol.parent_indices()
     ess = spec.get("ess", 1.0)
     codes, _, arities = align(gappy, gappy, names)
-    cpts = em_cpts(codes, arities, parents, ess, seed=spec["seed"])
+    cpts = em_cpts(codes, arities, parents, ess)
     if spec.get("test_rows"):
         test = ds.subset_rows(np.asarray(spec["test_rows"], dtype=np.int64))
         out["test_loglik"], out["test_rows"] = held_out_log_likelihood(gappy, test, names, parents, ess, cpts=cpts)

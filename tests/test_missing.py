@@ -17,7 +17,7 @@ from twbn.scoring.data import DataError, Dataset
 from twbn.scoring.families import FamilyScores
 from twbn.scoring.likelihood import em_cpts, fit_cpts, held_out_log_likelihood
 from twbn.scoring.local_scores import local_score
-from twbn.scoring.posterior import elimination_order, row_log_likelihood, sample_missing
+from twbn.scoring.posterior import elimination_order, expected_counts, row_log_likelihood, sample_missing
 
 
 def _random_network(n: int, seed: int):
@@ -145,18 +145,67 @@ def test_em_tables_approach_the_generating_ones():
     full = sample_missing(np.full((3, 4000), -1), arities, parents, cpts, [0, 1, 2], seed=1)
     gappy = np.where(np.random.default_rng(2).random(full.shape) < 0.3, -1, full)
     truth = fit_cpts(full, arities, parents)
-    fitted = em_cpts(gappy, arities, parents, seed=0)
+    fitted = em_cpts(gappy, arities, parents)
     for a, b in zip(truth, fitted):
         assert np.abs(a - b).max() < 0.04
 
 
-def test_em_tables_weigh_the_prior_against_the_rows_not_their_copies():
+def test_em_tables_weigh_the_prior_against_the_rows():
     # A is complete and has no parent: its EM table is its complete-data table, (4 + 1/2) /
-    # (5 + 1) with ess 1, whatever the copies of the rows (a prior not scaled with 10
-    # copies gives (40 + 1/2) / (50 + 1))
-    data = np.array([[0, 0, 0, 0, 1], [0, -1, 1, -1, 0]])
-    fitted = em_cpts(data, np.array([2, 2]), [(), ()], 1.0, copies=10, iterations=2, seed=0)
+    # (5 + 1) with ess 1; B, independent of A, has two rows seen (0 and 1) and two missing:
+    # EM keeps P(B) at (1 + 1/2) / (2 + 1) from the observed rows, the missing rows adding
+    # their expected counts in the same proportion
+    data = np.array([[0, 0, 0, 0, 1], [0, -1, 1, -1, -1]])
+    fitted = em_cpts(data, np.array([2, 2]), [(), ()], 1.0, iterations=200, tolerance=0)
     assert fitted[0][0].tolist() == pytest.approx([4.5 / 6, 1.5 / 6])
+    # the fixed point of p = (1 + 3p + 1/2) / (5 + 1): p = 1/2
+    assert fitted[1][0].tolist() == pytest.approx([0.5, 0.5], abs=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 6), seed=st.integers(0, 10**6), order_seed=st.integers(0, 10**6))
+def test_expected_counts_are_the_posterior_weighted_counts_over_completions(n, seed, order_seed):
+    arities, parents, cpts = _random_network(n, seed)
+    rng = np.random.default_rng(seed + 2)
+    rows = np.array([rng.integers(0, a, 9) for a in arities])
+    rows[rng.random(rows.shape) < 0.45] = -1
+    want = [np.zeros_like(t) for t in cpts]
+    want_ll = 0.0
+    for i in range(rows.shape[1]):
+        row = rows[:, i].tolist()
+        total, holes, post = _brute(row, arities, parents, cpts)
+        want_ll += np.log(total)
+        for fill, p in post.items():
+            x = list(row)
+            for v, c in zip(holes, fill):
+                x[v] = c
+            for v, ps in enumerate(parents):
+                q, mult = 0, 1
+                for u in ps:
+                    q += x[u] * mult
+                    mult *= int(arities[u])
+                want[v][q, x[v]] += p
+    order = np.random.default_rng(order_seed).permutation(n).tolist()
+    got, ll = expected_counts(rows, arities, parents, cpts, order)
+    assert ll == pytest.approx(want_ll, abs=1e-9)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        assert g == pytest.approx(w, abs=1e-9)
+
+
+def test_em_for_the_tables_never_lowers_the_observed_likelihood():
+    # exact EM with a vanishing prior is EM on the observed cells' likelihood: each round
+    # raises it or leaves it (Dempster, Laird & Rubin 1977), here checked round by round
+    arities, parents, cpts = _random_network(6, 3)
+    full = sample_missing(np.full((6, 600), -1), arities, parents, cpts, list(range(6)), seed=4)
+    gappy = np.where(np.random.default_rng(5).random(full.shape) < 0.35, -1, full)
+    order = elimination_order(parents)
+    lls = []
+    for rounds in range(0, 6):
+        tables = em_cpts(gappy, arities, parents, 1e-9, iterations=rounds, tolerance=0)
+        lls.append(float(row_log_likelihood(gappy, arities, parents, tables, order).sum()))
+    assert all(b >= a - 1e-7 for a, b in zip(lls, lls[1:]))
+    assert lls[-1] > lls[0] + 1.0  # and EM moved from the available-case tables
 
 
 def test_rows_are_eliminated_in_chunks_that_fit(monkeypatch):
@@ -172,11 +221,15 @@ def test_rows_are_eliminated_in_chunks_that_fit(monkeypatch):
     order = elimination_order(parents)
     monkeypatch.setattr(posterior, "CHUNK_ENTRIES", 1 << 24)
     whole = (row_log_likelihood(rows, arities, parents, cpts, order),
-             posterior.most_probable_missing(rows, arities, parents, cpts, order))
+             posterior.most_probable_missing(rows, arities, parents, cpts, order),
+             expected_counts(rows, arities, parents, cpts, order))
     monkeypatch.setattr(posterior, "CHUNK_ENTRIES", 1)  # one row at a time
     assert posterior._chunk_rows(arities, parents, order) == 1
     assert row_log_likelihood(rows, arities, parents, cpts, order) == pytest.approx(whole[0], abs=1e-12)
     assert (posterior.most_probable_missing(rows, arities, parents, cpts, order) == whole[1]).all()
+    counts, ll = expected_counts(rows, arities, parents, cpts, order)
+    assert ll == pytest.approx(whole[2][1], abs=1e-9)
+    assert all(a == pytest.approx(b, abs=1e-9) for a, b in zip(counts, whole[2][0]))
 
 
 def test_a_test_row_with_missing_cells_counts_what_is_observed():

@@ -262,7 +262,7 @@ class Solution:
         names = list(self.variables)
         codes, _, arities = align(ds, ds, names)  # codes over state_order of each column's labels
         parents = self.parent_indices()
-        cpts = em_cpts(codes, arities, parents, ess, seed=seed)
+        cpts = em_cpts(codes, arities, parents, ess)
         order = cheapest_order(parents, arities, *([[names.index(v) for v in self.elimination_order]]
                                                    if self.elimination_order else []))
         filled = sample_missing(codes, arities, parents, cpts, order, seed=seed) if sample else \
