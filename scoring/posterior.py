@@ -392,20 +392,15 @@ def expected_counts(codes: np.ndarray, arities: np.ndarray, parents: Sequence[Se
     tables = _tables(arities, parents, cpts)
     shapes = [(math.prod(int(arities[p]) for p in ps), int(arities[v])) for v, ps in enumerate(parents)]
     gappy = (codes < 0).any(axis=0)
+    from twbn.scoring.likelihood import _config, log_likelihood
+
     counts = []
     full = codes[:, ~gappy].astype(np.int64)
     for v, ps in enumerate(parents):  # the complete rows: their configurations, counted
         q, r = shapes[v]
-        config = np.zeros(full.shape[1], dtype=np.int64)
-        step = 1
-        for p in ps:
-            config += full[p] * step
-            step *= int(arities[p])
+        config, _ = _config(full, arities, ps)
         counts.append(np.bincount(config * r + full[v], minlength=q * r).reshape(q, r).astype(float))
-    total = 0.0
-    if full.shape[1]:
-        total = float(sum(np.log(tables[v][(full[v],) + tuple(full[p] for p in ps)]).sum()
-                          for v, ps in enumerate(parents)))
+    total = log_likelihood(full, arities, parents, list(cpts)) if full.shape[1] else 0.0
     where = {v: i for i, v in enumerate(order)}
     # a table enters the bucket of the first of its family to be eliminated
     home = [min(where[u] for u in (v, *ps)) for v, ps in enumerate(parents)]

@@ -33,15 +33,21 @@ def _random_network(n: int, seed: int):
     return arities, parents, cpts
 
 
+def _row_of_table(x, arities, ps) -> int:
+    """The row of a table for the parents' values in ``x`` (the first parent least
+    significant, as fit_cpts)."""
+    q, mult = 0, 1
+    for u in ps:
+        q += x[u] * mult
+        mult *= int(arities[u])
+    return q
+
+
 def _joint(x, arities, parents, cpts) -> float:
     """P(x) of a full assignment, the product of its families' table entries."""
     p = 1.0
     for v, ps in enumerate(parents):
-        q, mult = 0, 1
-        for u in ps:  # the first parent least significant, as fit_cpts
-            q += x[u] * mult
-            mult *= int(arities[u])
-        p *= cpts[v][q, x[v]]
+        p *= cpts[v][_row_of_table(x, arities, ps), x[v]]
     return p
 
 
@@ -180,11 +186,7 @@ def test_expected_counts_are_the_posterior_weighted_counts_over_completions(n, s
             for v, c in zip(holes, fill):
                 x[v] = c
             for v, ps in enumerate(parents):
-                q, mult = 0, 1
-                for u in ps:
-                    q += x[u] * mult
-                    mult *= int(arities[u])
-                want[v][q, x[v]] += p
+                want[v][_row_of_table(x, arities, ps), x[v]] += p
     order = np.random.default_rng(order_seed).permutation(n).tolist()
     got, ll = expected_counts(rows, arities, parents, cpts, order)
     assert ll == pytest.approx(want_ll, abs=1e-9)
