@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from twbn.scoring.data import DataError, Dataset, state_order
+from twbn.scoring.posterior import table_rows
 
 __all__ = ["align", "fit_cpts", "em_cpts", "log_likelihood", "held_out_log_likelihood"]
 
@@ -36,15 +37,6 @@ def align(train: Dataset, test: Dataset, names: Sequence[str]) -> tuple[np.ndarr
             out.append(remap[ds.data[v]])
         arities.append(len(states))
     return np.array(rows_tr), np.array(rows_te), np.array(arities, dtype=np.int64)
-
-
-def _config(data: np.ndarray, arities: np.ndarray, parents: Sequence[int]) -> tuple[np.ndarray, int]:
-    code = np.zeros(data.shape[1], dtype=np.int64)
-    q = 1
-    for p in parents:
-        code += data[p] * q
-        q *= int(arities[p])
-    return code, q
 
 
 def fit_cpts(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequence[int]], ess: float = 1.0, *,
@@ -72,7 +64,7 @@ def fit_cpts(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequence[i
 
 
 def _fit_one(data: np.ndarray, arities: np.ndarray, v: int, ps: Sequence[int], ess: float) -> np.ndarray:
-    code, q = _config(data, arities, ps)
+    code, q = table_rows(data, arities, ps)
     r = int(arities[v])
     return _smoothed(np.bincount(code * r + data[v], minlength=q * r).reshape(q, r).astype(float), ess)
 
@@ -81,7 +73,7 @@ def log_likelihood(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequ
     """Σ over rows and variables of ln θ(x_v | x_parents)."""
     total = 0.0
     for v, ps in enumerate(parents):
-        code, _ = _config(data, arities, ps)
+        code, _ = table_rows(data, arities, ps)
         total += float(np.log(cpts[v][code, data[v]]).sum())
     return total
 

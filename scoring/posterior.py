@@ -36,7 +36,7 @@ import math
 import numpy as np
 
 __all__ = ["cpt_factor", "elimination_order", "order_cost", "cheapest_order", "row_log_likelihood", "sample_missing",
-           "most_probable_missing", "expected_counts"]
+           "most_probable_missing", "expected_counts", "table_rows"]
 
 #: Rows eliminated at once, at most: every ψ_v holds (rows × d^(k+1)) numbers.
 CHUNK_ROWS = 512
@@ -76,6 +76,26 @@ def cpt_factor(cpt: np.ndarray, child_arity: int, parent_arities: Sequence[int])
     shaped = np.asarray(cpt, dtype=float).reshape(*reversed([int(a) for a in parent_arities]), int(child_arity))
     # axes are (parent m, …, parent 1, v): v first, then the parents in their order
     return np.transpose(shaped, [m] + list(range(m - 1, -1, -1)))
+
+
+def table_rows(data: np.ndarray, arities: Sequence[int], parents: Sequence[int]) -> tuple[np.ndarray, int]:
+    """Each row's configuration of ``parents``: the row of a table of
+    ``twbn.scoring.likelihood.fit_cpts`` it reads (the first parent least significant), and
+    the number of configurations.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> code, q = table_rows(np.array([[0, 1, 1], [2, 0, 1]]), [2, 3], [0, 1])  # 0 + 2·x1
+    >>> code.tolist(), q
+    ([4, 1, 3], 6)
+    """
+    code = np.zeros(data.shape[1], dtype=np.int64)
+    q = 1
+    for p in parents:
+        code += data[p] * q
+        q *= int(arities[p])
+    return code, q
 
 
 def _moral(parents: Sequence[Sequence[int]]) -> list[set[int]]:
@@ -392,15 +412,14 @@ def expected_counts(codes: np.ndarray, arities: np.ndarray, parents: Sequence[Se
     tables = _tables(arities, parents, cpts)
     shapes = [(math.prod(int(arities[p]) for p in ps), int(arities[v])) for v, ps in enumerate(parents)]
     gappy = (codes < 0).any(axis=0)
-    from twbn.scoring.likelihood import _config, log_likelihood
-
     counts = []
+    total = 0.0
     full = codes[:, ~gappy].astype(np.int64)
-    for v, ps in enumerate(parents):  # the complete rows: their configurations, counted
+    for v, ps in enumerate(parents):  # the complete rows: their configurations, counted and scored
         q, r = shapes[v]
-        config, _ = _config(full, arities, ps)
+        config, _ = table_rows(full, arities, ps)
         counts.append(np.bincount(config * r + full[v], minlength=q * r).reshape(q, r).astype(float))
-    total = log_likelihood(full, arities, parents, list(cpts)) if full.shape[1] else 0.0
+        total += float(np.log(np.asarray(cpts[v])[config, full[v]]).sum())
     where = {v: i for i, v in enumerate(order)}
     # a table enters the bucket of the first of its family to be eliminated
     home = [min(where[u] for u in (v, *ps)) for v, ps in enumerate(parents)]
