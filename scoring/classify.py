@@ -19,7 +19,8 @@ from typing import Sequence
 import numpy as np
 
 from twbn.scoring.data import DataError, Dataset
-from twbn.scoring.likelihood import _config, align, fit_cpts
+from twbn.scoring.likelihood import align, fit_cpts
+from twbn.scoring.posterior import table_rows
 
 __all__ = ["class_posterior", "classification_scores", "naive_bayes_parents"]
 
@@ -72,7 +73,7 @@ def class_posterior(train: Dataset, test: Dataset, names: Sequence[str], parents
     for s in range(r):
         data[c] = s
         for v in blanket:
-            code, _ = _config(data, arities, parents[v])
+            code, _ = table_rows(data, arities, parents[v])
             logp[:, s] += np.log(cpts[v][code, data[v]])
     logp -= logp.max(axis=1, keepdims=True)
     probs = np.exp(logp)
