@@ -314,18 +314,28 @@ class Policy:
     lp_row_drop_every: int = _knob(5, "count", """Idle rows are looked for every this many
         solves.""")
     # -- structural EM (data with missing cells, twbn.em) -----------------------------------
-    em_start_share: float = _knob(0.2, "probability", """EM's start: localsearch's network on the
-        data filled by nearest-neighbour hot deck, learned in this share of the limit, and kept
-        at the end where its observed cells' BIC beats EM's network's (0: start from no arcs, no
-        rival). 20 % MCAR, 5,000 rows, 60 s, held-out a row, this start against no arcs: plants
-        k = 5 -13.90 / -14.05, k = 8 -13.73 / -13.84; jester k = 5 -54.83 / -55.14; alarm k = 2
-        -10.79 / -10.69 (worse: hence the rival); better in 12 of 18 cells. auto's network in
-        the same share as the start: plants k = 5 -14.02, k = 2 -15.03 (localsearch's -13.90,
-        -14.99). The observed cells' BIC ranked EM from no arcs, EM from hot deck and auto on
-        the fill as held-out did in both cells tried (alarm k = 2, plants k = 5). Half the
-        limit (0.5): alarm k = 5 1.17 % behind the complete rows' network against 0.30 %,
-        the DEBD cells 0.0-0.3 points of a per cent closer (notebook, 2026-12-04).""")
-    em_empty_share: float = _knob(0.3, "probability", """With a learned start (hot deck): EM is first
+    em_start_share: float = _knob(0.4, "probability", """EM's start: the network learned on the
+        data filled by nearest-neighbour hot deck in this share of the limit, kept at the end
+        where its observed cells' BIC beats EM's network's (0: start from no arcs, no rival). 20 %
+        MCAR, 5,000 rows, 60 s, held-out a row: the start against no arcs (both at 0.2 of the
+        limit, localsearch): plants k = 5 -13.90 / -14.05, k = 8 -13.73 / -13.84; jester k = 5
+        -54.83 / -55.14; alarm k = 2 -10.79 / -10.69 (worse: hence EM from no arcs as a rival);
+        better in 12 of 18 cells. 0.4 with auto's start (``em_start_cache_share`` 0.25) and EM
+        from no arcs at 0.2, against 0.2 / localsearch / 0.3, side by side on the 18 cells of
+        alarm, insurance, hepar2, plants, baudio, jester at k = 2, 5, 8
+        (results/missing-debd-mcar-start-policies.md, missing-bnlearn-mcar-start-policies.md):
+        better in 10 (plants k = 2 by 0.10, jester k = 5 by 0.10), worse in 4 (jester k = 2 by
+        0.06, plants k = 5 by 0.02), equal in 4; within 1 % of the complete rows' network in 14
+        against 13. 0.6 without EM from no arcs: plants k = 8 0.03 worse, baudio k = 5 0.06
+        better than 0.4 (DEBD only).""")
+    em_start_cache_share: float = _knob(0.25, "probability", """The hot-deck start: this share of
+        its seconds scores the fill's families level by level (every single parent, then every
+        pair, ..., a level begun only where it is predicted to end in time), and auto searches
+        the rest, as ``learn`` does with complete data (0: localsearch over single parents, the
+        rest scored on demand). At a fifth of 60 s localsearch's start was the better (plants k
+        = 5 -13.90 a held-out row against auto's -14.02); at 0.4 of the limit, see
+        ``em_start_share``.""")
+    em_empty_share: float = _knob(0.2, "probability", """With a learned start (hot deck): EM is first
         run from no arcs, with localsearch M-steps, in this share of the limit, and its network
         (with its own EM tables) is one more contender at the end's choice by the observed
         cells' BIC; the hot-deck EM runs in the rest, its start keeping its seconds (0: no
@@ -333,7 +343,8 @@ class Policy:
         missing-mar-empty-start.md): held out, better in 8 of 27 cells (insurance k = 2 under
         MAR by 0.115 a row, 1.50 % behind the complete rows' network to 0.64 %; jester k = 5
         by 0.083), worse in 4 (baudio k = 2 by 0.053, hepar2 by at most 0.008), equal in 15;
-        within 1 % in 14 of 18 MCAR cells either way, 7 of 9 MAR cells against 6.""")
+        within 1 % in 14 of 18 MCAR cells either way, 7 of 9 MAR cells against 6. 0.2 with
+        the start at 0.4: ``em_start_share``.""")
     em_m_step_share: float = _knob(0.1, "share", """Each M-step runs for at most this share of
         the limit (the first at most half of what is left, later ones 35 %). 20 % MCAR, 5,000
         rows, 20 s, localsearch M-steps over singles: alarm k = 5 held-out -10.84 a row in 6

@@ -284,14 +284,14 @@ def test_auto_structural_em_climbs_by_localsearch_then_reruns_auto_once():
     ds = twbn.scoring.data.as_dataset(gappy)
     sol, _, info = structural_em(ds, 2, method="auto", time_limit=8, seed=0, solve=solve, max_iterations=4)
     # first EM from no arcs (localsearch M-steps, the policy's em_empty_share), then the
-    # start: localsearch on the hot-deck fill; n = 17, k = 2: auto would not run the exact
-    # DP, so the climb is localsearch's; the last iteration is auto's own, over the last
+    # start: auto on the hot-deck fill; n = 17, k = 2: auto would not run the exact DP, so
+    # the climb is localsearch's; the last iteration is auto's own, over the last
     # completions
     assert info["start"] == "hot-deck"
     scores = info["observed_scores"]  # the best of EM's end, its start and EM from no arcs, by the observed cells' BIC
     assert not scores or info["chosen"] == max(scores, key=scores.get)
-    assert ran == ["localsearch"] * (len(ran) - 1) + ["auto"]
-    assert len(ran) == info["from_no_arcs"]["iterations"] + 1 + len(info["iterations"])
+    empty = info["from_no_arcs"]["iterations"]
+    assert ran == ["localsearch"] * empty + ["auto"] + ["localsearch"] * (len(info["iterations"]) - 1) + ["auto"]
     assert sol.width <= 2
 
 
@@ -334,6 +334,26 @@ def test_structural_em_starts_from_a_given_network():
     assert info["start"] == "empty" and info["iterations"][0]["observed_log_likelihood"] == first[True]
     with pytest.raises(ValueError, match="em_start_share is 0"):
         structural_em(ds, 2, time_limit=5, start="hot-deck", policy=Policy(em_start_share=0))
+
+
+def test_the_hot_deck_start_is_learned_as_the_policy_says():
+    from twbn.em import structural_em
+    from twbn.solvers.registry import run
+
+    # the start's search is the first one run (no EM from no arcs): localsearch over single
+    # parents by default; with em_start_cache_share, auto over every family of up to k
+    # parents of the fill (3 variables: every pair fits at once)
+    _, ds = _gappy_chain(500)
+    for share, method, most in ((0.0, "localsearch", 1), (0.5, "auto", 2)):
+        seen = []
+
+        def solve(problem, m, **kw):
+            seen.append((m, max(len(ps) for sets in problem.cache.parent_sets for ps in sets)))
+            return run(problem, m, **kw)
+
+        policy = twbn.Policy(em_empty_share=0, em_start_cache_share=share)
+        structural_em(ds, 2, method="localsearch", time_limit=3, seed=0, max_iterations=1, solve=solve, policy=policy)
+        assert seen[0] == (method, most)
 
 
 def test_learn_with_missing_cells_refuses_what_it_cannot_do():

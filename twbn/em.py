@@ -34,10 +34,13 @@ Here:
   is spent.
 - **Start.** EM stops at the first network whose own completions favour it (completions
   drawn from a network weaken the arcs it lacks), so where it starts decides much of
-  where it ends. By default the start is localsearch's network, learned in the policy's
-  ``em_start_share`` of the limit, on the data filled by nearest-neighbour hot deck
+  where it ends. By default the start is the network learned in the policy's
+  ``em_start_share`` of the limit on the data filled by nearest-neighbour hot deck
   (``twbn.scoring.hot_deck``), which keeps the dependencies among each row's cells that
-  its donor rows have; its tables are fitted on each family's fully observed rows.
+  its donor rows have: as ``learn`` learns complete data, the fill's families scored level
+  by level in ``em_start_cache_share`` of those seconds and ``auto`` in the rest (0:
+  localsearch over single parents); its tables are fitted on each family's fully observed
+  rows.
   ``start="empty"``: the network without arcs, its tables the observed frequencies; or a
   network of the user's. With the hot-deck start, EM from no arcs runs first in the
   policy's ``em_empty_share`` of the limit (30 %): each start ends better in some cells,
@@ -216,8 +219,9 @@ def structural_em(
         Draws of each row's missing cells per E-step (default: the policy's ``em_copies``).
     max_iterations : int, default 20
     start : {"hot-deck", "empty"} or sequence of parent index tuples, optional
-        The network the first E-step draws from: localsearch's network on the data filled
-        by hot deck, learned in the policy's ``em_start_share`` of the limit (and kept at the end
+        The network the first E-step draws from: the network of the data filled by hot
+        deck, learned in the policy's ``em_start_share`` of the limit (``auto``, or localsearch
+        where ``em_start_cache_share`` is 0; kept at the end
         where its observed score beats EM's network's); the network without arcs (its
         tables the observed frequencies); or the given parents of each variable. A learned
         or given start's tables are fitted on each family's fully observed rows. Default:
@@ -373,12 +377,18 @@ def structural_em(
     if started_from == "hot-deck":
         filled = Dataset(dataset.names, dataset.states, hot_deck(codes, arities, seed=seed))
         start_end = t0 + policy.em_start_share * time_limit
-        first, _ = _problem(filled, 1, score, treewidth, need, depth, 1, start_end, forbidden, required)
-        found = solve(first, "localsearch", time_limit=max(0.05, start_end - time.monotonic()), seed=seed)
+        if policy.em_start_cache_share > 0:  # the fill learned as complete data is: levels scored, then auto
+            start_method = "auto"
+            first, _ = _problem(filled, 1, score, treewidth, need, depth, n - 1 if depth is None else min(depth, n - 1),
+                                t0 + policy.em_start_cache_share * (start_end - t0), forbidden, required)
+        else:
+            start_method = "localsearch"
+            first, _ = _problem(filled, 1, score, treewidth, need, depth, 1, start_end, forbidden, required)
+        found = solve(first, start_method, time_limit=max(0.05, start_end - time.monotonic()), seed=seed)
         parents = [tuple(p) for p in found.parents] if found.parents is not None else need
         # its certificate's order: min-fill on a network of width k may find only wider ones
         start_network = (parents, list(found.elimination_order) if found.parents is not None else list(range(n)))
-        say(f"structural EM starts from localsearch's network on the data filled by hot deck: "
+        say(f"structural EM starts from {start_method}'s network on the data filled by hot deck: "
             f"{sum(len(p) for p in parents)} arcs, {time.monotonic() - t0:.1f} s")
     if started_from == "empty":  # the required arcs only (none: no arcs)
         parents = list(need)
