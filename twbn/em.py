@@ -43,7 +43,7 @@ Here:
   rows.
   ``start="empty"``: the network without arcs, its tables the observed frequencies; or a
   network of the user's. With the hot-deck start, EM from no arcs runs first in the
-  policy's ``em_empty_share`` of the limit (30 %): each start ends better in some cells,
+  policy's ``em_empty_share`` of the limit (20 %): each start ends better in some cells,
   and its network joins the end's choice.
 - **End.** From the hot-deck start, the result is the best of EM's last network, the
   start and EM from no arcs (its own tables) by the observed cells' BIC (or AIC), computed exactly under the bound
