@@ -326,7 +326,7 @@ class Policy:
         (results/missing-debd-mcar-start-policies.md, missing-bnlearn-mcar-start-policies.md):
         better in 10 (plants k = 2 by 0.10, jester k = 5 by 0.10), worse in 4 (jester k = 2 by
         0.06, plants k = 5 by 0.02), equal in 4; within 1 % of the complete rows' network in 14
-        against 13. 0.6 without EM from no arcs: plants k = 8 0.03 worse, baudio k = 5 0.06
+        against 13. 0.6 without EM from no arcs: plants k = 8 0.03 worse, baudio k = 5 0.03
         better than 0.4 (DEBD only).""")
     em_start_cache_share: float = _knob(0.25, "probability", """The hot-deck start: this share of
         its seconds scores the fill's families level by level (every single parent, then every
