@@ -377,13 +377,13 @@ def structural_em(
     if started_from == "hot-deck":
         filled = Dataset(dataset.names, dataset.states, hot_deck(codes, arities, seed=seed))
         start_end = t0 + policy.em_start_share * time_limit
-        if policy.em_start_cache_share > 0:  # the fill learned as complete data is: levels scored, then auto
-            start_method = "auto"
-            first, _ = _problem(filled, 1, score, treewidth, need, depth, n - 1 if depth is None else min(depth, n - 1),
-                                t0 + policy.em_start_cache_share * (start_end - t0), forbidden, required)
-        else:
-            start_method = "localsearch"
-            first, _ = _problem(filled, 1, score, treewidth, need, depth, 1, start_end, forbidden, required)
+        # the fill learned as complete data is (its families scored level by level, then
+        # auto), or localsearch over single parents with the rest scored on demand
+        learned = policy.em_start_cache_share > 0
+        start_method = "auto" if learned else "localsearch"
+        levels = (n - 1 if depth is None else min(depth, n - 1)) if learned else 1
+        cache_end = t0 + policy.em_start_cache_share * (start_end - t0) if learned else start_end
+        first, _ = _problem(filled, 1, score, treewidth, need, depth, levels, cache_end, forbidden, required)
         found = solve(first, start_method, time_limit=max(0.05, start_end - time.monotonic()), seed=seed)
         parents = [tuple(p) for p in found.parents] if found.parents is not None else need
         # its certificate's order: min-fill on a network of width k may find only wider ones
