@@ -18,7 +18,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["extend_codes", "nlogn_table", "family_scores", "added_parent_scores"]
+__all__ = ["extend_codes", "nlogn_table", "family_scores", "added_parent_scores", "available_family_ll"]
 
 
 @njit(cache=True, nogil=True)
@@ -164,3 +164,42 @@ def added_parent_scores(codes, q, data, adds, child, arities, nlogn, ess, q_full
                     b += math.lgamma(a_jk + njk[x]) - lg_a_jk
             bdeu[a] = b
     return ll, bdeu
+
+
+@njit(cache=True, nogil=True)
+def available_family_ll(codes, q, data, parents, child, arities, nlogn):
+    """Log-likelihood of ``child`` given a parent set over its *available cases*: the rows
+    where the child and every parent are observed (a missing cell is coded as the
+    variable's arity, one past its states; ``codes`` are the parents' compressed
+    configurations built over those extended columns). Returns ``(ll, ll0, m)``: the
+    log-likelihood given the parents and without them, both over those m rows (their
+    difference is m times the child's mutual information with its parents there)."""
+    n = codes.shape[0]
+    r = arities[child]
+    col = data[child]
+    nj = np.zeros(q, np.int64)
+    njk = np.zeros(q * r, np.int64)
+    nk = np.zeros(r, np.int64)
+    m = 0
+    for i in range(n):
+        if col[i] >= r:
+            continue
+        ok = True
+        for p in parents:
+            if data[p, i] >= arities[p]:
+                ok = False
+                break
+        if ok:
+            nj[codes[i]] += 1
+            njk[codes[i] * r + col[i]] += 1
+            nk[col[i]] += 1
+            m += 1
+    s = 0.0
+    for j in range(q):
+        s -= nlogn[nj[j]]
+    for x in range(q * r):
+        s += nlogn[njk[x]]
+    s0 = -nlogn[m]
+    for x in range(r):
+        s0 += nlogn[nk[x]]
+    return s, s0, m

@@ -23,7 +23,7 @@ from typing import Iterable
 
 import numpy as np
 
-from twbn.scoring.counting import added_parent_scores, extend_codes, family_scores, nlogn_table
+from twbn.scoring.counting import added_parent_scores, available_family_ll, extend_codes, family_scores, nlogn_table
 from twbn.scoring.data import Dataset
 from twbn.scoring.local_scores import PENALISED_LL_SCORES, SCORES, Scorer, penalty_weight
 
@@ -38,7 +38,7 @@ class FamilyScores:
     Parameters
     ----------
     dataset : Dataset
-        Complete discrete data.
+        Discrete data: complete, or with missing cells (−1) where ``available``.
     score : {"bic", "aic", "bdeu"}, default "bic"
     ess : float, default 1.0
         BDeu's equivalent sample size.
@@ -54,6 +54,17 @@ class FamilyScores:
         EM's expected counts, ``twbn.em``): a family's score is the BIC or AIC of the counts
         averaged over the completions, LL / copies minus the penalty of ``n_rows / copies``
         rows. BDeu is not linear in the counts, and is refused with copies > 1.
+    available : bool, default False
+        Data with missing cells, each family scored on its *available cases* (the rows
+        where it is wholly observed, m of the N): the child's score without parents on its
+        own observed rows scaled to all N, plus the parents' gain in log-likelihood over
+        none on the family's m rows times ``N / m``, less ``(N / m − 1) · e / 2`` (the
+        growth scaling gives a fit's optimism on its own rows, about half its e extra
+        parameters) and the penalty of the e extra parameters over N rows. Under MCAR that
+        estimates the complete data's score without drawing completions from a network
+        (which favour the network that drew them): a start of structural EM (``twbn.em``).
+        A family with no available case gains nothing over none, and pays for its extra
+        parameters.
 
     Attributes
     ----------
@@ -84,7 +95,7 @@ class FamilyScores:
     """
 
     def __init__(self, dataset: Dataset, score: str = "bic", ess: float = 1.0, max_parents: int | None = None,
-                 keep_codes: int | None = None, copies: int = 1):
+                 keep_codes: int | None = None, copies: int = 1, available: bool = False):
         if score not in SCORES:
             raise ValueError(f"families are scored on demand for {', '.join(SCORES)}, not {score!r}")
         if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1 \
@@ -93,16 +104,26 @@ class FamilyScores:
         if copies > 1 and score not in PENALISED_LL_SCORES:
             raise ValueError(f"scores on expected counts (copies > 1) are {', '.join(PENALISED_LL_SCORES)}, "
                              f"not {score!r}")
+        if available and (copies != 1 or score not in PENALISED_LL_SCORES):
+            raise ValueError(f"available-case scores are {', '.join(PENALISED_LL_SCORES)} of one copy of the rows, "
+                             f"not {score!r} with copies={copies!r}")
         if max_parents is not None and (isinstance(max_parents, bool) or not isinstance(max_parents, int)
                                         or max_parents < 0):
             raise ValueError(f"max_parents must be an integer >= 0 or None, got {max_parents!r}")
-        self._scorer = Scorer(dataset, score, ess)  # validates score, ess, rows
+        self.available = bool(available)
+        data = dataset.data
+        if self.available:  # a missing cell becomes the state one past the variable's own
+            arity = np.asarray(dataset.arities, np.int32)[:, None]
+            data = np.ascontiguousarray(np.where(data < 0, arity, data).astype(np.int32))
+            stand_in = Dataset(dataset.names, dataset.states, np.where(dataset.data < 0, 0, dataset.data).astype(np.int32))
+        self._scorer = Scorer(stand_in if self.available else dataset, score, ess)  # validates score, ess, rows
         self.dataset = dataset
         self.score_name = score
         self.ess = self._scorer.ess
         self.max_parents = max_parents
         self.arities = np.asarray(dataset.arities, np.int64)
-        self._data = dataset.data
+        self._data = data
+        self._code_arities = self.arities + 1 if self.available else self.arities
         self._nlogn = nlogn_table(dataset.n_rows)
         self.copies = copies
         # LL over all copies is copies × the LL of the averaged counts: the score is kept
@@ -149,7 +170,7 @@ class FamilyScores:
                 members = sorted(parents)
                 base, last = frozenset(members[:-1]), members[-1]
             prev, q = self._codes_of(base)
-            got = extend_codes(prev, q, self._data[last], int(self.arities[last]))
+            got = extend_codes(prev, q, self._data[last], int(self._code_arities[last]))
         if keep:
             self._codes[parents] = got
             while len(self._codes) > self._keep:
@@ -169,6 +190,10 @@ class FamilyScores:
         if not todo:
             return
         codes, q = self._codes_of(frozenset(base))
+        if self.available:  # no fused kernel: each family from the kept codes of ``base``
+            for u in todo:
+                self.score(v, base + (u,))
+            return
         q_full = float(np.prod(self.arities[list(base)], dtype=np.float64)) if base else 1.0
         ll, bdeu = added_parent_scores(codes, q, self._data, np.asarray(todo, np.int64), v, self.arities,
                                        self._nlogn, self.ess, q_full)
@@ -197,6 +222,26 @@ class FamilyScores:
             raise ValueError(f"a family of {len(ps)} parents is above max_parents = {self.max_parents}")
         codes, q = self._codes_of(frozenset(ps), keep=False)
         q_full = float(np.prod(self.arities[list(ps)], dtype=np.float64)) if ps else 1.0
+        if self.available:
+            ll, ll0, m = available_family_ll(codes, q, self._data, np.asarray(ps, np.int64), v, self.arities,
+                                             self._nlogn)
+            free = (self.arities[v] - 1) * q_full
+            if not ps:
+                # the child's own observed rows, scaled to all
+                value = float(ll) * self.dataset.n_rows / max(m, 1) - self._c * free
+            else:
+                # the parents' gain over none, measured on the family's own rows (the same
+                # rows for both: each on rows of its own would add the noise of the child's
+                # entropy on two samples), scaled to all rows; a fit's gain on its own rows
+                # exceeds what it would gain on new ones by about half its extra parameters,
+                # and scaling grows that excess by the same factor: the growth is taken off
+                extra = free - (self.arities[v] - 1)
+                scale = self.dataset.n_rows / m if m else 0.0
+                value = self.score(v, ()) + scale * float(ll - ll0) - 0.5 * max(scale - 1, 0.0) * extra \
+                    - self._c * extra
+            self._memo[v][ps] = value
+            self.scored += 1
+            return value
         ll, bdeu = family_scores(codes, q, self._data, np.array([v], np.int64), self.arities, self._nlogn,
                                  self.ess, q_full)
         if self.score_name == "bdeu":

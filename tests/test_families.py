@@ -71,6 +71,47 @@ def test_additions_in_one_pass_equal_one_at_a_time(frame, score):
     assert batch.scored == 3
 
 
+@pytest.mark.parametrize("score", ["bic", "aic"])
+def test_available_case_scores_are_each_familys_observed_rows_scaled_to_all(frame, score):
+    from twbn.scoring.data import Dataset
+    from twbn.scoring.local_scores import penalty_weight
+
+    ds = as_dataset(frame)
+    # on complete data the available cases are every row: the scores as usual
+    plain, avail = FamilyScores(ds, score), FamilyScores(ds, score, available=True)
+    for v, ps in [(4, (2, 3)), (3, (0, 1, 2)), (0, ())]:
+        assert avail.score(v, ps) == pytest.approx(plain.score(v, ps), rel=1e-12)
+    holes = np.random.default_rng(5).random(ds.data.shape) < 0.25
+    gappy = Dataset(ds.names, ds.states, np.where(holes, -1, ds.data).astype(np.int32))
+    fs = FamilyScores(gappy, score, available=True)
+    fs.score_additions(3, (1,), [0, 2, 4])
+    n_rows = ds.n_rows
+    def ll(v, ps, rows):  # the textbook score of these rows, its penalty put back
+        free = (ds.arities[v] - 1) * math.prod(ds.arities[p] for p in ps)
+        return textbook_score(ds.data[:, rows], v, ps, ds.arities, score, 1.0) \
+            + penalty_weight(score, int(rows.sum())) * free
+
+    for v, ps in [(3, (0, 1)), (3, (1, 2)), (4, (2, 3)), (3, (0, 1, 2)), (0, ())]:
+        own = ~holes[v]  # the child without parents: its own observed rows, scaled to all
+        alone = ll(v, (), own) * n_rows / own.sum() - penalty_weight(score, n_rows) * (ds.arities[v] - 1)
+        rows = ~holes[[v, *ps]].any(axis=0)  # the parents' gain: on the family's rows
+        m = int(rows.sum())
+        extra = (ds.arities[v] - 1) * (math.prod(ds.arities[p] for p in ps) - 1)
+        want = alone + (ll(v, ps, rows) - ll(v, (), rows)) * n_rows / m - (n_rows / m - 1) * extra / 2 \
+            - penalty_weight(score, n_rows) * extra
+        assert fs.score(v, ps) == pytest.approx(want, rel=1e-10)
+    assert fs.scored == 8  # three in one call with 3 alone, (4, (2, 3)) with 4 alone, (3, (0, 1, 2)), (0, ())
+    # A and B never observed in one row: B given A learns nothing, and costs its parameters
+    apart = ds.data.copy()
+    apart[0, ::2] = -1
+    apart[1, 1::2] = -1
+    fs = FamilyScores(Dataset(ds.names, ds.states, apart), score, available=True)
+    extra = (ds.arities[1] - 1) * (ds.arities[0] - 1) * penalty_weight(score, n_rows)
+    assert fs.score(1, (0,)) == pytest.approx(fs.score(1, ()) - extra, rel=1e-12)
+    with pytest.raises(ValueError, match="available-case scores are"):
+        FamilyScores(gappy, "bdeu", available=True)
+
+
 def test_max_parents_and_bad_families_are_refused(frame):
     fs = FamilyScores(as_dataset(frame), max_parents=2)
     with pytest.raises(ValueError, match="above max_parents"):

@@ -324,7 +324,7 @@ def test_structural_em_starts_from_a_given_network():
         structural_em(ds, 2, time_limit=5, start=[(), (0,)])
     with pytest.raises(ValueError, match="parents of each of the 3 variables"):
         structural_em(ds, 2, time_limit=5, start=[(0,), (), ()])
-    with pytest.raises(ValueError, match="start must be one of hot-deck, empty or the parents"):
+    with pytest.raises(ValueError, match="start must be one of hot-deck, available, empty or the parents"):
         structural_em(ds, 2, time_limit=5, start="chow-liu")
     # the policy's em_start_share: 0 starts from no arcs, and leaves the hot-deck start no time
     from twbn.solvers.policy import Policy
@@ -427,6 +427,36 @@ def test_structural_em_from_no_arcs_is_a_contender_at_the_end():
     assert sol.wall_time >= info["from_no_arcs"]["seconds"]  # the whole call's, both runs
     with pytest.raises(ValueError, match="sum must be below 1"):
         structural_em(ds, 1, time_limit=4, policy=twbn.Policy.from_mapping({"em_empty_share": 0.8}))
+
+
+def test_structural_em_from_the_available_cases_finds_the_chain():
+    from twbn.em import structural_em
+    from twbn.solvers.registry import run
+
+    def keep_the_start(problem, method, *, time_limit, seed, warm_start=None):
+        return warm_start if warm_start is not None else run(problem, method, time_limit=time_limit, seed=seed)
+
+    # the start learned on each family's observed rows, kept by M-steps that keep their
+    # start: the chain's skeleton (the optimum over 3 variables, dp), whichever way its arcs point
+    _, ds = _gappy_chain(2000)
+    sol, problem, info = structural_em(ds, 1, time_limit=4, seed=0, start="available", max_iterations=1,
+                                       solve=keep_the_start)
+    assert info["start"] == "available" and problem.cache.meta["source"] == "structural EM: expected counts"
+    assert {frozenset((u, v)) for v, ps in enumerate(sol.parents) for u in ps} == {frozenset((0, 1)), frozenset((1, 2))}
+    # as a second run beside the hot-deck one: a contender at the end, its run recorded
+    policy = twbn.Policy(em_available_share=0.3, em_empty_share=0)
+    sol, _, info = structural_em(ds, 1, method="localsearch", time_limit=4, seed=0, max_iterations=2,
+                                 solve=keep_the_start, policy=policy)
+    assert info["from_available_cases"]["iterations"] >= 1 and info["from_no_arcs"] is None
+    compared = info["observed_scores"]  # empty where every network is EM's own end
+    assert sum(map(len, sol.parents)) == 2
+    assert info["chosen"] == (max(compared, key=compared.get) if compared else "em")
+    if "EM from available cases" in compared:  # the chain too, reversed: one observed score
+        assert compared["EM from available cases"] == pytest.approx(compared["em"], rel=1e-3)
+    with pytest.raises(ValueError, match="start 'available' has no time"):
+        structural_em(ds, 1, time_limit=4, start="available", policy=twbn.Policy(em_start_share=0))
+    with pytest.raises(ValueError, match="sum must be below 1"):
+        structural_em(ds, 1, time_limit=4, policy=twbn.Policy(em_available_share=0.3, em_empty_share=0.3))
 
 
 @pytest.mark.slow  # two bounds of seconds each

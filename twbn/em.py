@@ -41,12 +41,16 @@ Here:
   by level in ``em_start_cache_share`` of those seconds and ``auto`` in the rest (0:
   localsearch over single parents); its tables are fitted on each family's fully observed
   rows.
+  ``start="available"``: the network learned the same way on the *available cases*
+  (``FamilyScores(available=True)``: each family's log-likelihood on the rows where it is
+  wholly observed, scaled to all rows), which no completion has biased towards a network.
   ``start="empty"``: the network without arcs, its tables the observed frequencies; or a
-  network of the user's. With the hot-deck start, EM from no arcs runs first in the
-  policy's ``em_empty_share`` of the limit (20 %): each start ends better in some cells,
-  and its network joins the end's choice.
+  network of the user's. With the hot-deck start, EM from no arcs and EM from the
+  available cases run first, in the policy's ``em_empty_share`` and
+  ``em_available_share`` of the limit (localsearch M-steps): each start ends better in
+  some cells, and their networks join the end's choice.
 - **End.** From the hot-deck start, the result is the best of EM's last network, the
-  start and EM from no arcs (its own tables) by the observed cells' BIC (or AIC), computed exactly under the bound
+  start and the other runs' networks (their own tables) by the observed cells' BIC (or AIC), computed exactly under the bound
   (``observed_score``; the start's tables by one round of EM, on the first E-step's
   completions): the objective EM
   climbs, which its search may still end below.
@@ -73,7 +77,7 @@ from twbn.scoring.data import DataError, Dataset, missing_summary
 from twbn.scoring.families import FamilyScores
 from twbn.scoring.hot_deck import hot_deck
 from twbn.scoring.likelihood import em_cpts, fit_cpts
-from twbn.scoring.posterior import cheapest_order, row_log_likelihood, sample_missing
+from twbn.scoring.posterior import cheapest_order, order_cost, row_log_likelihood, sample_missing
 
 if TYPE_CHECKING:
     from twbn.solvers.policy import Policy
@@ -81,7 +85,7 @@ if TYPE_CHECKING:
 __all__ = ["STARTS", "structural_em", "network_order", "observed_score"]
 
 #: The starts ``structural_em`` learns itself (``start=``; or a network's parents).
-STARTS = ("hot-deck", "empty")
+STARTS = ("hot-deck", "available", "empty")
 
 
 
@@ -142,13 +146,13 @@ def _required_parents(required, n: int) -> list[tuple[int, ...]]:
 
 def _problem(completed: Dataset, copies: int, score: str, k: int | None, parents, max_parents: int | None,
              depth: int, deadline: float, forbidden: frozenset = frozenset(),
-             required: frozenset = frozenset()) -> tuple[Problem, int]:
+             required: frozenset = frozenset(), available: bool = False) -> tuple[Problem, int]:
     """The M-step's problem: every family of at most ``depth`` parents, the network's and
-    each variable's required parents, scored on the averaged counts; more on demand. A
-    size of two or more parents is started only if, at the rate of the size before, it is
-    predicted to end by ``deadline``. Returns the problem and the size the cache holds
-    whole."""
-    fs = FamilyScores(completed, score, max_parents=max_parents, copies=copies)
+    each variable's required parents, scored on the averaged counts (``available``: on each
+    family's available cases of data with holes); more on demand. A size of two or more
+    parents is started only if, at the rate of the size before, it is predicted to end by
+    ``deadline``. Returns the problem and the size the cache holds whole."""
+    fs = FamilyScores(completed, score, max_parents=max_parents, copies=copies, available=available)
     n = completed.n_variables
     for v, need in enumerate(_required_parents(required, n)):
         fs.score(v, ())
@@ -169,7 +173,8 @@ def _problem(completed: Dataset, copies: int, score: str, k: int | None, parents
         held = size + 1
     cache = ScoreCache.from_mapping(completed.names, [fs.known(v) for v in range(n)],
                                     arities=[len(s) for s in completed.states],
-                                    meta={"source": "structural EM: expected counts"})
+                                    meta={"source": "structural EM: " + ("available cases" if available
+                                                                          else "expected counts")})
     return Problem(cache, k, forbidden, required, scorer=fs), held
 
 
@@ -218,17 +223,18 @@ def structural_em(
     copies : int, optional
         Draws of each row's missing cells per E-step (default: the policy's ``em_copies``).
     max_iterations : int, default 20
-    start : {"hot-deck", "empty"} or sequence of parent index tuples, optional
+    start : {"hot-deck", "available", "empty"} or sequence of parent index tuples, optional
         The network the first E-step draws from: the network of the data filled by hot
-        deck, learned in the policy's ``em_start_share`` of the limit (``auto``, or localsearch
-        where ``em_start_cache_share`` is 0; kept at the end
+        deck, or of the available cases, learned in the policy's ``em_start_share`` of the
+        limit (``auto``, or localsearch where ``em_start_cache_share`` is 0; kept at the end
         where its observed score beats EM's network's); the network without arcs (its
         tables the observed frequencies); or the given parents of each variable. A learned
         or given start's tables are fitted on each family's fully observed rows. Default:
         hot deck, or no arcs where ``em_start_share`` is 0 (the required arcs only, where
-        there are some). With hot deck and the policy's ``em_empty_share`` > 0, EM from no
-        arcs runs first, in that share of the limit, and its network with its EM tables is
-        compared at the end too.
+        there are some). With hot deck and the policy's ``em_empty_share`` or
+        ``em_available_share`` > 0, EM from no arcs and from the available cases run first,
+        in those shares of the limit, and their networks with their EM tables are compared
+        at the end too.
     forbidden, required : iterable of (parent, child) index pairs
         Arcs no network may have, and arcs every network must have: in the start, every
         M-step and the end's choice.
@@ -258,11 +264,13 @@ def structural_em(
         the one before on the same completions, ``observed_log_likelihood`` of the data's
         observed cells under the network the E-step used, ``arcs``, ``seconds``),
         ``stopped`` (why), ``cpts`` (the final tables), ``order``, ``missing`` (the
-        summary line), ``copies``, ``start`` (which: ``"hot-deck"``, ``"empty"``, ``"given"``), ``chosen`` (``"em"``,
-        ``"start"`` where the hot-deck start's observed score was the better, ``"EM from no
-        arcs"`` where that run's network was (the policy's ``em_empty_share``), ``"rival
-        1"``… where one of ``rivals`` was), ``from_no_arcs`` (that run's iterations, why it
-        stopped and its seconds; None without it),
+        summary line), ``copies``, ``start`` (which: ``"hot-deck"``, ``"available"``, ``"empty"``,
+        ``"given"``), ``chosen`` (``"em"``, ``"start"`` where the learned start's observed
+        score was the better, ``"EM from no arcs"`` or ``"EM from available cases"`` where
+        that run's network was (the policy's ``em_empty_share``, ``em_available_share``),
+        ``"rival 1"``… where one of ``rivals`` was), ``from_no_arcs`` and
+        ``from_available_cases`` (that run's iterations, why it stopped and its seconds;
+        None without it),
         ``observed_scores`` (those compared, ``{"em": …, "start": …, "rival 1": …}``;
         empty where EM's network is its start and there is no rival).
 
@@ -347,48 +355,68 @@ def structural_em(
         if start not in STARTS:
             raise ValueError(f"start must be one of {', '.join(STARTS)} or the parents of each variable, "
                              f"got {start!r}")
-        if start == "hot-deck" and policy.em_start_share == 0:
-            raise ValueError("start 'hot-deck' has no time: the policy's em_start_share is 0")
+        if start in ("hot-deck", "available") and policy.em_start_share == 0:
+            raise ValueError(f"start {start!r} has no time: the policy's em_start_share is 0")
         started_from = start
     else:
         parents = as_parents(start, "start")
         started_from = "given"
-    start_network = None  # the hot-deck start, kept as a rival of EM's end
-    from_no_arcs = None  # EM from no arcs (the policy's em_empty_share): network, order, tables
-    empty_record = None
-    if started_from == "hot-deck" and policy.em_empty_share > 0:
-        if policy.em_empty_share + policy.em_start_share >= 1:
-            raise ValueError("the policy's em_empty_share and em_start_share leave EM from hot deck no time: "
-                             "their sum must be below 1")
-        # no arcs and hot deck each end better in some cells (alarm k = 2: no arcs, plants
-        # k = 5: hot deck), and the observed cells' BIC ranked them as held-out did: run both
-        e_sol, _, e_info = structural_em(
-            dataset, treewidth, method="localsearch", time_limit=policy.em_empty_share * time_limit, seed=seed,
-            score=score, max_parents=max_parents, copies=copies, max_iterations=max_iterations, start="empty",
-            forbidden=forbidden, required=required, tolerance=tolerance, ess=ess, solve=solve, policy=policy,
-            log=lambda line: say("from no arcs, " + line))
-        from_no_arcs = ([tuple(p) for p in e_sol.parents], list(e_info["order"]), e_info["cpts"])
-        empty_record = {"iterations": len(e_info["iterations"]), "stopped": e_info["stopped"],
-                        "seconds": round(time.monotonic() - t0, 3)}
-        # the rest is hot deck's EM, its start keeping the seconds it has without the second start
+    start_network = None  # the learned start, kept as a rival of EM's end
+    # EM's other runs (the policy's em_empty_share, em_available_share): name -> network,
+    # order, tables; and what each did
+    pre_runs: dict[str, tuple] = {}
+    pre_records: dict[str, dict] = {}
+    others_share = policy.em_empty_share + policy.em_available_share
+    if started_from == "hot-deck" and others_share > 0:
+        if others_share + policy.em_start_share >= 1:
+            raise ValueError("the policy's em_empty_share, em_available_share and em_start_share leave EM from "
+                             "hot deck no time: their sum must be below 1")
+        # no arcs, available cases and hot deck each end better in some cells (alarm k = 2:
+        # no arcs, plants k = 5: hot deck, insurance k = 5: available cases), and the
+        # observed cells' BIC ranked them as held-out did: run each
+        for name, other, share in (("EM from no arcs", "empty", policy.em_empty_share),
+                                   ("EM from available cases", "available", policy.em_available_share)):
+            if share <= 0:
+                continue
+            began = time.monotonic()
+            e_sol, _, e_info = structural_em(
+                dataset, treewidth, method="localsearch", time_limit=share * time_limit, seed=seed,
+                score=score, max_parents=max_parents, copies=copies, max_iterations=max_iterations, start=other,
+                forbidden=forbidden, required=required, tolerance=tolerance, ess=ess, solve=solve, policy=policy,
+                log=lambda line, name=name: say(name[3:] + ", " + line))
+            pre_runs[name] = ([tuple(p) for p in e_sol.parents], list(e_info["order"]), e_info["cpts"])
+            pre_records[name] = {"iterations": len(e_info["iterations"]), "stopped": e_info["stopped"],
+                                 "seconds": round(time.monotonic() - began, 3)}
+        # the rest is hot deck's EM, its start keeping the seconds it has without the others
+        # (no more than its part of what is left, where they overran)
         start_seconds = policy.em_start_share * time_limit
         t0, time_limit = time.monotonic(), deadline - time.monotonic()
-        policy = dataclasses.replace(policy, em_start_share=min(1.0, start_seconds / max(time_limit, 1e-9)))
-    if started_from == "hot-deck":
-        filled = Dataset(dataset.names, dataset.states, hot_deck(codes, arities, seed=seed))
+        policy = dataclasses.replace(policy, em_start_share=min(policy.em_start_share / (1 - others_share),
+                                                                start_seconds / max(time_limit, 1e-9)))
+    if started_from in ("hot-deck", "available"):
         start_end = t0 + policy.em_start_share * time_limit
-        # the fill learned as complete data is (its families scored level by level, then
-        # auto), or localsearch over single parents with the rest scored on demand
+        # the fill (or the available cases) learned as complete data is (its families
+        # scored level by level, then auto), or localsearch over single parents with the
+        # rest scored on demand
         learned = policy.em_start_cache_share > 0
         start_method = "auto" if learned else "localsearch"
         levels = (n - 1 if depth is None else min(depth, n - 1)) if learned else 1
         cache_end = t0 + policy.em_start_cache_share * (start_end - t0) if learned else start_end
-        first, _ = _problem(filled, 1, score, treewidth, need, depth, levels, cache_end, forbidden, required)
+        if started_from == "hot-deck":
+            source = Dataset(dataset.names, dataset.states, hot_deck(codes, arities, seed=seed))
+        cap = depth
+        if started_from == "available":  # few parents: a rich family's gain on few rows is noisy
+            most = max([policy.em_available_max_parents, *map(len, need)])
+            cap = most if depth is None else min(depth, most)
+            levels = min(levels, cap)
+        first, _ = _problem(source if started_from == "hot-deck" else dataset, 1, score, treewidth, need, cap,
+                            levels, cache_end, forbidden, required, available=started_from == "available")
         found = solve(first, start_method, time_limit=max(0.05, start_end - time.monotonic()), seed=seed)
         parents = [tuple(p) for p in found.parents] if found.parents is not None else need
         # its certificate's order: min-fill on a network of width k may find only wider ones
         start_network = (parents, list(found.elimination_order) if found.parents is not None else list(range(n)))
-        say(f"structural EM starts from {start_method}'s network on the data filled by hot deck: "
+        say(f"structural EM starts from {start_method}'s network on "
+            f"{'the data filled by hot deck' if started_from == 'hot-deck' else 'the available cases'}: "
             f"{sum(len(p) for p in parents)} arcs, {time.monotonic() - t0:.1f} s")
     if started_from == "empty":  # the required arcs only (none: no arcs)
         parents = list(need)
@@ -416,9 +444,9 @@ def structural_em(
 
     # the networks the end compares with EM's own: the learned start, and the caller's
     contenders = ([("start", *start_network)] if start_network is not None else []) \
-        + ([("EM from no arcs", *from_no_arcs[:2])] if from_no_arcs is not None else []) \
+        + [(name, *run[:2]) for name, run in pre_runs.items()] \
         + [(f"rival {i}", r, network_order(r)) for i, r in enumerate(rival_networks, 1)]
-    own_tables = {"EM from no arcs": from_no_arcs[2]} if from_no_arcs is not None else {}
+    own_tables = {name: run[2] for name, run in pre_runs.items()}
     rival_tables: dict = {}
     rng = np.random.default_rng(seed)
     for it in range(1, max_iterations + 1):
@@ -444,7 +472,11 @@ def structural_em(
             rival_tables = {name: own_tables[name] if name in own_tables
                             else fit_cpts(completed_codes, arities, ps, ess, copies=copies)
                             for name, ps, _ in contenders}
-            reserve = 1.5 * (1 + len(contenders)) * ll_seconds
+            # a row's likelihood costs what its elimination touches: a contender of wider
+            # cliques than the start's takes longer than the start's E-step did
+            unit = ll_seconds / max(1.0, order_cost(parents, arities, along))
+            costs = [order_cost(ps, arities, cheapest_order(ps, arities, o)) for _, ps, o in contenders]
+            reserve = 1.5 * unit * (max([order_cost(parents, arities, along), *costs]) + sum(costs))
             deadline -= reserve
             climb_end -= reserve
         e_done = time.monotonic()
@@ -534,7 +566,8 @@ def structural_em(
         sol.stats["m_step_status"] = "optimal"
     info = {"iterations": iterations, "stopped": stopped, "cpts": cpts, "order": order,
             "missing": missing_summary(dataset), "copies": copies, "start": started_from, "chosen": chosen,
-            "from_no_arcs": empty_record,
+            "from_no_arcs": pre_records.get("EM from no arcs"),
+            "from_available_cases": pre_records.get("EM from available cases"),
             "observed_scores": compared,
             "bound_scope": f"the expected-count cache of the last iteration (every family of at most "
                            f"{held} parent{'s' if held != 1 else ''}, the networks' families and those scored on demand), over "

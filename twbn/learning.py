@@ -405,6 +405,7 @@ def _learn_with_missing(dataset, bounds, several, method, *, time_limit, seed, s
                                       "copies": info["copies"], "missing": info["missing"], "start": info["start"],
                                       "chosen": info["chosen"], "observed_scores": info["observed_scores"],
                                       "from_no_arcs": info["from_no_arcs"],
+                                      "from_available_cases": info["from_available_cases"],
                                       "cpts": [np.asarray(c).tolist() for c in info["cpts"]]}
         if info["chosen"] == "rival 1":
             sol.stats["structural_em"]["chosen_network"] = f"the network of treewidth <= {out[-1].treewidth}"
