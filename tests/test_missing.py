@@ -283,15 +283,16 @@ def test_auto_structural_em_climbs_by_localsearch_then_reruns_auto_once():
 
     ds = twbn.scoring.data.as_dataset(gappy)
     sol, _, info = structural_em(ds, 2, method="auto", time_limit=8, seed=0, solve=solve, max_iterations=4)
-    # first EM from no arcs (localsearch M-steps, the policy's em_empty_share), then the
-    # start: auto on the hot-deck fill; n = 17, k = 2: auto would not run the exact DP, so
-    # the climb is localsearch's; the last iteration is auto's own, over the last
-    # completions
-    assert info["start"] == "hot-deck"
-    scores = info["observed_scores"]  # the best of EM's end, its start and EM from no arcs, by the observed cells' BIC
+    # first EM from the available cases (its start auto's, localsearch M-steps: the
+    # policy's em_available_share), then the start: auto on the hot-deck fill; n = 17, k =
+    # 2: auto would not run the exact DP, so the climb is localsearch's; the last iteration
+    # is auto's own, over the last completions
+    assert info["start"] == "hot-deck" and info["from_no_arcs"] is None
+    scores = info["observed_scores"]  # the best of EM's end, its start and the other run's, by the observed cells' BIC
     assert not scores or info["chosen"] == max(scores, key=scores.get)
-    empty = info["from_no_arcs"]["iterations"]
-    assert ran == ["localsearch"] * empty + ["auto"] + ["localsearch"] * (len(info["iterations"]) - 1) + ["auto"]
+    other = info["from_available_cases"]["iterations"]
+    assert ran == ["auto"] + ["localsearch"] * other + ["auto"] + ["localsearch"] * (len(info["iterations"]) - 1) \
+        + ["auto"]
     assert sol.width <= 2
 
 

@@ -46,9 +46,10 @@ Here:
   wholly observed, scaled to all rows), which no completion has biased towards a network.
   ``start="empty"``: the network without arcs, its tables the observed frequencies; or a
   network of the user's. With the hot-deck start, EM from no arcs and EM from the
-  available cases run first, in the policy's ``em_empty_share`` and
-  ``em_available_share`` of the limit (localsearch M-steps): each start ends better in
-  some cells, and their networks join the end's choice.
+  available cases run first where the policy's ``em_empty_share`` and
+  ``em_available_share`` give them time (by default the available cases only, in a fifth
+  of the limit; localsearch M-steps): each start ends better in some cells, and their
+  networks join the end's choice.
 - **End.** From the hot-deck start, the result is the best of EM's last network, the
   start and the other runs' networks (their own tables) by the observed cells' BIC (or AIC), computed exactly under the bound
   (``observed_score``; the start's tables by one round of EM, on the first E-step's
