@@ -396,11 +396,13 @@ def test_structural_em_ends_on_the_best_of_its_network_and_its_rivals():
     compared = info["observed_scores"]
     assert info["chosen"] == max(compared, key=compared.get)
     assert compared["rival 1"] < compared[info["chosen"]] - 100  # no arcs explains the cells far worse
-    # what is returned is the chosen network, its tables scoring what was compared
+    # what is returned is the chosen network, its tables scoring what was compared: the
+    # observed cells' log-likelihood less one a free parameter (the policy's em_end_penalty)
     kept = [tuple(p) for p in sol.parents]
     assert kept == (rivals[int(info["chosen"][-1]) - 1] if info["chosen"] != "em" else kept)
-    got = observed_score(gappy, arities, kept, info["cpts"], network_order(kept))
+    got = observed_score(gappy, arities, kept, info["cpts"], network_order(kept), "aic")
     assert got == pytest.approx(compared[info["chosen"]], rel=1e-9)
+    assert observed_score(gappy, arities, kept, info["cpts"], network_order(kept), penalty=1.0) == got
     with pytest.raises(ValueError, match="rival 1 has the forbidden arc A->B"):
         structural_em(ds, 1, time_limit=5, rivals=[chain], forbidden={(0, 1)})
     with pytest.raises(ValueError, match="start lacks the required arc B->C"):
@@ -569,6 +571,9 @@ def test_observed_score_is_the_enumerated_likelihood_of_the_observed_cells_minus
     free = 1 * 1 + 2 * 2 + 1 * 6  # (r - 1)·q: A, B | A, C | A, B
     want -= np.log(12) / 2 * free
     assert observed_score(codes, arities, parents, cpts, [2, 1, 0], "bic") == pytest.approx(want, rel=1e-12)
+    # a penalty of its own per free parameter: 2.5 here
+    got = observed_score(codes, arities, parents, cpts, [2, 1, 0], penalty=2.5)
+    assert got == pytest.approx(want + (np.log(12) / 2 - 2.5) * free, rel=1e-12)
 
 
 def test_an_object_column_of_bools_reads_as_the_bool_column():

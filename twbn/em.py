@@ -51,10 +51,12 @@ Here:
   of the limit; localsearch M-steps): each start ends better in some cells, and their
   networks join the end's choice.
 - **End.** From the hot-deck start, the result is the best of EM's last network, the
-  start and the other runs' networks (their own tables) by the observed cells' BIC (or AIC), computed exactly under the bound
+  start and the other runs' networks (their own tables) by the observed cells' AIC (the
+  policy's ``em_end_penalty`` a free parameter), computed exactly under the bound
   (``observed_score``; the start's tables by one round of EM, on the first E-step's
-  completions): the objective EM
-  climbs, which its search may still end below.
+  completions): EM climbs the observed cells' likelihood, and its search may end below
+  where another start's did; AIC, the predictive criterion, ranked the networks compared
+  as held-out rows did where BIC did not (insurance k = 8, jester k = 5).
 
 Each iteration's expected scores, change and seconds are recorded. The result is
 certified over the last iteration's problem; its bound, where the method gives one, is a
@@ -98,10 +100,12 @@ def network_order(parents) -> list[int]:
     return list(min_fill_order(moral_graph([tuple(p) for p in parents])))
 
 
-def observed_score(codes: np.ndarray, arities, parents, cpts, order, score: str = "bic") -> float:
+def observed_score(codes: np.ndarray, arities, parents, cpts, order, score: str = "bic", *,
+                   penalty: float | None = None) -> float:
     """The observed cells' log-likelihood under the network and its tables, computed exactly
     (``row_log_likelihood``), minus the ``score``'s penalty of the network's free
-    parameters over the data's rows: the objective structural EM climbs.
+    parameters over the data's rows (the objective structural EM climbs), or ``penalty``
+    per free parameter where given (1: AIC).
 
     Examples
     --------
@@ -117,7 +121,7 @@ def observed_score(codes: np.ndarray, arities, parents, cpts, order, score: str 
     arities = np.asarray(arities, np.int64)
     ll = float(row_log_likelihood(codes, arities, parents, cpts, order).sum())
     free = sum((int(arities[v]) - 1) * int(np.prod([arities[u] for u in ps], dtype=np.int64)) for v, ps in enumerate(parents))
-    return ll - penalty_weight(score, codes.shape[1]) * free
+    return ll - (penalty_weight(score, codes.shape[1]) if penalty is None else penalty) * free
 
 
 def cache_depth(n: int, max_parents: int | None, families: int | None = None) -> int:
@@ -539,20 +543,22 @@ def structural_em(
     if others:
         # EM climbs the observed cells' likelihood from the start, but the climb is a
         # search and may end below it: keep the best of EM's end and its rivals by the
-        # observed cells' own score, exact under the bound (a rival's tables by a round of
-        # EM)
+        # observed cells' log-likelihood, exact under the bound (a rival's tables by a
+        # round of EM), less the policy's em_end_penalty a free parameter (AIC: it ranked
+        # them as held-out rows did where BIC did not)
+        weight = policy.em_end_penalty
         best = compared["em"] = observed_score(codes, arities, parents, cpts, cheapest_order(parents, arities, order),
-                                               score)
+                                               penalty=weight)
         for name, rival, rival_order in others:
             compared[name] = observed_score(codes, arities, rival, rival_tables[name],
-                                            cheapest_order(rival, arities, rival_order), score)
+                                            cheapest_order(rival, arities, rival_order), penalty=weight)
             if compared[name] > best:
                 best, chosen = compared[name], name
                 parents, order, cpts = rival, rival_order, rival_tables[name]
         if chosen != "em":
             sol = make_solution(problem, parents, bound=None, status="feasible", method=sol.method,
                                 order_hint=order)
-        say(f"structural EM: the observed cells' {score} of "
+        say(f"structural EM: the observed cells' log-likelihood less {weight:g} a free parameter, of "
             + ", of ".join(f"{'its end' if name == 'em' else 'its ' + name} {value:,.2f}"
                            for name, value in compared.items())
             + f": keeps {'its end' if chosen == 'em' else 'its ' + chosen}")
