@@ -42,8 +42,9 @@ Here:
   localsearch over single parents); its tables are fitted on each family's fully observed
   rows.
   ``start="available"``: the network learned the same way on the *available cases*
-  (``FamilyScores(available=True)``: each family's log-likelihood on the rows where it is
-  wholly observed, scaled to all rows), which no completion has biased towards a network.
+  (``FamilyScores(available=True)``: each family's gain over no parents measured on the
+  rows where it is wholly observed, scaled to all rows; families of at most the policy's
+  ``em_available_max_parents``), which no completion has biased towards a network.
   ``start="empty"``: the network without arcs, its tables the observed frequencies; or a
   network of the user's. With the hot-deck start, EM from no arcs and EM from the
   available cases run first where the policy's ``em_empty_share`` and
@@ -407,14 +408,14 @@ def structural_em(
         start_method = "auto" if learned else "localsearch"
         levels = (n - 1 if depth is None else min(depth, n - 1)) if learned else 1
         cache_end = t0 + policy.em_start_cache_share * (start_end - t0) if learned else start_end
-        if started_from == "hot-deck":
-            source = Dataset(dataset.names, dataset.states, hot_deck(codes, arities, seed=seed))
+        source = Dataset(dataset.names, dataset.states, hot_deck(codes, arities, seed=seed)) \
+            if started_from == "hot-deck" else dataset
         cap = depth
         if started_from == "available":  # few parents: a rich family's gain on few rows is noisy
             most = max([policy.em_available_max_parents, *map(len, need)])
             cap = most if depth is None else min(depth, most)
             levels = min(levels, cap)
-        first, _ = _problem(source if started_from == "hot-deck" else dataset, 1, score, treewidth, need, cap,
+        first, _ = _problem(source, 1, score, treewidth, need, cap,
                             levels, cache_end, forbidden, required, available=started_from == "available")
         found = solve(first, start_method, time_limit=max(0.05, start_end - time.monotonic()), seed=seed)
         parents = [tuple(p) for p in found.parents] if found.parents is not None else need
@@ -479,9 +480,9 @@ def structural_em(
                             for name, ps, _ in contenders}
             # a row's likelihood costs what its elimination touches: a contender of wider
             # cliques than the start's takes longer than the start's E-step did
-            unit = ll_seconds / max(1.0, order_cost(parents, arities, along))
+            own_cost = order_cost(parents, arities, along)
             costs = [order_cost(ps, arities, cheapest_order(ps, arities, o)) for _, ps, o in contenders]
-            reserve = 1.5 * unit * (max([order_cost(parents, arities, along), *costs]) + sum(costs))
+            reserve = 1.5 * ll_seconds / max(1.0, own_cost) * (max([own_cost, *costs]) + sum(costs))
             deadline -= reserve
             climb_end -= reserve
         e_done = time.monotonic()
