@@ -10,7 +10,7 @@ Data: bnlearn networks (pgmpy's copies) forward-sampled, 5,000 training rows (se
   (``twbn.scoring.missingness``).
 
 Each cell of the grid (network, mechanism, f, k) learns with ``twbn.learn`` (``auto``,
-``--budget`` seconds for the whole call, scoring included, seed 1, one process each, two
+``--budget`` seconds for the whole call, scoring included, seed 1 or each of ``--seeds``, one process each, two
 at a time):
 
 - **complete**: the training rows before removal (the ceiling);
@@ -43,13 +43,14 @@ training split, the first 2,000 of the test split; no generating network, no SHD
 
 Run: ``python -m benchmarks.bench_missing [--networks alarm insurance hepar2] [--data DIR
 --sets plants ...] [--fractions 0.2] [--mechanisms mcar mar] [--cells mcar:0.1 mar:0.2 ...] [--ks 2 5 8] [--budget 60]
-[--methods ...] [--policy NAME:KEY=VALUE,...] [--output missing]``; writes
+[--methods ...] [--policy NAME:KEY=VALUE,...] [--seeds 1 2 3] [--output missing]``; writes
 ``results/OUTPUT.md`` (about 55 minutes with the defaults).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -106,8 +107,10 @@ def one(task: dict) -> list[dict]:
     gappy = pd.read_pickle(task["gappy"])
     holes = gappy.isna().to_numpy()
     method, k, budget = task["method"], task["k"], task["budget"]
+    seed = task.get("seed", 1)
     t0 = time.monotonic()
     row = {key: task[key] for key in ("network", "mechanism", "fraction", "k", "method")}
+    row["seed"] = seed
     try:
         if method == "complete":
             data, fit = train, train
@@ -127,19 +130,19 @@ def one(task: dict) -> list[dict]:
             fit = data
         else:  # hotdeck
             ds = dataset_from_frame(gappy, missing="em")
-            codes = hot_deck(ds.data, ds.arities, seed=1)
+            codes = hot_deck(ds.data, ds.arities, seed=seed)
             data = pd.DataFrame({n: np.asarray(st, dtype=object)[c] for n, st, c in zip(ds.names, ds.states, codes)})
             fit = data
         # started: scoring the data shares the budget, as on the command line (structural
         # EM counts its own scoring in it)
-        sol = twbn.learn(data, treewidth=k, time_limit=budget, seed=1, started=t0,
+        sol = twbn.learn(data, treewidth=k, time_limit=budget, seed=seed, started=t0,
                          policy=twbn.Policy.from_mapping(task.get("policy") or {}))
         row["seconds"] = round(time.monotonic() - t0, 2)
         row["loglik"] = sol.log_likelihood(fit, test.astype(str) if method == "state" else test)
         if truth is not None:
             row["shd"] = shd(sol.parents, truth)
         if method.startswith("em") or method in ("complete", "rows"):
-            filled = sol.impute(gappy, seed=1)[list(gappy.columns)].to_numpy()
+            filled = sol.impute(gappy, seed=seed)[list(gappy.columns)].to_numpy()
             row["imputed"] = float((_text(filled[holes]) == _text(train.to_numpy()[holes])).mean())
         elif method in ("mode", "hotdeck"):
             row["imputed"] = float((_text(data[list(gappy.columns)].to_numpy()[holes]) == _text(train.to_numpy()[holes])).mean())
@@ -149,7 +152,7 @@ def one(task: dict) -> list[dict]:
         for other in task.get("also", []):  # the same network, another removal's cells imputed
             gap2 = pd.read_pickle(other["gappy"])
             holes2 = gap2.isna().to_numpy()
-            filled = sol.impute(gap2, seed=1)[list(gap2.columns)].to_numpy()
+            filled = sol.impute(gap2, seed=seed)[list(gap2.columns)].to_numpy()
             rows.append({**row, "mechanism": other["mechanism"], "fraction": other["fraction"],
                          "imputed": float((_text(filled[holes2]) == _text(train.to_numpy()[holes2])).mean()),
                          "note": "its network learned once for every removal"})
@@ -236,31 +239,44 @@ def pgmpy_row(sol, gappy, test, row: dict) -> dict:
 
 def report(rows: list[dict], budget: float) -> str:
     """The markdown table of every run, and each EM variant against the ceiling and the
-    best baseline of its cell."""
+    best baseline of its cell (means over the seeds, where several ran)."""
+    seeds = sorted({r.get("seed", 1) for r in rows})
+    several = len(seeds) > 1
     lines = ["# Learning with missing cells: structural EM and the ways around it", "", machine(), "",
              f"5,000 training rows (seed 1), 2,000 complete test rows (seed 2; DEBD sets: the first 5,000 and 2,000 "
              f"rows of their training and test splits), `twbn.learn` (auto, "
-             f"{budget:g} s, seed 1) per cell, two processes at a time. log-lik: held-out log-likelihood per "
+             f"{budget:g} s, seed{'s ' + ', '.join(map(str, seeds)) if several else ' ' + str(seeds[0])}: the "
+             "learning's, the hot-deck fill's and the imputation's) per cell, two processes at a time. "
+             "log-lik: held-out log-likelihood per "
              "test row; imputed: share of the removed cells filled with their true value; SHD: structural Hamming "
              "distance to the generating network. Module docstring of benchmarks/bench_missing.py for the "
              "mechanisms and methods.", "",
-             "| network | mechanism | f | k | method | log-lik | imputed | SHD | seconds | note |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| network | mechanism | f | k | method | seed | log-lik | imputed | SHD | seconds | note |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         ll = f"{r['loglik']:.4f}" if "loglik" in r else "—"
         imp = f"{100 * r['imputed']:.1f} %" if "imputed" in r else "—"
         note = "; ".join(x for x in (r.get("note", ""), r.get("error", "")) if x) \
             or (f"{r['iterations']} iterations" if "iterations" in r else "")
-        lines.append(f"| {r['network']} | {r['mechanism']} | {r['fraction']:g} | {r['k']} | {r['method']} | {ll} | "
+        lines.append(f"| {r['network']} | {r['mechanism']} | {r['fraction']:g} | {r['k']} | {r['method']} | "
+                     f"{r.get('seed', 1)} | {ll} | "
                      f"{imp} | {r.get('shd', '—')} | {r.get('seconds', '—')} | {note} |")
-    lines += ["", "Structural EM against the ceiling and the best baseline (held-out log-likelihood a row; "
-              "behind the ceiling as a share of its magnitude):", "",
+    lines += ["", "Structural EM against the ceiling and the best baseline (held-out log-likelihood a row"
+              + (f", the mean over the {len(seeds)} seeds, each method's range of them beside it" if several else "")
+              + "; behind the ceiling as a share of its magnitude):", "",
               "| network | mechanism | f | k | method | complete | em | em behind complete | best baseline | "
               "em ahead of it |",
               "|---|---|---|---|---|---|---|---|---|---|"]
-    cells: dict = {}
+    runs: dict = {}
     for r in rows:
-        cells.setdefault((r["network"], r["mechanism"], r["fraction"], r["k"]), {})[r["method"]] = r.get("loglik")
+        runs.setdefault((r["network"], r["mechanism"], r["fraction"], r["k"]), {}).setdefault(
+            r["method"], []).append(r.get("loglik"))
+    cells = {cell: {m: None if None in v else float(np.mean(v)) for m, v in got.items()} for cell, got in runs.items()}
+
+    def spread(cell, m) -> str:  # the range over the seeds
+        v = runs[cell].get(m) or []
+        return f" ({min(v):.4f} to {max(v):.4f})" if several and None not in v and len(v) > 1 else ""
+
     for (net, mech, f, k), got in cells.items():
         full = got.get("complete")
         others = [(got[m], m) for m in BASELINES if got.get(m) is not None]
@@ -269,8 +285,10 @@ def report(rows: list[dict], budget: float) -> str:
             if not m.startswith("em") or em is None or full is None:
                 continue
             ahead = "—" if best is None else f"{em - best:+.4f} ({which})"
-            lines.append(f"| {net} | {mech} | {f:g} | {k} | {m} | {full:.4f} | {em:.4f} | "
-                         f"{100 * (full - em) / abs(full):.2f} % | {'—' if best is None else f'{best:.4f}'} | {ahead} |")
+            cell = (net, mech, f, k)
+            lines.append(f"| {net} | {mech} | {f:g} | {k} | {m} | {full:.4f}{spread(cell, 'complete')} | "
+                         f"{em:.4f}{spread(cell, m)} | {100 * (full - em) / abs(full):.2f} % | "
+                         f"{'—' if best is None else f'{best:.4f}' + spread(cell, which)} | {ahead} |")
     return "\n".join(lines) + "\n"
 
 
@@ -298,6 +316,9 @@ def main() -> None:
                     help="pgmpy: pgmpy's EM fitting the tables of em's network (needs em)")
     ap.add_argument("--policy", action="append", type=parse_variant, default=[], metavar="NAME:KEY=VALUE,...",
                     help="structural EM also under this named twbn.Policy variant, as method em:NAME (repeatable)")
+    ap.add_argument("--seeds", nargs="+", type=int, default=[1],
+                    help="each cell's methods once a seed (the learning's, the fill's, the imputation's; the "
+                         "removal stays that of seed 3): the report gives the mean and range")
     ap.add_argument("--output", default="missing", help="results/OUTPUT.md and .json (default: missing)")
     args = ap.parse_args()
     if args.sets and not args.data:
@@ -338,8 +359,8 @@ def main() -> None:
         for k in args.ks:
             for at, removal in enumerate(removals):
                 runs = [(m, {}) for m in args.methods if m != "pgmpy" and (m != "complete" or at == 0)]
-                for m, fields in runs + [(f"em:{v}", p) for v, p in args.policy]:
-                    task = {"network": name, **removal, "k": k, "method": m, "policy": fields,
+                for seed, (m, fields) in itertools.product(args.seeds, runs + [(f"em:{v}", p) for v, p in args.policy]):
+                    task = {"network": name, **removal, "k": k, "method": m, "policy": fields, "seed": seed,
                             "pgmpy": "pgmpy" in args.methods, "budget": args.budget,
                             "train": str(work / f"{name}-train.pkl"), "test": str(work / f"{name}-test.pkl"),
                             "folder": folder}
