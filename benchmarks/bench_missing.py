@@ -148,6 +148,7 @@ def one(task: dict) -> list[dict]:
             row["imputed"] = float((_text(data[list(gappy.columns)].to_numpy()[holes]) == _text(train.to_numpy()[holes])).mean())
         if method.startswith("em"):
             row["iterations"] = len(sol.stats["structural_em"]["iterations"])
+            row["chosen"] = sol.stats["structural_em"]["chosen"]  # which network the end kept
         rows = [row]
         for other in task.get("also", []):  # the same network, another removal's cells imputed
             gap2 = pd.read_pickle(other["gappy"])
@@ -257,7 +258,8 @@ def report(rows: list[dict], budget: float) -> str:
         ll = f"{r['loglik']:.4f}" if "loglik" in r else "—"
         imp = f"{100 * r['imputed']:.1f} %" if "imputed" in r else "—"
         note = "; ".join(x for x in (r.get("note", ""), r.get("error", "")) if x) \
-            or (f"{r['iterations']} iterations" if "iterations" in r else "")
+            or (f"{r['iterations']} iterations" if "iterations" in r else "") \
+            + (f", kept {'its own end' if r['chosen'] == 'em' else 'its ' + r['chosen']}" if r.get("chosen") else "")
         lines.append(f"| {r['network']} | {r['mechanism']} | {r['fraction']:g} | {r['k']} | {r['method']} | "
                      f"{r.get('seed', 1)} | {ll} | "
                      f"{imp} | {r.get('shd', '—')} | {r.get('seconds', '—')} | {note} |")

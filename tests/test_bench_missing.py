@@ -1,4 +1,4 @@
-"""The pgmpy baseline of benchmarks/bench_missing.py: pgmpy's tables read back in twbn's layout."""
+"""benchmarks/bench_missing.py: the pgmpy baseline (its tables in twbn's layout) and the report's means over seeds."""
 
 import numpy as np
 import pandas as pd
