@@ -10,8 +10,8 @@ Data: bnlearn networks (pgmpy's copies) forward-sampled, 5,000 training rows (se
   (``twbn.scoring.missingness``).
 
 Each cell of the grid (network, mechanism, f, k) learns with ``twbn.learn`` (``auto``,
-``--budget`` seconds for the whole call, scoring included, seed 1 or each of ``--seeds``, one process each, two
-at a time):
+``--budget`` seconds for the whole call, scoring included, seed 1 or each of ``--seeds``,
+one process each, two at a time):
 
 - **complete**: the training rows before removal (the ceiling);
 - **em**: structural EM on the rows with holes (``missing="em"``);
@@ -257,9 +257,9 @@ def report(rows: list[dict], budget: float) -> str:
     for r in rows:
         ll = f"{r['loglik']:.4f}" if "loglik" in r else "—"
         imp = f"{100 * r['imputed']:.1f} %" if "imputed" in r else "—"
+        kept = f", kept {'its own end' if r['chosen'] == 'em' else 'its ' + r['chosen']}" if r.get("chosen") else ""
         note = "; ".join(x for x in (r.get("note", ""), r.get("error", "")) if x) \
-            or (f"{r['iterations']} iterations" if "iterations" in r else "") \
-            + (f", kept {'its own end' if r['chosen'] == 'em' else 'its ' + r['chosen']}" if r.get("chosen") else "")
+            or ((f"{r['iterations']} iterations" if "iterations" in r else "") + kept)
         lines.append(f"| {r['network']} | {r['mechanism']} | {r['fraction']:g} | {r['k']} | {r['method']} | "
                      f"{r.get('seed', 1)} | {ll} | "
                      f"{imp} | {r.get('shd', '—')} | {r.get('seconds', '—')} | {note} |")

@@ -145,7 +145,7 @@ def test_the_first_climbs_begin_where_option_first_says(n, seed, k):
     # The method itself, not the registry: through ``solve`` the cluster LP's bound follows
     # and, where it ends early, the search resumes for the rest of a 10 s default budget, so
     # "both" (two tries a run) could climb on past the max of the two, as often as the
-    # machine was quick (about one example in 80 failed, and hypothesis shrank it for minutes)
+    # machine was quick (66 of about 2,000 examples failed, and hypothesis shrank it for minutes)
     from twbn.solvers.exact.branching import optimal_forest
 
     cache = random_cache(n, seed, max_size=3, density=0.6)
