@@ -281,7 +281,11 @@ def solve(
                 add_lp_bound(problem, sol, stage.left() if limit is not None else max(0.5, share * budget.elapsed()),
                              policy)
             call_optimal_at_bound(sol)  # (then nothing is left to gain)
-            if (sol.stats.get("lp_bound") or {}).get("complete") and sol.status == "feasible" and spec.warm_start \
+            # at its bound over a cache the search may still grow (families scored from the
+            # data on demand) the network is optimal over that cache only: the search goes on
+            growable = problem.scorer is not None and not covers_every_family(problem)
+            if (sol.stats.get("lp_bound") or {}).get("complete") and spec.warm_start \
+                    and (sol.status == "feasible" or (sol.status == "optimal" and growable)) \
                     and spec.anytime and limit is not None and budget.left() >= policy.resume_min_s \
                     and not budget.stop_requested():
                 problem = _resume(problem, spec, opts, budget, sol, seed=seed, solver=solver, jobs=jobs,
@@ -300,9 +304,10 @@ def solve(
     floor_bound(problem, sol)
     if sol.bound is not None:
         sol.stats["bound_scope"] = bound_scope(problem)
-    if problem.cache.meta.get("families_added") and sol.status == "optimal" and not covers_every_family(problem):
-        # reaching a bound over the cache grown by the network's own families proves nothing
-        # about the families the data may score: not a status a user should read as optimal
+    if (problem.scorer is not None or problem.cache.meta.get("families_added")) and sol.status == "optimal" \
+            and not covers_every_family(problem):
+        # reaching a bound over the cache (grown by the network's own families or not) proves
+        # nothing about the families the data may score: not a status a user should read as optimal
         sol.status = "feasible"
         sol.stats["reaches_its_bound"] = ("the bound over the cache grown by the families the search scored; "
                                           "not a proof over every family the data may score")

@@ -190,6 +190,24 @@ def test_localsearch_from_data_finds_the_pairs_a_one_parent_cache_lacks(frame):
     assert any(len(ps) == 2 for ps in from_data.parents)
 
 
+def test_a_network_at_its_bound_over_a_cache_the_data_can_grow_searches_on():
+    """A cache of single parents, families scored from the data on demand: one climb finds
+    a network of pairs, and the LP over the cache grown by them reaches its score. That is
+    optimal over the grown cache only, not over every family of the data: the search
+    resumes for the time left, and the status says feasible, not optimal."""
+    from twbn.solvers.policy import Policy
+
+    ds = as_dataset(_frame(400, seed=3, n=4))
+    problem = Problem(twbn.score(ds, max_parents=1), 2, scorer=FamilyScores(ds))
+    sol = solve(problem, "localsearch", time_limit=6, seed=0, options=LocalSearchOptions(max_iterations=1),
+                policy=Policy(resume_min_s=1.0))
+    assert any(len(ps) == 2 for ps in sol.parents) and sol.stats["lp_bound"]["complete"]
+    assert sol.bound == pytest.approx(sol.score)  # at the bound over the grown cache
+    resumed = sol.stats["resumed"]
+    assert sol.score == pytest.approx(max(resumed["from"], resumed["score"]))
+    assert sol.status == "feasible" and "not a proof over every family" in sol.stats["reaches_its_bound"]
+
+
 def test_learn_from_data_says_its_search_space_and_checks_against_the_data(frame, tmp_path):
     sol = twbn.learn(frame, treewidth=2, method="localsearch", max_parents=2, time_limit=2, seed=0)
     assert "scored from the data" in sol.stats["search_space"]
