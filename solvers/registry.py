@@ -288,8 +288,10 @@ def solve(
                     and (sol.status == "feasible" or (sol.status == "optimal" and growable)) \
                     and spec.anytime and limit is not None and budget.left() >= policy.resume_min_s \
                     and not budget.stop_requested():
+                sol.status = "feasible"  # until the search has had its time (a better network may widen the bound)
                 problem = _resume(problem, spec, opts, budget, sol, seed=seed, solver=solver, jobs=jobs,
                                   scheduler=scheduler)
+                call_optimal_at_bound(sol)
         # (after a stop too: the bound proved so far costs nothing to keep)
         if beside is not None and sol.status not in ("feasible", "unknown"):
             beside.close()  # optimal or infeasible: no bound is wanted
@@ -309,7 +311,7 @@ def solve(
         # reaching a bound over the cache (grown by the network's own families or not) proves
         # nothing about the families the data may score: not a status a user should read as optimal
         sol.status = "feasible"
-        sol.stats["reaches_its_bound"] = ("the bound over the cache grown by the families the search scored; "
+        sol.stats["reaches_its_bound"] = ("the bound over the cache and the families the search scored into it; "
                                           "not a proof over every family the data may score")
     if sol.parents is None and not sol.stats.get("reason"):
         sol.stats["reason"] = ("no network found within the time limit" if sol.status == "unknown"
