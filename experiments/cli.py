@@ -330,6 +330,9 @@ def _learn_cache(args: argparse.Namespace):
                           ("max_states", DEFAULT_MAX_STATES)):
         if getattr(opts, flag) is None:
             setattr(opts, flag, default)
+    from twbn.learning import scoring_depth
+
+    opts.max_parents = scoring_depth(opts.max_parents, _bounds(args))
     dataset = None
     if opts.score not in LOCAL_STRUCTURE_SCORES:  # read once: scored into the cache, and on demand beyond it
         from twbn.scoring.data import as_dataset

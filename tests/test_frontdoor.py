@@ -242,6 +242,26 @@ def test_learn_cli_scores_data_first_and_keeps_the_cache(tmp_path, capsys):
     assert json.loads(out.read_text())["score"] == pytest.approx(json.loads(out2.read_text())["score"], abs=1e-9)
 
 
+def test_learn_from_data_scores_no_family_wider_than_its_bound(tmp_path, capsys):
+    """A family of p parents has width >= p: at k = 1 the cache learn scores from data is
+    the one `twbn score --max-parents 1` writes, not the default 3 (plants at k = 2 spent
+    93 s of 600 on triples). A sweep with an unbounded bound keeps the default."""
+    from twbn.scoring.jkl import read_jkl
+
+    zoo = str(BUNDLED / "zoo.csv.gz")
+    got, want = tmp_path / "learn.jkl", tmp_path / "score.jkl"
+    assert main(["learn", zoo, "--treewidth", "1", "--time-limit", "5", "--save-cache", str(got),
+                 "-o", str(tmp_path / "r.json"), "-q"]) == 0
+    assert main(["score", zoo, "--max-parents", "1", "-o", str(want), "-q"]) == 0
+    a, b = read_jkl(got), read_jkl(want)
+    assert max(len(ps) for sets in a.parent_sets for ps in sets) == 1
+    assert a.families() == b.families()
+    swept = tmp_path / "swept.jkl"
+    assert main(["learn", zoo, "--treewidth", "1,unbounded", "--time-limit", "5", "--save-cache", str(swept),
+                 "-o", str(tmp_path / "{k}.json"), "-q"]) == 0
+    assert max(len(ps) for sets in read_jkl(swept).parent_sets for ps in sets) == 3
+
+
 def test_learn_cli_refuses_scoring_options_with_a_cache(tmp_path, capsys):
     jkl = tmp_path / "z.jkl"
     assert main(["score", str(BUNDLED / "zoo.csv.gz"), "--max-parents", "1", "-o", str(jkl), "-q"]) == 0

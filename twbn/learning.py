@@ -294,6 +294,21 @@ def scoring_plan(dataset, score: str, max_parents: int, *, ess: float = 1.0, pru
     return False, max(policy.min_engine_s, min(timed, policy.data_cache_share * left))
 
 
+def scoring_depth(max_parents: int | None, bounds: "Sequence[int | None]") -> int:
+    """The most parents a cache scored for learning under ``bounds`` holds: ``max_parents``
+    (default 3), but never more than the largest bound k, since a family of p parents is a
+    clique of p + 1 variables in the moral graph (width >= p).
+
+    >>> scoring_depth(None, [2]), scoring_depth(None, [5]), scoring_depth(4, [1, 2]), scoring_depth(None, [2, None])
+    (2, 3, 2, 3)
+    """
+    depth = DEFAULT_MAX_PARENTS if max_parents is None else max_parents
+    if bounds and None not in bounds:
+        # plants at k = 2 spent 93 of its 600 s scoring triples no network of width 2 can use
+        depth = min(depth, max(bounds))
+    return depth
+
+
 def _check_int(name: str, value, least: int, *, optional: bool = False) -> None:
     """An integer >= ``least`` (a bool is not one), or None where ``optional``."""
     if value is None and optional:
@@ -489,7 +504,8 @@ def learn(
         Scoring parameters (see :func:`score`) when ``data`` is data. ``approximate``
         defaults to ``"auto"``: exhaustive scoring where it fits, an exploration sized to
         ``time_limit`` otherwise, said through ``log``. ``max_parents`` (default: 3 for the
-        cache, k for families scored on demand) caps both.
+        cache, k for families scored on demand) caps both; the cache never scores more
+        parents than the largest bound k, since no network of width k has such a family.
     cache : ScoreCache, optional
         With data: the cache already scored from it (``twbn learn DATA`` scores with its
         own options and progress), used instead of scoring again; families it lacks are
@@ -648,7 +664,7 @@ def learn(
                                        started=started, forbid=forbid, require=require, cache=cache,
                                        warm_start=warm_start, best_so_far=best_so_far, on_result=on_result)
         if cache is None:
-            depth = DEFAULT_MAX_PARENTS if max_parents is None else max_parents
+            depth = scoring_depth(max_parents, bounds)
             how, seconds = scoring_plan(dataset, score, depth, ess=ess, pruning=pruning, approximate=approximate,
                                         time_limit=time_limit, started=started, policy=policy)
             cache = _score(dataset, score, depth, ess=ess, pruning=pruning, approximate=how, time_limit=seconds,
