@@ -308,6 +308,17 @@ class Policy:
         most.""")
     lp_width_rows_each_round_max_k: int = _knob(2, "count0", """Up to this k the width rows are
         separated every round; above, only once no cluster row is violated.""")
+    lp_minor_rows_max_k: int = _knob(2, "count0", """Up to this k the minor rows (M) are separated
+        (every round whose pricing is done): jester k = 2 after 160 s, −504,213 with them and
+        −503,741 without.""")
+    lp_minor_max_n: int = _knob(150, "count", """Minor rows only up to this many variables: the
+        search's contraction step holds an (n, n, n) array (8 GB at n = 1,000); at n = 100 a
+        round's search took 0.3 s.""")
+    lp_minor_rows_per_round: int = _knob(10, "count", """Minor rows added per round, at most.""")
+    lp_minor_restarts: int = _knob(4, "count0", """Searches for minor rows after the first, each from
+        the vertices less one of the first row's.""")
+    lp_minor_s_per_round: float = _knob(1.0, "seconds", """The most seconds a round's search for minor
+        rows takes.""")
     lp_row_idle_rounds: int = _knob(10, "count", """A row whose multiplier has been 0 for this
         many solves leaves the LP: after 18 s the bound was 1,178 tighter at plants k = 2 and 712
         at munin5000 k = 5, with a fifth to a quarter of the rows.""")

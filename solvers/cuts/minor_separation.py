@@ -156,20 +156,26 @@ class _Minor:
         return MinorRow(pairs, tree, rhs, _lhs(pairs, tree, self.t, k) - rhs)
 
 
-def _search(t: np.ndarray, k: int, start: np.ndarray) -> MinorRow | None:
+def _search(t: np.ndarray, k: int, start: np.ndarray, deadline: float | None = None) -> MinorRow | None:
     """One greedy search from the vertex set ``start``: contract while a merge raises the
-    violation, peel, and again until neither changes anything."""
+    violation, peel, and again until neither changes anything, or until ``deadline`` (the
+    branch sets reached then still give a valid row)."""
     verts = np.flatnonzero(start)
     if len(verts) < k + 2:
         return None
     minor = _Minor(t, verts)
+    late = False
     while True:
         while minor.contract_best(k):
-            pass
+            late = deadline is not None and time.monotonic() >= deadline
+            if late:
+                break
         mask, _ = _peel(minor.p, minor.cost, k)
         if mask.all():
             break
         minor.keep(mask)
+        if late:
+            break
     return minor.row(k) if len(minor.parts) >= k + 2 else None
 
 
@@ -185,12 +191,12 @@ def minor_density_rows(t: np.ndarray, k: int, *, restarts: int = MINOR_RESTARTS,
     if t.shape != (n, n) or k < 1:
         raise ValueError("t must be a square matrix and k ≥ 1")
     found: dict[tuple, MinorRow] = {}
-    first = _search(t, k, np.ones(n, dtype=bool))
+    first = _search(t, k, np.ones(n, dtype=bool), deadline)
     starts = []
     if first is not None:
         used = sorted({v for e in first.pairs + first.tree for v in e})
         starts = [np.arange(n) != v for v in used[:restarts]]
-    for row in [first, *(_search(t, k, s) for s in starts if deadline is None or time.monotonic() < deadline)]:
+    for row in [first, *(_search(t, k, s, deadline) for s in starts if deadline is None or time.monotonic() < deadline)]:
         if row is not None and row.violation > MIN_VIOLATION:
             found.setdefault((row.pairs, row.tree), row)
     return sorted(found.values(), key=lambda r: -r.violation)[:max_rows]
