@@ -183,13 +183,15 @@ def main() -> None:
     ap.add_argument("--from-data", metavar="DIR",
                     help="the protocol users run instead: `twbn learn DIR/SET_train.csv.gz --treewidth K "
                          "--time-limit T` per cell (T: --budgets, default 10 60), beside ETL's figures; "
-                         "field-data-T….md (benchmarks/field_data.py)")
+                         "field-data-T….md (benchmarks/field_data.py); with --from-json FILE, the table again from "
+                         "that run's records, without running")
     ap.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.from_data:
         from benchmarks.field_data import from_data
 
-        from_data(args.from_data, args.caches, args.ks, args.budgets or [10.0, 60.0], args.policy or [])
+        records = json.loads(Path(args.from_json).read_text()) if args.from_json else None
+        from_data(args.from_data, args.caches, args.ks, args.budgets or [10.0, 60.0], args.policy or [], records)
         return
     if args.one:
         k = None if args.one[1] == "none" else int(args.one[1])

@@ -311,9 +311,9 @@ class Policy:
     lp_minor_rows_max_k: int = _knob(2, "count0", """Up to this k the minor rows (M) are separated
         (every round whose pricing is done): jester k = 2 after 160 s, −504,213 with them and
         −503,741 without.""")
-    lp_minor_max_n: int = _knob(150, "count", """Minor rows only up to this many variables: the
-        search's contraction step holds an (n, n, n) array (8 GB at n = 1,000); at n = 100 a
-        round's search took 0.3 s.""")
+    lp_minor_max_n: int = _knob(150, "count", """Minor rows are searched in regions of at most this
+        many variables: the search's contraction step holds an (m, m, m) array (8 GB at
+        m = 1,000); at m = 100 a round's search took 0.3 s.""")
     lp_minor_rows_per_round: int = _knob(10, "count", """Minor rows added per round, at most.""")
     lp_minor_restarts: int = _knob(4, "count0", """Searches for minor rows after the first, each from
         the vertices less one of the first row's.""")

@@ -79,7 +79,7 @@ from twbn.formulations.problem import Problem
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 
 __all__ = ["lagrangian_bound", "cluster_lp_bound", "Row", "RowFamily", "LpPoint", "ClusterRows", "WidthRows",
-           "MinorRows", "edge_rules", "rule_row", "DEFAULT_ROWS"]
+           "MinorRows", "edge_rules", "rule_row", "minor_regions", "DEFAULT_ROWS"]
 
 # The LP's knobs (rows and columns per round, when idle rows leave, the set-up cost per
 # family) are the Policy's ``lp_*`` fields, with their measurements (solvers/policy.py).
@@ -166,11 +166,14 @@ class WidthRows:
 
 
 class MinorRows:
-    """The minor rows (M) of a bounded problem with k ≤ ``policy.lp_minor_rows_max_k`` and
-    at most ``policy.lp_minor_max_n`` variables (module docstring): at most ``policy.lp_minor_rows_per_round`` a round, from a search
+    """The minor rows (M) of a bounded problem with k ≤ ``policy.lp_minor_rows_max_k``
+    (module docstring): at most ``policy.lp_minor_rows_per_round`` a round, from a search
     of at most ``policy.lp_minor_s_per_round`` seconds, at every point whose pricing is
-    done. jester k = 2, pairs scored, one core: after 160 s the bound was −504,213 with
-    them and −503,741 without."""
+    done. The search runs on the variables the point gives a moral edge; above
+    ``policy.lp_minor_max_n`` of them, on regions of that many grown around the heaviest
+    variables not yet in one (:func:`minor_regions`), as the round's time allows. jester
+    k = 2, pairs scored, one core: after 160 s the bound was −504,213 with them and
+    −503,741 without."""
 
     name = "minor"
 
@@ -178,20 +181,59 @@ class MinorRows:
         from twbn.solvers.cuts.minor_separation import minor_density_rows
 
         k, table, policy = point.k, point.table, point.policy
-        if k is None or k > policy.lp_minor_rows_max_k or not k + 2 <= table.n <= policy.lp_minor_max_n \
-                or point.priced:
+        if k is None or k > policy.lp_minor_rows_max_k or k + 2 > table.n or point.priced:
             return []
+        deadline = min(point.deadline, time.monotonic() + policy.lp_minor_s_per_round)
         t, rule = edge_rules(table, point.x)
-        found = minor_density_rows(t, k, restarts=policy.lp_minor_restarts, max_rows=policy.lp_minor_rows_per_round,
-                                   deadline=min(point.deadline, time.monotonic() + policy.lp_minor_s_per_round))
+        found = []
+        for region in minor_regions(t, k, policy.lp_minor_max_n):
+            if time.monotonic() >= deadline:
+                break
+            local = minor_density_rows(t[np.ix_(region, region)], k, restarts=policy.lp_minor_restarts,
+                                       max_rows=policy.lp_minor_rows_per_round, deadline=deadline)
+            found += [(r.violation, [(int(region[a]), int(region[b])) for a, b in r.pairs],
+                       [(int(region[a]), int(region[b])) for a, b in r.tree], r.rhs) for r in local]
         rows = []
-        for r in found:
+        for _, pairs, tree, rhs in sorted(found, key=lambda f: -f[0])[:policy.lp_minor_rows_per_round]:
             weights: dict[tuple[int, int], float] = {}
-            for (a, b), c in [*((e, 1.0) for e in r.pairs), *((e, float(k)) for e in r.tree)]:
+            for (a, b), c in [*((e, 1.0) for e in pairs), *((e, float(k)) for e in tree)]:
                 e = (min(a, b), max(a, b))
                 weights[e] = weights.get(e, 0.0) + c
-            rows.append(Row(*rule_row(table, weights, rule), float(r.rhs)))
+            rows.append(Row(*rule_row(table, weights, rule), float(rhs)))
         return rows
+
+
+def minor_regions(t: np.ndarray, k: int, size: int) -> "list[np.ndarray]":
+    """Vertex sets to search for minor rows in: the variables with an edge of weight > 0
+    in ``t``, whole if at most ``size``; else regions of ``size`` each grown from the
+    heaviest variable (by weighted degree) not yet in a region, adding the variable most
+    strongly joined to the region (Prim's order), heaviest regions first. The search's
+    contraction holds an (m, m, m) array for m variables: 8 GB at m = 1,000."""
+    touched = np.flatnonzero((t > 1e-9).any(axis=1))
+    if len(touched) < k + 2:
+        return []
+    if len(touched) <= size:
+        return [touched]
+    degree = t.sum(axis=1)
+    free = np.zeros(len(t), dtype=bool)
+    free[touched] = True
+    regions = []
+    while free.any():
+        seed = int(np.flatnonzero(free)[np.argmax(degree[free])])
+        inside = np.zeros(len(t), dtype=bool)
+        inside[seed] = True
+        join = t[seed].copy()
+        for _ in range(size - 1):
+            join[inside] = -1.0
+            nxt = int(np.argmax(join))
+            if join[nxt] <= 1e-9:
+                break
+            inside[nxt] = True
+            join += t[nxt]
+        free &= ~inside
+        if inside.sum() >= k + 2:
+            regions.append(np.flatnonzero(inside))
+    return regions
 
 
 def edge_rules(table: FamilyTable, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

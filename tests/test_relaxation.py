@@ -305,3 +305,28 @@ def test_minor_rows_tighten_the_bound_at_k2_on_real_data():
     assert s0["complete"] and s1["complete"] and s0["minor_rows"] == 0 < s1["minor_rows"]
     assert with_minor < without - 100
     assert solve(problem, "improve", time_limit=5, seed=1).score <= with_minor + 1e-6
+
+
+def test_minor_rows_are_found_in_regions_of_a_large_point():
+    # two copies of the subdivided K4 above (variables 0-4 and 5-9); with regions of at
+    # most 5 variables each copy is searched on its own and each gives the row by hand
+    from twbn.solvers.relaxation import LpPoint, MinorRows, minor_regions
+
+    chosen = [(2, 3), (4,), (1, 3), (), (0,)]
+    chosen += [tuple(p + 5 for p in ps) for ps in chosen]
+    cache = ScoreCache.from_mapping("ABCDEFGHIJ", [{(): -9.0, ps: -1.0} if ps else {(): -1.0} for ps in chosen])
+    table = FamilyTable.from_cache(cache)
+    x = np.zeros(table.size)
+    x[[table.family(v, ps) for v, ps in enumerate(chosen)]] = 1.0
+    from twbn.solvers.relaxation import edge_rules
+
+    t, _ = edge_rules(table, x)
+    assert sorted(map(list, minor_regions(t, 2, 5))) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+    assert [list(r) for r in minor_regions(t, 2, 10)] == [list(range(10))]
+    rows = MinorRows().separate(LpPoint(table, x, 2, Policy(lp_minor_max_n=5), math.inf, False, []))
+    got = sorted(sorted((int(table.child[f]), table.parents[f], c) for f, c in zip(r.families.tolist(),
+                                                                                 r.coefficients.tolist()))
+                 for r in rows)
+    want = [(0, (2, 3), 2.0), (1, (4,), 1.0), (2, (1, 3), 3.0), (4, (0,), 2.0)]
+    assert got == [want, [(v + 5, tuple(p + 5 for p in ps), c) for v, ps, c in want]]
+    assert all(r.rhs == 7.0 for r in rows)
