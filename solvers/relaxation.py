@@ -274,7 +274,6 @@ def edge_rules(table: FamilyTable, x: np.ndarray) -> tuple[np.ndarray, np.ndarra
 DEFAULT_ROWS: "tuple[RowFamily, ...]" = (ClusterRows(), WidthRows(), MinorRows())
 
 
-
 def _reduced(table: FamilyTable, row_families: list[np.ndarray], lam: np.ndarray,
              row_coefficients: list[np.ndarray | None] | None = None, out: "np.ndarray | None" = None) -> np.ndarray:
     """f_v(W) − Σ_r λ_r·a_r(W → v) for every family (the inner term of L(λ)); a cluster
@@ -509,8 +508,8 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
         default ``rows``).
     rows : sequence of RowFamily, optional
         The row families separated each round, in order (default ``DEFAULT_ROWS``: the
-        cluster rows (3), the width rows (W), then the minor rows (M)); a researcher's own family is valid if
-        each of its rows holds for every network of the cached parent sets.
+        cluster rows (3), the width rows (W), then the minor rows (M)); a researcher's own
+        family is valid if each of its rows holds for every network of the cached parent sets.
     on_bound : callable, optional
         Called with each better bound as it is proved (round by round): a caller that
         cannot wait for the end (the LP in a process beside the method) keeps the last.
