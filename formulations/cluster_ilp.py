@@ -209,29 +209,67 @@ class FamilyTable:
     @functools.cached_property
     def _moral_index(self) -> tuple[np.ndarray, ...]:
         """The arcs (family, parent, child), and the co-parent pairs {a, b} of every family
-        grouped by (child, a, b): their families, group ids, and each group's a and b."""
+        grouped by (child, a, b): their families, group ids, and each group's a, b and child."""
         ptr, par = self.parent_index
         fam = np.repeat(np.arange(self.size), np.diff(ptr))
         co = np.array([(f, a, b) for f, ps in enumerate(self.parents) for a, b in itertools.combinations(ps, 2)],
                       dtype=np.int64).reshape(-1, 3)
         n = self.n
         groups, group_of = np.unique((self.child[co[:, 0]] * n + co[:, 1]) * n + co[:, 2], return_inverse=True)
-        return fam, par, self.child[fam], co[:, 0], group_of, groups // n % n, groups % n
+        return fam, par, self.child[fam], co[:, 0], group_of, groups // n % n, groups % n, groups // (n * n)
 
-    def moral_weights(self, x: np.ndarray) -> np.ndarray:
-        """(n, n) symmetric: for each pair {u, v}, the weight the point x puts on their moral
-        edge for certain — the arcs between them in both directions (at most one is chosen,
-        by (3) for pairs), or the families of one child that hold both, whichever is more.
-        At an integral point it is the moral graph's adjacency matrix. O(n² + entries), no
-        (n, n, n) array: this runs in every separation round of the bounded mode."""
-        fam, par, child, co_f, group_of, co_a, co_b = self._moral_index
+    def moral_rules(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each pair {u, v}, the rule that reads a network's moral edge between them
+        from its families for certain, and the weight the point ``x`` puts on it: the arcs
+        between them in both directions (at most one is chosen, by (3) for pairs), or the
+        families of one child that hold both, whichever weighs more (the arcs on a tie).
+
+        Parameters
+        ----------
+        x : array of the table's size
+            A point over the families.
+
+        Returns
+        -------
+        t : (n, n) array
+            Symmetric, in [0, 1]: the weight of each pair's rule. At an integral point, the
+            moral graph's adjacency matrix.
+        rule : (n, n) int array
+            Symmetric: −1 for the arcs between u and v, w ≥ 0 for the families of child w.
+
+        Examples
+        --------
+        >>> from twbn.scoring.cache import ScoreCache
+        >>> # C's parents {A, B}: the arcs A-C, B-C, and A, B married in child C
+        >>> table = FamilyTable.from_cache(ScoreCache.from_mapping("ABC", [{(): -1.0}, {(): -1.0},
+        ...                                                                 {(): -5.0, (0, 1): -1.0}]))
+        >>> x = np.zeros(table.size); x[[0, 1, table.family(2, (0, 1))]] = 1.0
+        >>> t, rule = table.moral_rules(x)
+        >>> t.tolist(), rule[0].tolist()
+        ([[0.0, 1.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 0.0]], [-1, 2, -1])
+        """
+        fam, par, child, co_f, group_of, co_a, co_b, co_child = self._moral_index
         n = self.n
         arcs = np.zeros((n, n))
         np.add.at(arcs, (par, child), x[fam])
-        per_child = np.bincount(group_of, weights=x[co_f], minlength=len(co_a))
-        co_max = np.zeros((n, n))
-        np.maximum.at(co_max, (co_a, co_b), per_child)
-        return np.clip(np.maximum(arcs + arcs.T, co_max + co_max.T), 0.0, 1.0)
+        arcs = arcs + arcs.T
+        t, rule = arcs.copy(), np.full((n, n), -1, dtype=np.int64)
+        if len(co_a):
+            weight = np.bincount(group_of, weights=x[co_f], minlength=len(co_a))  # per (child, a, b)
+            key = co_a * n + co_b
+            order = np.lexsort((weight, key))  # by pair, the heaviest child last
+            last = order[np.r_[key[order][1:] != key[order][:-1], True]]
+            last = last[weight[last] > arcs[co_a[last], co_b[last]]]
+            a, b = co_a[last], co_b[last]
+            t[a, b] = t[b, a] = weight[last]
+            rule[a, b] = rule[b, a] = co_child[last]
+        return np.clip(t, 0.0, 1.0), rule
+
+    def moral_weights(self, x: np.ndarray) -> np.ndarray:
+        """(n, n) symmetric: the weight the point x puts on each pair's moral edge for
+        certain (``moral_rules``' t). O(n² + entries), no (n, n, n) array: this runs in
+        every separation round of the bounded mode."""
+        return self.moral_rules(x)[0]
 
     def network(self, x: np.ndarray) -> list[ParentSet]:
         """The parent sets chosen by an integral point (the largest value per variable)."""

@@ -59,7 +59,7 @@ network's indicator of e below its moral edge: the arcs between a and b in eithe
 direction (Σ x(W → a), b ∈ W, plus Σ x(W → b), a ∈ W: acyclicity allows at most one), or
 the families of one third child w that hold both (a married pair). A family's coefficient
 is the sum of the coefficients of the edges it covers under their rules; with coefficients
-≥ 0 the row holds for every network of width ≤ k. ``edge_rules`` chooses, for each pair,
+≥ 0 the row holds for every network of width ≤ k. ``FamilyTable.moral_rules`` chooses, for each pair,
 the rule with the most weight at the LP point, and ``MinorRows`` finds violated rows on
 that weighted graph with ``minor_density_rows`` (greedy contraction and peeling).
 """
@@ -79,7 +79,7 @@ from twbn.formulations.problem import Problem
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 
 __all__ = ["lagrangian_bound", "cluster_lp_bound", "Row", "RowFamily", "LpPoint", "ClusterRows", "WidthRows",
-           "MinorRows", "edge_rules", "rule_row", "minor_regions", "DEFAULT_ROWS"]
+           "MinorRows", "rule_row", "minor_regions", "DEFAULT_ROWS"]
 
 # The LP's knobs (rows and columns per round, when idle rows leave, the set-up cost per
 # family) are the Policy's ``lp_*`` fields, with their measurements (solvers/policy.py).
@@ -171,9 +171,25 @@ class MinorRows:
     of at most ``policy.lp_minor_s_per_round`` seconds, at every point whose pricing is
     done. The search runs on the variables the point gives a moral edge; above
     ``policy.lp_minor_max_n`` of them, on regions of that many grown around the heaviest
-    variables not yet in one (:func:`minor_regions`), as the round's time allows. jester
-    k = 2, pairs scored, one core: after 160 s the bound was −504,213 with them and
-    −503,741 without."""
+    variables not yet in one (:func:`minor_regions`), as the round's time allows. At k = 2
+    `learn` from data at 600 s ended with bounds 505–1,407 tighter with them (plants,
+    baudio, jester; results/field-data-600-policies-nominor.md).
+
+    Examples
+    --------
+    A K4 on A, B, C, D with the pair A-B subdivided by E: every width row holds, and the
+    minor row with A-E contracted (tree edge, counted k = 2 times) is violated by 1.
+
+    >>> import math
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> chosen = [(2, 3), (4,), (1, 3), (), (0,)]  # A <- {C, D}, B <- {E}, C <- {B, D}, E <- {A}
+    >>> table = FamilyTable.from_cache(ScoreCache.from_mapping(
+    ...     "ABCDE", [{(): -9.0, ps: -1.0} if ps else {(): -1.0} for ps in chosen]))
+    >>> x = np.zeros(table.size); x[[table.family(v, ps) for v, ps in enumerate(chosen)]] = 1.0
+    >>> [row] = MinorRows().separate(LpPoint(table, x, 2, DEFAULT_POLICY, math.inf, False, []))
+    >>> float(row.coefficients @ x[row.families]), row.rhs
+    (8.0, 7.0)
+    """
 
     name = "minor"
 
@@ -184,7 +200,7 @@ class MinorRows:
         if k is None or k > policy.lp_minor_rows_max_k or k + 2 > table.n or point.priced:
             return []
         deadline = min(point.deadline, time.monotonic() + policy.lp_minor_s_per_round)
-        t, rule = edge_rules(table, point.x)
+        t, rule = table.moral_rules(point.x)
         found = []
         for region in minor_regions(t, k, policy.lp_minor_max_n):
             if time.monotonic() >= deadline:
@@ -204,11 +220,32 @@ class MinorRows:
 
 
 def minor_regions(t: np.ndarray, k: int, size: int) -> "list[np.ndarray]":
-    """Vertex sets to search for minor rows in: the variables with an edge of weight > 0
-    in ``t``, whole if at most ``size``; else regions of ``size`` each grown from the
-    heaviest variable (by weighted degree) not yet in a region, adding the variable most
-    strongly joined to the region (Prim's order), heaviest regions first. The search's
-    contraction holds an (m, m, m) array for m variables: 8 GB at m = 1,000."""
+    """Vertex sets to search for minor rows in. The search's contraction holds an
+    (m, m, m) array for m variables: 8 GB at m = 1,000.
+
+    Parameters
+    ----------
+    t : (n, n) array
+        Symmetric edge weights (``FamilyTable.moral_rules``).
+    k : int
+        The treewidth bound: a region has at least k + 2 variables.
+    size : int
+        The most variables of a region.
+
+    Returns
+    -------
+    list of int arrays
+        The variables with an edge of weight > 0, whole if at most ``size``; else regions
+        of at most ``size``, each grown from the heaviest variable (by weighted degree) not
+        yet in a region by adding the variable most strongly joined to it (Prim's order).
+
+    Examples
+    --------
+    >>> t = np.zeros((7, 7)); t[0, 1] = t[1, 2] = t[2, 0] = t[4, 5] = t[5, 6] = 1.0; t[4, 6] = 0.5
+    >>> t = t + t.T
+    >>> [r.tolist() for r in minor_regions(t, 1, 6)], [r.tolist() for r in minor_regions(t, 1, 3)]
+    ([[0, 1, 2, 4, 5, 6]], [[0, 1, 2], [4, 5, 6]])
+    """
     touched = np.flatnonzero((t > 1e-9).any(axis=1))
     if len(touched) < k + 2:
         return []
@@ -234,40 +271,6 @@ def minor_regions(t: np.ndarray, k: int, size: int) -> "list[np.ndarray]":
         if inside.sum() >= k + 2:
             regions.append(np.flatnonzero(inside))
     return regions
-
-
-def edge_rules(table: FamilyTable, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each pair {a, b}, the rule that reads a network's moral edge between them from
-    its families (module docstring, minor rows), and its weight at the point ``x``.
-
-    Returns
-    -------
-    t : (n, n) array
-        Symmetric: the weight of each pair's rule at ``x``, in [0, 1].
-    rule : (n, n) int array
-        Symmetric: −1 for the arcs between a and b (either direction), w ≥ 0 for the
-        families of child w that hold both; the rule of more weight, arcs on a tie.
-    """
-    fam, par, child, co_f, group_of, co_a, co_b = table._moral_index
-    n = table.n
-    arcs = np.zeros((n, n))
-    np.add.at(arcs, (par, child), x[fam])
-    arcs = arcs + arcs.T
-    rule = np.full((n, n), -1, dtype=np.int64)
-    t = arcs.copy()
-    if len(co_a):
-        weight = np.bincount(group_of, weights=x[co_f], minlength=len(co_a))  # per (child, a, b)
-        key = co_a * n + co_b
-        order = np.lexsort((weight, key))  # by pair, heaviest child last
-        last = order[np.r_[key[order][1:] != key[order][:-1], True]]
-        of_group = np.empty(len(co_a), dtype=np.int64)
-        of_group[group_of] = table.child[co_f]
-        a, b, w = co_a[last], co_b[last], of_group[last]
-        better = weight[last] > arcs[a, b]
-        a, b, w, wt = a[better], b[better], w[better], weight[last][better]
-        t[a, b] = t[b, a] = wt
-        rule[a, b] = rule[b, a] = w
-    return np.clip(t, 0.0, 1.0), rule
 
 
 #: The row families of the LP, in the order they are separated each round.
@@ -323,51 +326,64 @@ def width_rhs(m: int, k: int) -> float:
     return float(k * m - k * (k + 1) // 2)
 
 
-def width_row(table: FamilyTable, assignment: dict[int, list[tuple[int, int]]]) -> tuple[np.ndarray, np.ndarray]:
-    """The families of a width row (W) and their coefficients: family W → w counts the pairs
-    {a, b} assigned to w that lie inside {w} ∪ W (module docstring)."""
-    fams, coefs = [], []
-    for w, pairs in sorted(assignment.items()):
-        lo, hi = int(table.start[w]), int(table.start[w + 1])
-        inside = table.member_rows(np.arange(lo, hi))
-        inside[:, w] = True  # the child is in its own family
-        a = np.array([p[0] for p in pairs], dtype=np.int64)
-        b = np.array([p[1] for p in pairs], dtype=np.int64)
-        count = (inside[:, a] & inside[:, b]).sum(axis=1)
-        hit = np.flatnonzero(count)
-        fams.append(lo + hit)
-        coefs.append(count[hit].astype(float))
-    if not fams:
-        return np.zeros(0, dtype=np.int64), np.zeros(0)
-    return np.concatenate(fams), np.concatenate(coefs)
-
-
-def rule_row(table: FamilyTable, weights: "dict[tuple[int, int], float]",
-             rule: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The families and coefficients of Σ_e c_e·(e's rule) for pairs e = (a, b), a < b,
-    with weights c_e > 0 (``weights``), each read by its ``rule`` (:func:`edge_rules`): a
-    family's coefficient is the sum of c_e over the pairs it covers, sorted by family."""
-    by_child: dict[int, list[tuple[int, int, float]]] = {}  # child: (a, b or −1, c)
-    for (a, b), c in weights.items():
-        w = int(rule[a, b])
-        if w < 0:  # an arc either way: a's families holding b, b's holding a
-            by_child.setdefault(a, []).append((b, -1, c))
-            by_child.setdefault(b, []).append((a, -1, c))
-        else:
-            by_child.setdefault(w, []).append((a, b, c))
+def _child_pairs_row(table: FamilyTable, by_child: "dict[int, list[tuple[int, int, float]]]") -> tuple[np.ndarray, np.ndarray]:
+    """Families and coefficients (sorted by family) of a row that gives each child w's
+    pairs (a, b, c): a family W → w counts c for each of its pairs inside {w} ∪ W."""
     fams, coefs = [], []
     for w, items in sorted(by_child.items()):
         lo, hi = int(table.start[w]), int(table.start[w + 1])
         inside = table.member_rows(np.arange(lo, hi))
-        count = np.zeros(hi - lo)
-        for a, b, c in items:
-            count += c * (inside[:, a] if b < 0 else inside[:, a] & inside[:, b])
+        inside[:, w] = True  # the child is in its own family
+        a, b, c = (np.array(col) for col in zip(*items))
+        count = (inside[:, a] & inside[:, b]).astype(float) @ c.astype(float)
         hit = np.flatnonzero(count)
         fams.append(lo + hit)
         coefs.append(count[hit])
     if not fams:
         return np.zeros(0, dtype=np.int64), np.zeros(0)
     return np.concatenate(fams), np.concatenate(coefs)
+
+
+def width_row(table: FamilyTable, assignment: dict[int, list[tuple[int, int]]]) -> tuple[np.ndarray, np.ndarray]:
+    """The families of a width row (W) and their coefficients: family W → w counts the pairs
+    {a, b} assigned to w that lie inside {w} ∪ W (module docstring)."""
+    return _child_pairs_row(table, {w: [(a, b, 1.0) for a, b in pairs] for w, pairs in assignment.items() if pairs})
+
+
+def rule_row(table: FamilyTable, weights: "dict[tuple[int, int], float]",
+             rule: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The row Σ_e c_e·(e's rule) ≤ rhs over families, for the minor rows (module docstring).
+
+    Parameters
+    ----------
+    table : FamilyTable
+    weights : dict
+        c_e > 0 for each pair e = (a, b), a < b.
+    rule : (n, n) int array
+        Each pair's rule (``FamilyTable.moral_rules``): −1 for the arcs between a and b
+        (a's families holding b, b's holding a), w ≥ 0 for child w's families holding both.
+
+    Returns
+    -------
+    families, coefficients : arrays
+        Sorted by family; a family's coefficient is the sum of c_e over the pairs it covers.
+
+    Examples
+    --------
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> table = FamilyTable.from_cache(ScoreCache.from_mapping("ABC", [{(): -1.0}, {(): -1.0, (0,): -2.0},
+    ...                                                                 {(): -5.0, (0, 1): -1.0}]))
+    >>> rule = np.full((3, 3), -1); rule[0, 1] = rule[1, 0] = 2  # A-B read as married in C
+    >>> fams, coefs = rule_row(table, {(0, 1): 1.0, (1, 2): 2.0}, rule)
+    >>> [(int(table.child[f]), table.parents[f], c) for f, c in zip(fams.tolist(), coefs.tolist())]
+    [(2, (0, 1), 3.0)]
+    """
+    by_child: dict[int, list[tuple[int, int, float]]] = {}
+    for (a, b), c in weights.items():
+        w = int(rule[a, b])
+        for child in ((a, b) if w < 0 else (w,)):  # an arc either way, or a married pair
+            by_child.setdefault(child, []).append((a, b, c))
+    return _child_pairs_row(table, by_child)
 
 
 def separate_width_rows(table: FamilyTable, x: np.ndarray, k: int, max_rows: int = 20,

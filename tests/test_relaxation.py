@@ -318,9 +318,7 @@ def test_minor_rows_are_found_in_regions_of_a_large_point():
     table = FamilyTable.from_cache(cache)
     x = np.zeros(table.size)
     x[[table.family(v, ps) for v, ps in enumerate(chosen)]] = 1.0
-    from twbn.solvers.relaxation import edge_rules
-
-    t, _ = edge_rules(table, x)
+    t, _ = table.moral_rules(x)
     assert sorted(map(list, minor_regions(t, 2, 5))) == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
     assert [list(r) for r in minor_regions(t, 2, 10)] == [list(range(10))]
     rows = MinorRows().separate(LpPoint(table, x, 2, Policy(lp_minor_max_n=5), math.inf, False, []))

@@ -295,10 +295,24 @@ def scoring_plan(dataset, score: str, max_parents: int, *, ess: float = 1.0, pru
 
 
 def scoring_depth(max_parents: int | None, bounds: "Sequence[int | None]") -> int:
-    """The most parents a cache scored for learning under ``bounds`` holds: ``max_parents``
-    (default 3), but never more than the largest bound k, since a family of p parents is a
-    clique of p + 1 variables in the moral graph (width >= p).
+    """The most parents a cache scored for learning under ``bounds`` holds.
 
+    Parameters
+    ----------
+    max_parents : int or None
+        The user's cap (None: 3).
+    bounds : sequence of int or None
+        The treewidth bounds learned (None: unbounded).
+
+    Returns
+    -------
+    int
+        ``max_parents``, but never more than the largest bound k where every bound is
+        finite: a family of p parents is a clique of p + 1 variables in the moral graph
+        (width >= p).
+
+    Examples
+    --------
     >>> scoring_depth(None, [2]), scoring_depth(None, [5]), scoring_depth(4, [1, 2]), scoring_depth(None, [2, None])
     (2, 3, 2, 3)
     """
