@@ -179,7 +179,9 @@ class Policy:
         ``cuts_max_n`` starts improve from localsearch's network (its ``warm_start_share``)
         rather than from k-MAX's (up to ``localsearch_max_n``): from the anchor caches at n = 69-100,
         60 s, one core, ahead at k = 2 by 708-2,403 and at k = 5 and 8 by 2,454-9,520
-        (benchmarks/results/field-budgets-60-policies-kmaxstart.md).""")
+        (benchmarks/results/field-budgets-60-policies-kmaxstart.md); from data at k = 2, 600 s,
+        ahead at plants by 3,064 and jester by 360, behind at baudio by 766, where k-MAX's
+        network is the better start (notebook/results/field-data-600-policies-kmaxstart.md).""")
     localsearch_max_n: int = _knob(100, "count", """Largest n at which auto runs localsearch (as
         improve's start, or alone from data); k-MAX's start above. From the anchor caches, 60 s,
         one core: ahead of the k-MAX start in all 9 cells at n = 69-100 (by 708-9,520), behind it
@@ -250,7 +252,9 @@ class Policy:
         min-degree above (min-fill's loop takes seconds at n = 1,041).""")
     stall_pieces: int = _knob(24, "count", """Pieces in a row at the largest piece time limit (or
         k-tree pieces once k-trees took over) without a gain after which the search has stalled
-        (two redraws of H gave nothing): improve restarts from another start network.""")
+        (two redraws of H gave nothing): improve restarts from another start network. At 12,
+        from data at k = 2, 600 s: the same at plants, 34 and 8 behind at baudio and jester
+        (notebook/results/field-data-600-policies-stall12.md).""")
     ktree_stuck_pieces: int = _knob(6, "count", """k-tree pieces in a row without a gain that end
         a k-tree: at plants (k = 8, 60 s, two seeds) 6 ended about 1,400 ahead of 12, at k = 5
         level with it.""")
