@@ -731,8 +731,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from twbn.scoring.likelihood import held_out_log_likelihood
 
     _, names, parents = _read_network(args.result)
+    from twbn.scoring.likelihood import unseen_states
+
     train, test = read_csv(data_arg(args.train)), read_csv(data_arg(args.test))
-    total, rows = held_out_log_likelihood(train, test, names, parents, ess=args.ess)
+    total, rows = held_out_log_likelihood(train, test, names, parents, ess=args.ess,
+                                          allow_unseen=args.allow_unseen)
+    unseen = unseen_states(train, test, names)
+    if unseen:
+        print(f"note: test values never seen in training, each given the smoothing's pseudo-count alone: "
+              f"{', '.join(unseen)}", file=sys.stderr)
     print(f"held-out log-likelihood: {total / rows:.6f} per sample ({total:.4f} over {rows} test rows; "
           f"CPTs from {train.n_rows} training rows, ess {args.ess:g})")
     return 0
@@ -1045,6 +1052,9 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--test", required=True, metavar="TEST.csv", help="data the log-likelihood is measured on")
     ev.add_argument("--ess", type=_positive_float, default=1.0,
                     help="Dirichlet smoothing: BDeu-style pseudo-counts ess/(q*r) per cell (default 1.0)")
+    ev.add_argument("--allow-unseen", action="store_true",
+                    help="score a test value the training data never shows with the smoothing's pseudo-count alone "
+                         "(default: refuse it, naming it)")
     ev.set_defaults(func=cmd_evaluate)
 
     xp = sub.add_parser("export", help="write a learned network as BIF (CPTs fitted on data), time exact inference")
@@ -1121,6 +1131,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(args: argparse.Namespace) -> int:
+    import warnings
+
+    from twbn.scoring.errors import TwbnWarning
+
+    def one_line(message, category, *_args, **_kwargs) -> None:
+        if issubclass(category, TwbnWarning):  # data that reads, but likely not as meant: one line, said once
+            print(f"twbn: warning: {message}", file=sys.stderr)
+        else:
+            shown(message, category, *_args, **_kwargs)
+
+    shown, warnings.showwarning = warnings.showwarning, one_line
     try:
         return args.func(args)
     except UserError as exc:
@@ -1140,6 +1161,8 @@ def _main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("twbn: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        warnings.showwarning = shown
 
 
 if __name__ == "__main__":

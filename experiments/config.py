@@ -205,7 +205,11 @@ def load_config(path: str | Path) -> Config:
                               f"(export {unset[0]}=DIR, the folder holding it)")
         p = (path.parent / os.path.expandvars(spelled)).resolve()
         if not p.exists():
-            raise ConfigError(f"{path}: data file {p} does not exist")
+            from twbn.scoring.datasets import BUNDLED
+
+            raise ConfigError(f"{path}: data file {p} does not exist (a path is relative to the config's folder"
+                              + (f"; {d['name']!r} is a bundled set: without a path, twbn reads its own copy)"
+                                 if d["name"] in BUNDLED else ")"))
         data[str(d["name"])] = p
     score = get("score", "bic", str)
     if score not in (*SCORES, *LOCAL_STRUCTURE_SCORES):

@@ -29,6 +29,7 @@ from twbn.scoring.inference import MAX_TABLE_ENTRIES
 from twbn.experiments.stats import sign_test, w_score
 from twbn.experiments.store import Store
 from twbn.scoring.jkl import atomic_write_text
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["classification_lines", "missing_lines", "references", "wins_table", "save_png", "candidate_lines",
            "pruning_lines", "write_report", "write_staged"]
@@ -364,7 +365,7 @@ def _write_report(store_path: Path, out: Path) -> list[Path]:
     finally:
         store.close()
     if not cells:
-        raise ValueError(f"{store_path} holds no cells")
+        raise ParameterError(f"{store_path} holds no cells")
     refs = references(cells)
     # the best proved bound of each instance: every cell's bound holds for all networks of
     # its (data, fold, seed, k), so the smallest is the tightest known

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from twbn.scoring.inference import MAX_TABLE_ENTRIES
 from twbn.scoring.jkl import atomic_write_text
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["write", "load", "tables", "gap_table", "inference_lines", "plots", "main", "PAPER_GAPS"]
 
@@ -104,7 +105,7 @@ def _load_store(path: Path) -> list[dict]:
     try:
         return _read_store(path)
     except sqlite3.Error as exc:
-        raise ValueError(f"{path}: not an experiment store ({exc})") from None
+        raise ParameterError(f"{path}: not an experiment store ({exc})") from None
 
 
 def _read_store(path: Path) -> list[dict]:
@@ -341,7 +342,7 @@ def write(stores: list[Path], out: Path) -> list[Path]:
             raise FileNotFoundError(f"no store {path}")
     cells = load(stores)
     if not cells:
-        raise ValueError("the stores hold no cells")
+        raise ParameterError("the stores hold no cells")
     out.mkdir(parents=True, exist_ok=True)
     pngs = plots(cells, out)
     counts = defaultdict(int)

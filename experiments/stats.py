@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["w_score", "sign_test", "structural_hamming_distance"]
 
@@ -13,7 +14,7 @@ def w_score(reference: float, score: float) -> float:
     says both are negative, which would make worse scores negative; its tables are
     non-negative, so |G| is what it means.)"""
     if reference == 0:
-        raise ValueError("the reference score must be non-zero")
+        raise ParameterError("the reference score must be non-zero")
     return (reference - score) / abs(reference)
 
 

@@ -70,7 +70,7 @@ from numba import njit
 from twbn.formulations.graphs import Adjacency, fill_in, fits_in_graph, moral_graph, perfect_elimination_order
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.scoring.cache import ParentSet, ScoreCache
-from twbn.scoring.errors import TwbnError
+from twbn.scoring.errors import ParameterError, TwbnError
 
 __all__ = ["FamilyTable", "cycle_clusters", "restrict_to_graph", "ClusterIlp", "BuildTimeout",
            "build_cluster_ilp", "start_values", "triangulation_arcs"]
@@ -299,14 +299,14 @@ def restrict_to_graph(problem: Problem, adj: Adjacency) -> tuple[Problem, list[i
     keeps no family."""
     n = problem.n
     if sorted(adj) != list(range(n)):
-        raise ValueError("the graph must have the problem's variables 0..n-1 as vertices")
+        raise ParameterError("the graph must have the problem's variables 0..n-1 as vertices")
     peo = perfect_elimination_order(adj)
     if peo is None:
-        raise ValueError("the graph to learn within is not chordal")
+        raise ParameterError("the graph to learn within is not chordal")
     pos = {v: i for i, v in enumerate(peo)}
     width = max((sum(1 for u in adj[v] if pos[u] > pos[v]) for v in range(n)), default=0)
     if problem.treewidth is not None and width > problem.treewidth:
-        raise ValueError(f"the graph has treewidth {width} > {problem.treewidth}")
+        raise ParameterError(f"the graph has treewidth {width} > {problem.treewidth}")
     cand = problem.candidates
     families = []
     for v in range(n):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from typing import Iterable, Sequence
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["structural_hamming_distance", "moral_graph", "is_acyclic", "fits_in_graph", "copy_adjacency", "elimination_width", "fill_in",
            "random_greedy_order", "min_fill_order", "min_degree_order", "perfect_elimination_order",
@@ -77,7 +78,7 @@ def elimination_width(adj: Adjacency, order: Sequence[int]) -> int:
     O(n·Δ²) with Δ the largest degree met. Raises ValueError if ``order`` is not a
     permutation of the vertices."""
     if sorted(order) != sorted(adj):
-        raise ValueError("the elimination order is not a permutation of the vertices")
+        raise ParameterError("the elimination order is not a permutation of the vertices")
     g = copy_adjacency(adj)
     width = 0
     for v in order:
@@ -328,15 +329,15 @@ def k_tree_from_construction(k: int, first_clique: Sequence[int], attachments: S
     """Build a k-tree: a (k+1)-clique, then each new vertex joined to an existing k-clique.
     ``attachments`` is a list of (new vertex, k-clique it attaches to)."""
     if len(first_clique) != k + 1:
-        raise ValueError(f"a k-tree starts from a (k+1)-clique; got {len(first_clique)} vertices for k = {k}")
+        raise ParameterError(f"a k-tree starts from a (k+1)-clique; got {len(first_clique)} vertices for k = {k}")
     adj: Adjacency = {v: set(first_clique) - {v} for v in first_clique}
     cliques = {frozenset(c) for c in itertools.combinations(first_clique, k)}
     for v, clique in attachments:
         c = frozenset(clique)
         if v in adj:
-            raise ValueError(f"vertex {v} is added twice")
+            raise ParameterError(f"vertex {v} is added twice")
         if c not in cliques:
-            raise ValueError(f"{sorted(c)} is not a k-clique of the k-tree built so far")
+            raise ParameterError(f"{sorted(c)} is not a k-clique of the k-tree built so far")
         adj[v] = set(c)
         for a in c:
             adj[a].add(v)
@@ -374,7 +375,7 @@ def fill_to_k_tree(adj: Adjacency, order: Sequence[int], k: int, rng=None) -> Ad
 
     Raises
     ------
-    ValueError
+    ParameterError
         If ``order`` is not a perfect elimination order of ``adj`` of width ≤ k.
 
     Examples
@@ -386,18 +387,18 @@ def fill_to_k_tree(adj: Adjacency, order: Sequence[int], k: int, rng=None) -> Ad
     """
     pos = {v: i for i, v in enumerate(order)}
     if len(pos) != len(adj) or set(pos) != set(adj):
-        raise ValueError("the order must hold every vertex of the graph once")
+        raise ParameterError("the order must hold every vertex of the graph once")
     out = copy_adjacency(adj)
     later: dict[int, set[int]] = {}
     for i in range(len(order) - 1, -1, -1):
         v = order[i]
         mine = {u for u in adj[v] if pos[u] > i}
         if len(mine) > k:
-            raise ValueError(f"the order has width above {k}")
+            raise ParameterError(f"the order has width above {k}")
         if i < len(order) - 1:
             p = min(mine, key=pos.__getitem__) if mine else order[i + 1]
             if not mine <= {p} | later[p]:
-                raise ValueError("the order is not a perfect elimination order of the graph")
+                raise ParameterError("the order is not a perfect elimination order of the graph")
             # p's clique has k + 1 vertices unless p is one of the last k + 1, which are a clique
             clique = {p} | later[p] if pos[p] < len(order) - k - 1 else set(order[max(i + 1, len(order) - k - 1):])
             pool = sorted(clique - mine, key=pos.__getitem__)
@@ -433,7 +434,7 @@ def k_cliques(adj: Adjacency, k: int) -> list[frozenset[int]]:
     maximal cliques of a perfect elimination order. O(n·C(k+1, k))."""
     order = perfect_elimination_order(adj)
     if order is None:
-        raise ValueError("the graph is not chordal")
+        raise ParameterError("the graph is not chordal")
     pos = {v: i for i, v in enumerate(order)}
     out: set[frozenset[int]] = set()
     for v in order:

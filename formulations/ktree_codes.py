@@ -33,6 +33,7 @@ import random
 from typing import Sequence
 
 from twbn.formulations.graphs import Adjacency
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["n_k_trees", "decode_k_tree", "random_k_tree"]
 
@@ -47,14 +48,14 @@ def n_k_trees(n: int, k: int) -> int:
 def decode_k_tree(n: int, k: int, root: Sequence[int], code: Sequence[int]) -> Adjacency:
     """The k-tree of the code (``root``, ``code``) on vertices 0…n−1."""
     if not 1 <= k < n:
-        raise ValueError(f"k-trees on {n} vertices need 1 <= k < n, got k = {k}")
+        raise ParameterError(f"k-trees on {n} vertices need 1 <= k < n, got k = {k}")
     root = tuple(sorted(root))
     if len(root) != k or len(set(root)) != k or not all(0 <= v < n for v in root):
-        raise ValueError(f"the root must be {k} distinct vertices of 0..{n - 1}")
+        raise ParameterError(f"the root must be {k} distinct vertices of 0..{n - 1}")
     m = n - k
     alphabet = k * m + 1
     if len(code) != m - 1 or not all(0 <= s < alphabet for s in code):
-        raise ValueError(f"the code must be {m - 1} symbols in 0..{alphabet - 1}")
+        raise ParameterError(f"the code must be {m - 1} symbols in 0..{alphabet - 1}")
     others = [v for v in range(n) if v not in set(root)]  # tree node i (1..m) is others[i-1]
     # Prüfer decoding over nodes 1..m and the root, which sorts last (key m+1)
     degree = [1] * (m + 1)

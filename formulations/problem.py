@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 import numpy as np
 
 from twbn.scoring.cache import ScoreCache
-from twbn.scoring.errors import TwbnError
+from twbn.scoring.errors import ParameterError, TwbnError
 
 if TYPE_CHECKING:  # its counting kernels load numba: not on every import of twbn
     from twbn.scoring.families import FamilyScores
@@ -54,10 +54,10 @@ def parse_arcs(spec: str | Iterable[str], names: tuple[str, ...]) -> frozenset[A
     for item in spec:
         parts = [p.strip() for p in item.split(",")]
         if len(parts) != 2:
-            raise ValueError(f"arc {item!r} must be written PARENT,CHILD")
+            raise ParameterError(f"arc {item!r} must be written PARENT,CHILD")
         for p in parts:
             if p not in pos:
-                raise ValueError(f"arc {item!r}: {p!r} is not a variable of the cache")
+                raise ParameterError(f"arc {item!r}: {p!r} is not a variable of the cache")
         out.add((pos[parts[0]], pos[parts[1]]))
     return frozenset(out)
 
@@ -120,7 +120,7 @@ class Problem:
 
     Raises
     ------
-    ValueError
+    ParameterError
         A negative bound, or an arc naming no variable of the cache.
 
     Examples
@@ -142,15 +142,15 @@ class Problem:
         n = self.cache.n_variables
         if self.treewidth is not None and (not isinstance(self.treewidth, int) or isinstance(self.treewidth, bool)
                                            or self.treewidth < 0):
-            raise ValueError(f"the treewidth bound must be a non-negative integer, got {self.treewidth!r}")
+            raise ParameterError(f"the treewidth bound must be a non-negative integer, got {self.treewidth!r}")
         object.__setattr__(self, "forbidden", frozenset(self.forbidden))
         object.__setattr__(self, "required", frozenset(self.required))
         for kind, arcs in (("forbidden", self.forbidden), ("required", self.required)):
             for u, v in arcs:
                 if not (0 <= u < n and 0 <= v < n) or u == v:
-                    raise ValueError(f"{kind} arc ({u}, {v}) is not an arc between two variables")
+                    raise ParameterError(f"{kind} arc ({u}, {v}) is not an arc between two variables")
         if self.scorer is not None and self.scorer.n_variables != n:
-            raise ValueError(f"the scorer has {self.scorer.n_variables} variables, the cache {n}")
+            raise ParameterError(f"the scorer has {self.scorer.n_variables} variables, the cache {n}")
         # contradictory arcs (both required and forbidden, a required cycle) make the
         # problem infeasible, which a solver reports as its status: solvers/registry.infeasibility
 

@@ -13,6 +13,7 @@ from twbn.formulations.graphs import elimination_width, exact_treewidth, min_deg
 from twbn.formulations.problem import Problem
 from twbn.scoring.cache import ParentSet
 from twbn.scoring.jkl import atomic_write_text
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["SolverResult", "certificate_order", "make_solution", "start_or_nothing"]
 
@@ -75,7 +76,7 @@ class SolverResult:
         """A SolverResult from a result file of the same variables (e.g. to warm-start)."""
         pos = {n: i for i, n in enumerate(problem.names)}
         if data.get("variables") != list(problem.names):
-            raise ValueError("the result file's variables differ from the cache's")
+            raise ParameterError("the result file's variables differ from the cache's")
         parents = None
         if data.get("parents") is not None:
             parents = [tuple(sorted(pos[p] for p in data["parents"][n])) for n in problem.names]
@@ -109,8 +110,8 @@ def certificate_order(n: int, parents: Sequence[ParentSet], k: int | None, hint:
         w, order = exact_treewidth(adj)
         if w <= k:
             return order, w
-        raise ValueError(f"the network has treewidth {w} > {k}")
-    raise ValueError(f"no elimination order of width <= {k} found (best {best[1]})")
+        raise ParameterError(f"the network has treewidth {w} > {k}")
+    raise ParameterError(f"no elimination order of width <= {k} found (best {best[1]})")
 
 
 def make_solution(
@@ -127,21 +128,21 @@ def make_solution(
     elimination order of width ≤ k; the score recomputed from the cache (or, for a problem
     from data, a family the cache lacks scored from the data: ``Problem.score_of``)."""
     if status not in STATUSES:
-        raise ValueError(f"unknown status {status!r}")
+        raise ParameterError(f"unknown status {status!r}")
     n = problem.n
     parents = [tuple(sorted(p)) for p in parents]
     if len(parents) != n:
-        raise ValueError(f"{len(parents)} parent sets for {n} variables")
+        raise ParameterError(f"{len(parents)} parent sets for {n} variables")
     score = math.fsum(problem.score_of(v, ps) for v, ps in enumerate(parents))
     g = nx.DiGraph()
     g.add_nodes_from(range(n))
     g.add_edges_from((p, v) for v, ps in enumerate(parents) for p in ps)
     if not nx.is_directed_acyclic_graph(g):
-        raise ValueError("the network has a directed cycle")
+        raise ParameterError("the network has a directed cycle")
     order, width = certificate_order(n, parents, problem.treewidth, order_hint)
     if bound is not None:
         if bound < score - 1e-7 * max(1.0, abs(score)):
-            raise ValueError(f"solver bound {bound!r} is below the network's score {score!r}")
+            raise ParameterError(f"solver bound {bound!r} is below the network's score {score!r}")
         bound = max(bound, score)  # summation order must not leave bound a hair below score
     return SolverResult(list(parents), score, bound, status, order, width, method, **info)
 

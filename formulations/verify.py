@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 from twbn.scoring.cache import ScoreCache
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["verify_result", "verify_against_data", "textbook_score"]
 
@@ -58,7 +59,7 @@ def textbook_score(data, child: int, parents: tuple[int, ...], arities, score: s
         return ll - 0.5 * log(n_rows) * (r - 1) * q
     if score == "aic":
         return ll - (r - 1) * q
-    raise ValueError(f"no textbook score {score!r}; bic, aic or bdeu")
+    raise ParameterError(f"no textbook score {score!r}; bic, aic or bdeu")
 
 
 def verify_against_data(dataset, result: dict[str, Any], treewidth: int | None = None, *,
@@ -68,7 +69,35 @@ def verify_against_data(dataset, result: dict[str, Any], treewidth: int | None =
     with ``score``/``ess`` or else those the result records (``stats["scoring"]``, BIC
     where it records none). Data with missing cells: a result of structural EM has its
     network and certificate checked, not its score (an expected score over completions
-    the result does not carry); any other result is refused."""
+    the result does not carry); any other result is refused. Where the result records
+    the identity of its data (``stats["data"]``: rows, missing cells, a digest), a
+    difference is a violation: the network does not belong to this data."""
+    from twbn.scoring.data import identity_differences
+
+    if list(dataset.names) != list(result.get("variables") or []):
+        return [_variables_differ(result.get("variables"), list(dataset.names), "the data's columns")]
+    stranger = identity_differences((result.get("stats") or {}).get("data"), dataset)
+    return stranger + _verify_data(dataset, result, treewidth, score=score, ess=ess)
+
+
+def _variables_differ(variables, names: list[str], source: str) -> str:
+    """One line naming how a result's variables differ from ``names``."""
+    if not isinstance(variables, list):
+        return "'variables' is not a list of names"
+    absent = [v for v in variables if v not in names]
+    extra = [n for n in names if n not in variables]
+    if absent or extra:
+        said = [f"not in {source}: {', '.join(map(repr, absent[:5]))}" + (" …" if len(absent) > 5 else "")] if absent else []
+        said += [f"in {source}, not in the result: {', '.join(map(repr, extra[:5]))}" + (" …" if len(extra) > 5 else "")] \
+            if extra else []
+        return f"the result's variables differ from {source}: " + "; ".join(said)
+    i = next(i for i, (a, b) in enumerate(zip(variables, names)) if a != b)
+    return (f"the result's variables are {source} in another order (position {i + 1}: the result has {variables[i]!r}, "
+            f"{source} {names[i]!r}): give the columns in the result's order")
+
+
+def _verify_data(dataset, result: dict[str, Any], treewidth: int | None, *, score: str | None,
+                 ess: float | None) -> list[str]:
     if (dataset.data < 0).any():
         # missing cells: a structural EM result's score is over its own completions, which
         # the result does not carry; the network and its certificate are still checked
@@ -115,7 +144,7 @@ def verify_result(cache: ScoreCache, result: dict[str, Any], treewidth: int | No
     if status not in ("optimal", "feasible", "infeasible", "unknown"):
         errors.append(f"unknown status {status!r}")
     if result["variables"] != names:
-        return errors + ["'variables' differ from the cache's variables (names or order)"]
+        return errors + [_variables_differ(result["variables"], names, "the cache's variables")]
     k = treewidth if treewidth is not None else result["treewidth_bound"]
     if treewidth is not None and result["treewidth_bound"] not in (None, treewidth):
         errors.append(f"result was learned for treewidth {result['treewidth_bound']}, checked against {treewidth}")

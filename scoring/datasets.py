@@ -20,7 +20,7 @@ import urllib.request
 from pathlib import Path
 from typing import Iterable
 
-from twbn.scoring.errors import TwbnError
+from twbn.scoring.errors import ParameterError, TwbnError
 
 __all__ = ["BUNDLED", "DEBD_SETS", "DataMissing", "bundled_path", "data_dir", "dataset_path", "debd_path", "download_debd",
            "load_network", "network_path"]
@@ -96,7 +96,7 @@ def data_dir(folder: str | Path | None = None) -> Path:
 def debd_path(name: str, split: str = "train", folder: str | Path | None = None) -> Path:
     """``DIR/debd/NAME_SPLIT.csv.gz`` of the data folder, or DataMissing naming the command that fetches it."""
     if split not in SPLITS:
-        raise ValueError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+        raise ParameterError(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
     base = data_dir(folder)
     path = base / "debd" / f"{name}_{split}.csv.gz"
     if not path.exists():
@@ -115,12 +115,12 @@ def _convert(raw: bytes, source: str) -> bytes:
     """DEBD rows (0/1, comma-separated, no header) as a CSV with the header X0 … X{n−1}."""
     lines = [ln.strip() for ln in raw.decode("ascii").splitlines() if ln.strip()]
     if not lines:
-        raise ValueError(f"{source}: no rows")
+        raise ParameterError(f"{source}: no rows")
     width = lines[0].count(",") + 1
     for i, ln in enumerate(lines, 1):
         cells = ln.split(",")
         if len(cells) != width or any(c not in ("0", "1") for c in cells):
-            raise ValueError(f"{source}: line {i} is not {width} comma-separated 0/1 values")
+            raise ParameterError(f"{source}: line {i} is not {width} comma-separated 0/1 values")
     header = ",".join(f"X{j}" for j in range(width))
     return ("\n".join([header, *lines]) + "\n").encode("ascii")
 

@@ -41,6 +41,7 @@ from twbn.scoring.data import Dataset
 from twbn.scoring.local_scores import PENALISED_LL_SCORES, Scorer
 from twbn.scoring.parallel import fork_map, shared
 from twbn.scoring.parent_sets import _fires, parent_cap
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["pairwise_mutual_information", "candidate_parents", "explore_variable", "drop_dominated",
            "explore_cache"]
@@ -57,7 +58,7 @@ def pairwise_mutual_information(dataset: Dataset, block: int = MI_BLOCK) -> np.n
     dataset.require_complete("scoring")
     n, N = dataset.n_variables, dataset.n_rows
     if N >= 2**24:
-        raise ValueError("more than 16 million rows: pairwise counts would lose precision in float32")
+        raise ParameterError("more than 16 million rows: pairwise counts would lose precision in float32")
     ar = dataset.arities.astype(np.int64)
     offs = np.concatenate([[0], np.cumsum(ar)])
     A = int(offs[-1])
@@ -183,13 +184,13 @@ def explore_cache(dataset: Dataset, *, score: str = "bic", ess: float = 1.0, max
     is done, with :class:`ScoringStopped` and no cache.
     """
     if max_parents < 0:
-        raise ValueError(f"max_parents must be >= 0, got {max_parents}")
+        raise ParameterError(f"max_parents must be >= 0, got {max_parents}")
     if candidates < 0:
-        raise ValueError(f"candidates must be >= 0, got {candidates}")
+        raise ParameterError(f"candidates must be >= 0, got {candidates}")
     if time_per_variable is not None and not time_per_variable > 0:
-        raise ValueError(f"time_per_variable must be positive, got {time_per_variable}")
+        raise ParameterError(f"time_per_variable must be positive, got {time_per_variable}")
     if jobs < 1:
-        raise ValueError(f"jobs must be at least 1, got {jobs}")
+        raise ParameterError(f"jobs must be at least 1, got {jobs}")
     Scorer(dataset, score, ess)  # validates score, ess and rows here, not in a worker
     t0 = time.monotonic()
     n = dataset.n_variables

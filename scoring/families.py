@@ -26,6 +26,7 @@ import numpy as np
 from twbn.scoring.counting import added_parent_scores, available_family_ll, extend_codes, family_scores, nlogn_table
 from twbn.scoring.data import Dataset
 from twbn.scoring.local_scores import PENALISED_LL_SCORES, SCORES, Scorer, penalty_weight
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["FamilyScores"]
 
@@ -73,7 +74,7 @@ class FamilyScores:
 
     Raises
     ------
-    ValueError
+    ParameterError
         An unknown score, a bad ``ess`` or ``max_parents``, an empty data set.
 
     Examples
@@ -97,19 +98,19 @@ class FamilyScores:
     def __init__(self, dataset: Dataset, score: str = "bic", ess: float = 1.0, max_parents: int | None = None,
                  keep_codes: int | None = None, copies: int = 1, available: bool = False):
         if score not in SCORES:
-            raise ValueError(f"families are scored on demand for {', '.join(SCORES)}, not {score!r}")
+            raise ParameterError(f"families are scored on demand for {', '.join(SCORES)}, not {score!r}")
         if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1 \
                 or dataset.n_rows % copies:
-            raise ValueError(f"copies must be an integer >= 1 that divides the {dataset.n_rows} rows, got {copies!r}")
+            raise ParameterError(f"copies must be an integer >= 1 that divides the {dataset.n_rows} rows, got {copies!r}")
         if copies > 1 and score not in PENALISED_LL_SCORES:
-            raise ValueError(f"scores on expected counts (copies > 1) are {', '.join(PENALISED_LL_SCORES)}, "
+            raise ParameterError(f"scores on expected counts (copies > 1) are {', '.join(PENALISED_LL_SCORES)}, "
                              f"not {score!r}")
         if available and (copies != 1 or score not in PENALISED_LL_SCORES):
-            raise ValueError(f"available-case scores are {', '.join(PENALISED_LL_SCORES)} of one copy of the rows, "
+            raise ParameterError(f"available-case scores are {', '.join(PENALISED_LL_SCORES)} of one copy of the rows, "
                              f"not {score!r} with copies={copies!r}")
         if max_parents is not None and (isinstance(max_parents, bool) or not isinstance(max_parents, int)
                                         or max_parents < 0):
-            raise ValueError(f"max_parents must be an integer >= 0 or None, got {max_parents!r}")
+            raise ParameterError(f"max_parents must be an integer >= 0 or None, got {max_parents!r}")
         self.available = bool(available)
         data = dataset.data
         if self.available:  # a missing cell becomes the state one past the variable's own
@@ -208,7 +209,7 @@ class FamilyScores:
 
         Raises
         ------
-        ValueError
+        ParameterError
             ``v`` among its parents, an index out of range, or more than ``max_parents``.
         """
         ps = tuple(sorted(int(p) for p in parents))
@@ -217,9 +218,9 @@ class FamilyScores:
             return got
         n = self.n_variables
         if not 0 <= v < n or any(not 0 <= p < n for p in ps) or v in ps or len(set(ps)) != len(ps):
-            raise ValueError(f"no family of variable {v} with parents {ps} over {n} variables")
+            raise ParameterError(f"no family of variable {v} with parents {ps} over {n} variables")
         if not self.allows(ps):
-            raise ValueError(f"a family of {len(ps)} parents is above max_parents = {self.max_parents}")
+            raise ParameterError(f"a family of {len(ps)} parents is above max_parents = {self.max_parents}")
         codes, q = self._codes_of(frozenset(ps), keep=False)
         q_full = float(np.prod(self.arities[list(ps)], dtype=np.float64)) if ps else 1.0
         if self.available:

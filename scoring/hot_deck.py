@@ -21,6 +21,7 @@ nearest of them that has it, or the column's mode where none has.
 from __future__ import annotations
 
 import numpy as np
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["hot_deck"]
 
@@ -55,7 +56,7 @@ def hot_deck(codes: np.ndarray, arities, *, neighbours: int = 30, donors: int = 
 
     Raises
     ------
-    ValueError
+    ParameterError
         Codes outside their arities, a column with no observed cell, ``neighbours`` or
         ``donors`` below 1.
 
@@ -71,17 +72,17 @@ def hot_deck(codes: np.ndarray, arities, *, neighbours: int = 30, donors: int = 
     codes = np.asarray(codes)
     arities = np.asarray(arities, np.int64)
     if codes.ndim != 2 or len(arities) != codes.shape[0]:
-        raise ValueError(f"codes must be (variables, rows) with one arity a variable, got {codes.shape} "
+        raise ParameterError(f"codes must be (variables, rows) with one arity a variable, got {codes.shape} "
                          f"and {len(arities)} arities")
     for name, value in (("neighbours", neighbours), ("donors", donors)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+            raise ParameterError(f"{name} must be an integer >= 1, got {value!r}")
     n, rows = codes.shape
     if ((codes < -1) | (codes >= arities[:, None])).any():
-        raise ValueError("codes must be −1 (missing) or a state below the variable's arity")
+        raise ParameterError("codes must be −1 (missing) or a state below the variable's arity")
     seen = codes >= 0
     if rows and not seen.any(axis=1).all():
-        raise ValueError(f"column {int(np.flatnonzero(~seen.any(axis=1))[0])} has no observed cell")
+        raise ParameterError(f"column {int(np.flatnonzero(~seen.any(axis=1))[0])} has no observed cell")
     out = codes.astype(np.int32, copy=True)
     missing_rows = np.flatnonzero((~seen).any(axis=0))
     if not len(missing_rows):

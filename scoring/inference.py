@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from twbn.scoring.jkl import atomic_path
-from twbn.scoring.errors import TwbnError
+from twbn.scoring.errors import ParameterError, TwbnError
 
 __all__ = ["InferenceUnavailable", "require_pgmpy", "network_model", "learned_model", "write_bif",
            "elimination_cliques", "table_entries", "junction_trees", "inference_time"]
@@ -106,7 +106,7 @@ def elimination_cliques(model, order: Sequence[str]) -> list[frozenset]:
     vertex with its later neighbours, fill-in added as it goes."""
     moral = model.moralize()
     if sorted(order) != sorted(moral.nodes()):
-        raise ValueError("the elimination order must list every variable of the network once")
+        raise ParameterError("the elimination order must list every variable of the network once")
     pos = {v: i for i, v in enumerate(order)}
     adj = {v: set(moral.neighbors(v)) for v in moral.nodes()}
     cliques = []

@@ -5,8 +5,10 @@ Machado et al., Sec. V).
 Smoothing is the BDeu prior's: a pseudo-count ess/(q_v·r_v) in every cell of v's CPT
 (q_v parent configurations, r_v states), so θ_vjk = (N_vjk + a_v) / (N_vj + r_v·a_v), the
 posterior mean under the prior that the BDeu score with the same ess integrates over.
-States are those of the training and test data together (a state seen only in the test
-data gets the pseudo-count alone). Natural logarithms; O(n·N) after the counts.
+States are those of the training and test data together, matched by their canonical text
+(``data.canonical_state``). A state the test rows show and the training data never did is
+refused by name (``unseen_states``) unless the caller allows it; then it gets the
+pseudo-count alone. Natural logarithms; O(n·N) after the counts.
 """
 
 from __future__ import annotations
@@ -17,18 +19,53 @@ import numpy as np
 
 from twbn.scoring.data import DataError, Dataset, state_order
 from twbn.scoring.posterior import table_rows
+from twbn.scoring.errors import ParameterError
 
-__all__ = ["align", "fit_cpts", "em_cpts", "log_likelihood", "held_out_log_likelihood"]
+__all__ = ["unseen_states", "align", "fit_cpts", "em_cpts", "log_likelihood", "held_out_log_likelihood"]
 
 
-def align(train: Dataset, test: Dataset, names: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def unseen_states(train: Dataset, test: Dataset, names: Sequence[str]) -> list[str]:
+    """Each variable whose test rows show a state the training data does not have, as
+    ``"name value (rows)"``; empty when every test value was seen.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> tr = Dataset(("legs",), (("2", "4"),), np.array([[0, 1, 1]], np.int32))
+    >>> te = Dataset(("legs",), (("4", "7"),), np.array([[0, 1, 1]], np.int32))
+    >>> unseen_states(tr, te, ["legs"])
+    ['legs 7 (2 rows)']
+    """
+    out = []
+    for name in names:
+        known = set(train.states[train.names.index(name)])
+        v = test.names.index(name)
+        codes = test.data[v]
+        for code, label in enumerate(test.states[v]):
+            rows = int((codes == code).sum())
+            if label not in known and rows:
+                out.append(f"{name} {label} ({rows} row{'s' if rows != 1 else ''})")
+    return out
+
+
+def align(train: Dataset, test: Dataset, names: Sequence[str], *,
+          allow_unseen: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Codes of ``names`` in both data sets over the union of their states (−1 stays
-    −1: a missing cell), and arities. Raises DataError if a variable is missing from either."""
+    −1: a missing cell), and arities. Raises DataError if a variable is missing from either,
+    or (``allow_unseen=False``) if the test rows show a state the training data lacks."""
     rows_tr, rows_te, arities = [], [], []
     for name in names:
         for ds, which in ((train, "training"), (test, "test")):
             if name not in ds.names:
                 raise DataError(f"variable {name!r} of the network is not a column of the {which} data")
+    if not allow_unseen and test is not train:
+        unseen = unseen_states(train, test, names)
+        if unseen:
+            raise DataError(f"the test rows show values the training data never does: {', '.join(unseen[:6])}"
+                            + (f", … ({len(unseen) - 6} more)" if len(unseen) > 6 else "")
+                            + "; allow them (allow_unseen=True, --allow-unseen) to give each the smoothing's "
+                              "pseudo-count alone")
+    for name in names:
         vt, ve = train.names.index(name), test.names.index(name)
         states = state_order(set(train.states[vt]) | set(test.states[ve]))
         pos = {s: i for i, s in enumerate(states)}
@@ -57,9 +94,9 @@ def fit_cpts(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequence[i
     [[0.7, 0.3]]
     """
     if not ess > 0:
-        raise ValueError(f"the smoothing ess must be positive, got {ess}")
+        raise ParameterError(f"the smoothing ess must be positive, got {ess}")
     if (np.asarray(data) < 0).any():
-        raise ValueError("fit_cpts counts complete rows; em_cpts fits tables around missing cells")
+        raise ParameterError("fit_cpts counts complete rows; em_cpts fits tables around missing cells")
     return [_fit_one(data, arities, v, ps, ess * copies) for v, ps in enumerate(parents)]
 
 
@@ -121,7 +158,7 @@ def em_cpts(data: np.ndarray, arities: np.ndarray, parents: Sequence[Sequence[in
     if not (data < 0).any():
         return fit_cpts(data, arities, parents, ess)
     if not ess > 0:
-        raise ValueError(f"the smoothing ess must be positive, got {ess}")
+        raise ParameterError(f"the smoothing ess must be positive, got {ess}")
     cpts = []
     for v, ps in enumerate(parents):  # available cases, family by family
         seen = np.all(data[[v, *ps]] >= 0, axis=0)
@@ -144,14 +181,17 @@ def _smoothed(counts: np.ndarray, ess: float) -> np.ndarray:
 
 
 def held_out_log_likelihood(train: Dataset, test: Dataset, names: Sequence[str], parents: Sequence[Sequence[int]],
-                            ess: float = 1.0, cpts: Sequence[np.ndarray] | None = None) -> tuple[float, int]:
+                            ess: float = 1.0, cpts: Sequence[np.ndarray] | None = None, *,
+                            allow_unseen: bool = True) -> tuple[float, int]:
     """(log-likelihood of the test rows, number of test rows) of the network whose
     variable i is ``names[i]`` with parent indices ``parents[i]``, fitted on ``train``
     (by EM, ``em_cpts``, where it has missing cells; or ``cpts`` as given). A test row
-    with missing cells counts the likelihood of what is observed, by exact inference."""
+    with missing cells counts the likelihood of what is observed, by exact inference.
+    ``allow_unseen=False``: a test value the training data lacks is a DataError
+    (``align``); folds of one data set share its states, and allow them."""
     from twbn.scoring.posterior import cheapest_order, row_log_likelihood
 
-    tr, te, arities = align(train, test, names)
+    tr, te, arities = align(train, test, names, allow_unseen=allow_unseen)
     if cpts is None:
         cpts = em_cpts(tr, arities, parents, ess)
     if (te < 0).any():

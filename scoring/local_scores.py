@@ -21,6 +21,7 @@ import numpy as np
 
 from twbn.scoring.counting import extend_codes, family_scores, nlogn_table
 from twbn.scoring.data import Dataset
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["penalty_weight", "Scorer", "local_score"]
 
@@ -35,7 +36,7 @@ def penalty_weight(score: str, n_rows: int) -> float:
         return math.log(n_rows) / 2.0
     if score == "aic":
         return 1.0
-    raise ValueError(f"score {score!r} has no penalty of the form c·(r−1)·q")
+    raise ParameterError(f"score {score!r} has no penalty of the form c·(r−1)·q")
 
 
 class Scorer:
@@ -47,11 +48,11 @@ class Scorer:
 
     def __init__(self, dataset: Dataset, score: str = "bic", ess: float = 1.0):
         if score not in SCORES:
-            raise ValueError(f"unknown score {score!r}; choose one of {', '.join(SCORES)}")
+            raise ParameterError(f"unknown score {score!r}; choose one of {', '.join(SCORES)}")
         if score == "bdeu" and not (ess > 0 and math.isfinite(ess)):
-            raise ValueError(f"BDeu needs a positive equivalent sample size, got {ess!r}")
+            raise ParameterError(f"BDeu needs a positive equivalent sample size, got {ess!r}")
         if dataset.n_rows < 1:
-            raise ValueError("cannot score an empty data set")
+            raise ParameterError("cannot score an empty data set")
         dataset.require_complete("scoring")  # the counting kernels read a code as an index
         self.dataset = dataset
         self.score = score
@@ -111,7 +112,7 @@ class Scorer:
     def local_score(self, child: int, parents: Iterable[int]) -> float:
         parents = tuple(sorted(parents))
         if child in parents:
-            raise ValueError(f"variable {child} cannot be its own parent")
+            raise ParameterError(f"variable {child} cannot be its own parent")
         return float(self.family(parents, [child])[0][0])
 
     def log_likelihood(self, child: int, parents: Iterable[int]) -> float:

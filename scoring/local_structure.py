@@ -46,6 +46,7 @@ import numpy as np
 from twbn.scoring.cache import ScoreCache
 from twbn.scoring.mixed_data import CATEGORICAL, MixedData
 from twbn.scoring.parallel import fork_map, shared
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["categorical_leaf", "continuous_leaf", "continuous_leaf_stats", "pcart_fit",
            "log_tree_normaliser", "pcart_score", "quantile_bins", "ft_score", "local_structure_score",
@@ -297,7 +298,7 @@ def local_structure_score(data: MixedData, v: int, parents: tuple[int, ...], sco
                           max_splits: int = DEFAULT_MAX_SPLITS, max_bins: int = DEFAULT_MAX_BINS) -> float:
     """ln g_v(P) for ``score`` in pcart, pcartp, ft, ftp."""
     if score not in LOCAL_STRUCTURE_SCORES:
-        raise ValueError(f"unknown local-structure score {score!r}; choose one of {', '.join(LOCAL_STRUCTURE_SCORES)}")
+        raise ParameterError(f"unknown local-structure score {score!r}; choose one of {', '.join(LOCAL_STRUCTURE_SCORES)}")
     if score.startswith("pcart"):
         g = pcart_score(data, v, parents, max_splits)
     else:
@@ -338,15 +339,15 @@ def build_local_structure_cache(data: MixedData, *, score: str = "pcart", max_pa
     from twbn.scoring.parent_sets import _drop_dominated
 
     if score not in LOCAL_STRUCTURE_SCORES:
-        raise ValueError(f"unknown local-structure score {score!r}; choose one of {', '.join(LOCAL_STRUCTURE_SCORES)}")
+        raise ParameterError(f"unknown local-structure score {score!r}; choose one of {', '.join(LOCAL_STRUCTURE_SCORES)}")
     for name, value, least in (("max_parents", max_parents, 0), ("max_splits", max_splits, 1),
                                ("max_bins", max_bins, 2), ("jobs", jobs, 1)):
         if value < least:
-            raise ValueError(f"{name} must be at least {least}, got {value}")
+            raise ParameterError(f"{name} must be at least {least}, got {value}")
     if time_limit is not None and not time_limit > 0:
-        raise ValueError(f"time_limit must be positive, got {time_limit}")
+        raise ParameterError(f"time_limit must be positive, got {time_limit}")
     if data.n_rows < 1:
-        raise ValueError("cannot score an empty data set")
+        raise ParameterError("cannot score an empty data set")
     t0 = time.monotonic()
     n = data.n_variables
     state = dict(data=data, score=score, max_parents=max_parents, max_splits=max_splits, max_bins=max_bins,

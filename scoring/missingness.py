@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from twbn.scoring.data import Dataset
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["MECHANISMS", "remove_cells"]
 
@@ -54,9 +55,9 @@ def remove_cells(data: Dataset, fraction: float, mechanism: str = "mcar", seed: 
     0
     """
     if not 0 < fraction < 1:
-        raise ValueError(f"fraction must be in (0, 1), got {fraction!r}")
+        raise ParameterError(f"fraction must be in (0, 1), got {fraction!r}")
     if mechanism not in MECHANISMS:
-        raise ValueError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
+        raise ParameterError(f"mechanism must be one of {', '.join(MECHANISMS)}, got {mechanism!r}")
     rng = np.random.default_rng(seed)  # cells missing already stay missing
     codes = data.data.copy()
     if mechanism == "mcar":

@@ -28,7 +28,7 @@ import numpy as np
 
 from twbn.scoring.data import DataError, Dataset
 from twbn.scoring.jkl import atomic_write_bytes
-from twbn.scoring.errors import TwbnError
+from twbn.scoring.errors import ParameterError, TwbnError
 
 __all__ = ["NetworkError", "Network", "random_network", "sample", "read_bif", "write_bif", "write_csv"]
 
@@ -88,9 +88,9 @@ def random_network(n: int, *, seed: int, min_states: int = 2, max_states: int = 
                    window: int | None = None, alpha: float = 1.0) -> Network:
     """A random network (see the module docstring); variables are named X0, X1, …"""
     if n < 1:
-        raise ValueError(f"n must be at least 1, got {n}")
+        raise ParameterError(f"n must be at least 1, got {n}")
     if not 1 <= min_states <= max_states or max_parents < 0 or not alpha > 0:
-        raise ValueError("need 1 <= min_states <= max_states, max_parents >= 0 and alpha > 0")
+        raise ParameterError("need 1 <= min_states <= max_states, max_parents >= 0 and alpha > 0")
     rng = np.random.default_rng(seed)
     order = rng.permutation(n)
     arity = rng.integers(min_states, max_states + 1, size=n)
@@ -111,7 +111,7 @@ def sample(network: Network, rows: int, *, seed: int) -> Dataset:
     """``rows`` rows forward-sampled from ``network``, as an encoded Dataset whose states
     are the network's (every state listed, seen or not)."""
     if rows < 1:
-        raise ValueError(f"rows must be at least 1, got {rows}")
+        raise ParameterError(f"rows must be at least 1, got {rows}")
     rng = np.random.default_rng(seed)
     n = network.n_variables
     data = np.zeros((n, rows), dtype=np.int32)

@@ -47,7 +47,7 @@ import numpy as np
 from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.scoring.data import Dataset
 from twbn.scoring.local_scores import PENALISED_LL_SCORES, Scorer
-from twbn.scoring.errors import ScoringStopped, TwbnError
+from twbn.scoring.errors import ParameterError, ScoringStopped, TwbnError
 
 __all__ = ["ScoringTooLarge", "ExhaustiveEstimate", "estimate_cost", "default_memory_limit",
            "resident_bytes", "exhaustive_estimate", "parent_cap", "resolve_rules", "build_cache"]
@@ -194,13 +194,13 @@ def resolve_rules(score: str, pruning: str | Iterable[int]) -> tuple[int, ...]:
     """The rules to apply: a mode name or an explicit set, restricted to those valid for ``score``."""
     if isinstance(pruning, str):
         if pruning not in PRUNING_MODES:
-            raise ValueError(f"unknown pruning mode {pruning!r}; choose one of {', '.join(PRUNING_MODES)}")
+            raise ParameterError(f"unknown pruning mode {pruning!r}; choose one of {', '.join(PRUNING_MODES)}")
         rules = PRUNING_MODES[pruning]
     else:
         rules = tuple(sorted(set(int(r) for r in pruning)))
         bad = [r for r in rules if r not in RULE_NAMES]
         if bad:
-            raise ValueError(f"unknown pruning rules {bad}; rules are 1–6")
+            raise ParameterError(f"unknown pruning rules {bad}; rules are 1–6")
     if score not in PENALISED_LL_SCORES:
         rules = tuple(r for r in rules if r == 1)
     return rules
@@ -238,9 +238,9 @@ def build_cache(
     took 2.8 GB.
     """
     if max_parents < 0:
-        raise ValueError(f"max_parents must be >= 0, got {max_parents}")
+        raise ParameterError(f"max_parents must be >= 0, got {max_parents}")
     if time_limit is not None and not time_limit > 0:
-        raise ValueError(f"time_limit must be positive, got {time_limit}")
+        raise ParameterError(f"time_limit must be positive, got {time_limit}")
     rules = resolve_rules(score, pruning)
     scorer = scorer or Scorer(dataset, score, ess)
     t0 = time.monotonic()

@@ -34,6 +34,7 @@ from typing import Sequence
 import math
 
 import numpy as np
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["cpt_factor", "elimination_order", "order_cost", "cheapest_order", "row_log_likelihood", "sample_missing",
            "most_probable_missing", "expected_counts", "table_rows"]
@@ -206,7 +207,7 @@ def _eliminate(codes: np.ndarray, arities: np.ndarray, parents: Sequence[Sequenc
         scale = message.reshape(rows, -1).max(axis=1)
         if np.any(scale <= 0):
             bad = int(np.flatnonzero(scale <= 0)[0])
-            raise ValueError(f"row {bad}: its observed cells have probability 0 under the network")
+            raise ParameterError(f"row {bad}: its observed cells have probability 0 under the network")
         message = message / scale.reshape((rows,) + (1,) * (message.ndim - 1))
         log_scale += np.log(scale)
         pool.append((tuple(scope[:-1]), message, True))
@@ -226,10 +227,10 @@ def _check(codes: np.ndarray, arities: np.ndarray, parents, order) -> tuple[np.n
     arities = np.asarray(arities, dtype=np.int64)
     n = len(parents)
     if codes.ndim != 2 or codes.shape[0] != n or len(arities) != n:
-        raise ValueError(f"codes must be (n_variables, n_rows) over the network's {n} variables")
+        raise ParameterError(f"codes must be (n_variables, n_rows) over the network's {n} variables")
     order = [int(v) for v in order]
     if sorted(order) != list(range(n)):
-        raise ValueError("the elimination order must list every variable once")
+        raise ParameterError("the elimination order must list every variable once")
     return codes, arities, order
 
 
@@ -253,7 +254,7 @@ def row_log_likelihood(codes: np.ndarray, arities: np.ndarray, parents: Sequence
 
     Raises
     ------
-    ValueError
+    ParameterError
         A shape that does not match, an order that is not one, a row of probability 0.
 
     Examples
@@ -300,7 +301,7 @@ def sample_missing(codes: np.ndarray, arities: np.ndarray, parents: Sequence[Seq
     [[1, 0, 1, 0, 1, 0], [1, 0, 1, 0, 1, 0]]
     """
     if isinstance(copies, bool) or not isinstance(copies, (int, np.integer)) or copies < 1:
-        raise ValueError(f"copies must be an integer >= 1, got {copies!r}")
+        raise ParameterError(f"copies must be an integer >= 1, got {copies!r}")
     codes, arities, order = _check(codes, arities, parents, order)
     tables = _tables(arities, parents, cpts)
     rng = np.random.default_rng(seed)
@@ -393,7 +394,7 @@ def expected_counts(codes: np.ndarray, arities: np.ndarray, parents: Sequence[Se
 
     Raises
     ------
-    ValueError
+    ParameterError
         As :func:`row_log_likelihood`.
 
     Examples

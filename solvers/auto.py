@@ -158,6 +158,8 @@ def choose_method(problem: Problem, time_limit: float | None = None, policy: Pol
                                        "does not finish; a k-MAX network (k = 8) improved piece by piece, each "
                                        "piece solved exactly by that ILP, with the cluster LP's bound")
     dp_max = policy.dp_bounded_max_n(k)
+    if k == 0:  # width 0: no arc at all, every variable alone
+        return Choice("dp", None, f"{where}: no arcs (width 0), each variable's score without parents is the optimum")
     if k <= 1:
         return Choice("dp", None, f"{where}: at most one parent each, a maximum branching solves it exactly")
     if dp_max is not None and n <= dp_max:

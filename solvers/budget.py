@@ -19,6 +19,7 @@ import time
 from typing import Iterator
 
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
+from twbn.scoring.errors import ParameterError, ParameterTypeError
 
 __all__ = ["Budget", "limit_until"]
 
@@ -57,7 +58,7 @@ class Budget:
 
     Raises
     ------
-    ValueError
+    ParameterError
         A limit that is not a positive number.
 
     Examples
@@ -77,13 +78,13 @@ class Budget:
     def __init__(self, seconds: float | None = None, *, control=None, started: float | None = None,
                  policy: Policy | None = None) -> None:
         if policy is not None and not isinstance(policy, Policy):
-            raise TypeError(f"policy is a twbn.Policy, got {type(policy).__name__}")
+            raise ParameterTypeError(f"policy is a twbn.Policy, got {type(policy).__name__}")
         #: The methods' knobs (twbn.Policy), shared with children.
         self.policy = DEFAULT_POLICY if policy is None else policy
         if seconds is not None:
             if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or math.isnan(seconds) \
                     or not seconds > 0:
-                raise ValueError(f"a budget is a positive number of seconds or None, got {seconds!r}")
+                raise ParameterError(f"a budget is a positive number of seconds or None, got {seconds!r}")
         #: Whether the caller asked for no limit (``inf``), rather than giving none (None:
         #: the method's own default applies); children inherit it.
         self.endless = seconds is not None and math.isinf(seconds)
@@ -167,10 +168,10 @@ class Budget:
         ``at_most`` seconds; unlimited stays unlimited (a stage then keeps its method's
         own default)."""
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
-            raise ValueError(f"a share is a number in (0, 1], got {share!r}")
+            raise ParameterError(f"a share is a number in (0, 1], got {share!r}")
         if at_most is not None and (isinstance(at_most, bool) or not isinstance(at_most, (int, float))
                                     or not at_most > 0):
-            raise ValueError(f"at_most is a positive number of seconds, got {at_most!r}")
+            raise ParameterError(f"at_most is a positive number of seconds, got {at_most!r}")
         left = self.left()
         if math.isinf(left):
             child = Budget(math.inf if self.endless else None, control=self.control, policy=self.policy)

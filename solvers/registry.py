@@ -31,6 +31,7 @@ from twbn.solvers.plugins import METHODS, PLUGIN_FAILURES, load_plugins
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers import warm_start as _warm
 from twbn.solvers.warm_start import certified_start, check_warm_spec, infeasibility
+from twbn.scoring.errors import ParameterError, ParameterTypeError
 
 __all__ = ["BUILTIN", "METHODS", "all_methods", "get_method", "is_builtin", "solve", "run", "check_request",
            "check_time_limit", "MethodUnavailable"]
@@ -127,10 +128,10 @@ def check_policy(policy, budget: Budget | None = None) -> Policy:
     TypeError for anything that is not a twbn.Policy, a ValueError for a policy that
     differs from the budget's it is given with."""
     if policy is not None and not isinstance(policy, Policy):
-        raise TypeError(f"policy is a twbn.Policy, got {type(policy).__name__}")
+        raise ParameterTypeError(f"policy is a twbn.Policy, got {type(policy).__name__}")
     if budget is not None:
         if policy is not None and policy != budget.policy:
-            raise ValueError("give the policy on the budget, not beside it")
+            raise ParameterError("give the policy on the budget, not beside it")
         return budget.policy
     return policy if policy is not None else DEFAULT_POLICY
 
@@ -140,13 +141,13 @@ def check_time_limit(time_limit) -> float | None:
     if time_limit is None:
         return None
     if isinstance(time_limit, (str, bool)):  # '5' or True: a caller's slip, not a number of seconds
-        raise ValueError(f"time limit must be a number of seconds, got {time_limit!r}")
+        raise ParameterError(f"time limit must be a number of seconds, got {time_limit!r}")
     try:
         value = float(time_limit)
     except (TypeError, ValueError):
-        raise ValueError(f"time limit must be a number of seconds, got {time_limit!r}") from None
+        raise ParameterError(f"time limit must be a number of seconds, got {time_limit!r}") from None
     if math.isnan(value) or not value > 0:
-        raise ValueError(f"time limit must be positive, got {time_limit}")
+        raise ParameterError(f"time limit must be positive, got {time_limit}")
     return None if math.isinf(value) else value
 
 
@@ -159,7 +160,7 @@ def _endless(time_limit) -> bool:
 def check_jobs(jobs) -> int:
     """A number of processes: an integer >= 1."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+        raise ParameterError(f"jobs must be an integer >= 1, got {jobs!r}")
     return jobs
 
 

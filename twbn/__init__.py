@@ -20,7 +20,9 @@ The front door:
 - :class:`Method`, :func:`register_method` — your own method, usable everywhere a
   built-in one is (docs/extending.md);
 - :class:`TwbnError` — the base of every error twbn raises (user errors are also
-  ``ValueError``s); the ones a caller of ``score``/``learn`` can meet are exported.
+  ``ValueError``s; an argument it cannot take, :class:`ParameterError`); the ones a caller
+  of ``score``/``learn`` can meet are exported. :class:`TwbnWarning`: data that reads,
+  but likely not as meant.
 
 Examples
 --------
@@ -38,7 +40,7 @@ from twbn.formulations.problem import InfeasibleError
 from twbn.learning import learn, score
 from twbn.scoring.cache import CacheError, ScoreCache
 from twbn.scoring.data import DataError, Dataset, read_csv
-from twbn.scoring.errors import ScoringStopped, TwbnError
+from twbn.scoring.errors import ParameterError, ParameterTypeError, ScoringStopped, TwbnError, TwbnWarning
 from twbn.scoring.jkl import JklError, OutputError, read_jkl, write_jkl
 from twbn.scoring.parent_sets import ScoringTooLarge
 from twbn.solution import Solution
@@ -65,6 +67,9 @@ __all__ = [
     "example_path",
     "EXAMPLES",
     "TwbnError",
+    "TwbnWarning",
+    "ParameterError",
+    "ParameterTypeError",
     "DataError",
     "DataMissing",
     "CacheError",

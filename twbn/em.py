@@ -82,6 +82,7 @@ from twbn.scoring.families import FamilyScores
 from twbn.scoring.hot_deck import hot_deck
 from twbn.scoring.likelihood import em_cpts, fit_cpts
 from twbn.scoring.posterior import cheapest_order, order_cost, row_log_likelihood, sample_missing
+from twbn.scoring.errors import ParameterError
 
 if TYPE_CHECKING:
     from twbn.solvers.policy import Policy
@@ -284,7 +285,7 @@ def structural_em(
     ------
     DataError
         No missing cell (learn as usual), a column with none observed.
-    ValueError
+    ParameterError
         A bad score, copies, tolerance, limit, start or rival; arcs no network can satisfy
         (required and forbidden, a required cycle, more required parents than k).
 
@@ -301,17 +302,17 @@ def structural_em(
     from twbn.solvers.registry import run
 
     if score not in ("bic", "aic"):
-        raise ValueError(f"structural EM scores bic or aic on expected counts, not {score!r}")
+        raise ParameterError(f"structural EM scores bic or aic on expected counts, not {score!r}")
     from twbn.solvers.policy import DEFAULT_POLICY
 
     policy = policy or DEFAULT_POLICY
     copies = policy.em_copies if copies is None else copies
     if isinstance(copies, bool) or not isinstance(copies, int) or copies < 1:
-        raise ValueError(f"copies must be an integer >= 1, got {copies!r}")
+        raise ParameterError(f"copies must be an integer >= 1, got {copies!r}")
     if not (tolerance >= 0 and math.isfinite(tolerance)):
-        raise ValueError(f"tolerance must be >= 0, got {tolerance!r}")
+        raise ParameterError(f"tolerance must be >= 0, got {tolerance!r}")
     if not (time_limit > 0 and math.isfinite(time_limit)):
-        raise ValueError(f"structural EM needs a finite time limit > 0, got {time_limit!r}")
+        raise ParameterError(f"structural EM needs a finite time limit > 0, got {time_limit!r}")
     if dataset.n_missing == 0:
         raise DataError("no cell is missing: learn from the data as it is")
     from twbn.solvers.registry import get_method
@@ -334,7 +335,7 @@ def structural_em(
 
     why = infeasibility(shape)
     if why is not None:
-        raise ValueError(f"no network satisfies the arcs: {why}")
+        raise ParameterError(f"no network satisfies the arcs: {why}")
 
     def breaks(parents) -> str | None:  # how a network of the caller's breaks the arcs
         for u, v in sorted(required):
@@ -348,10 +349,10 @@ def structural_em(
     def as_parents(network, what: str) -> list[tuple[int, ...]]:
         parents = [tuple(sorted(int(u) for u in ps)) for ps in network]
         if len(parents) != n or any(u == v or not 0 <= u < n for v, ps in enumerate(parents) for u in ps):
-            raise ValueError(f"{what} must give the parents of each of the {n} variables")
+            raise ParameterError(f"{what} must give the parents of each of the {n} variables")
         broken = breaks(parents)
         if broken is not None:
-            raise ValueError(f"{what} {broken}")
+            raise ParameterError(f"{what} {broken}")
         return parents
 
     rival_networks = [as_parents(r, f"rival {i}") for i, r in enumerate(rivals, 1)]
@@ -359,10 +360,10 @@ def structural_em(
         start = "hot-deck" if policy.em_start_share > 0 else "empty"
     if isinstance(start, str):
         if start not in STARTS:
-            raise ValueError(f"start must be one of {', '.join(STARTS)} or the parents of each variable, "
+            raise ParameterError(f"start must be one of {', '.join(STARTS)} or the parents of each variable, "
                              f"got {start!r}")
         if start in ("hot-deck", "available") and policy.em_start_share == 0:
-            raise ValueError(f"start {start!r} has no time: the policy's em_start_share is 0")
+            raise ParameterError(f"start {start!r} has no time: the policy's em_start_share is 0")
         started_from = start
     else:
         parents = as_parents(start, "start")
@@ -375,7 +376,7 @@ def structural_em(
     others_share = policy.em_empty_share + policy.em_available_share
     if started_from == "hot-deck" and others_share > 0:
         if others_share + policy.em_start_share >= 1:
-            raise ValueError("the policy's em_empty_share, em_available_share and em_start_share leave EM from "
+            raise ParameterError("the policy's em_empty_share, em_available_share and em_start_share leave EM from "
                              "hot deck no time: their sum must be below 1")
         # no arcs, available cases and hot deck each end better in some cells (alarm k = 2:
         # no arcs, plants k = 5: hot deck, insurance k = 5: available cases), and the
@@ -577,6 +578,8 @@ def structural_em(
             "from_no_arcs": pre_records.get("EM from no arcs"),
             "from_available_cases": pre_records.get("EM from available cases"),
             "observed_scores": compared,
+            "families": f"every family of at most {held} parent{'s' if held != 1 else ''}, the networks' families and "
+                        "those scored on demand",
             "bound_scope": f"the expected-count cache of the last iteration (every family of at most "
                            f"{held} parent{'s' if held != 1 else ''}, the networks' families and those scored on demand), over "
                            "its completions: not a bound over the data's networks"}

@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from twbn.formulations.problem import Problem
 from twbn.scoring.cache import ScoreCache
-from twbn.scoring.data import DEFAULT_MAX_STATES, as_dataset
+from twbn.scoring.data import DEFAULT_MAX_STATES, as_dataset, data_identity
 from twbn.scoring.parallel import usable_cores
 from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS
 from twbn.solution import Solution
+from twbn.scoring.errors import ParameterError
 
 if TYPE_CHECKING:
     from twbn.solvers.policy import Policy
@@ -155,7 +156,7 @@ def score(
     ------
     DataError
         Missing values, ragged rows, duplicate names, too many states.
-    ValueError
+    ParameterError
         An unknown score or pruning mode, a negative ``max_parents``, or an option that
         does not apply to the scoring asked for.
     ScoringTooLarge
@@ -189,11 +190,11 @@ def score(
     for name, value in (("max_splits", max_splits), ("max_bins", max_bins), ("continuous", tuple(continuous)),
                         ("categorical", tuple(categorical))):
         if value and not local:
-            raise ValueError(f"{name} applies to the pcart/ft scores only, not {score!r}")
+            raise ParameterError(f"{name} applies to the pcart/ft scores only, not {score!r}")
     if approximate is not True:
         for name, value in (("candidates", candidates), ("time_per_variable", time_per_variable)):
             if value is not None and not (approximate == "auto" and not local):
-                raise ValueError(f"{name} applies to approximate exploration only")
+                raise ParameterError(f"{name} applies to approximate exploration only")
     if local:
         from twbn.scoring.local_structure import DEFAULT_MAX_BINS, DEFAULT_MAX_SPLITS, build_local_structure_cache
 
@@ -218,7 +219,7 @@ def score(
             say(f"exhaustive scoring of {dataset.n_variables:,} variables at in-degree <= {max_parents} would need "
                 f"{estimate.describe()}; exploring approximately instead (--approximate)")
     elif approximate and time_limit is not None and time_per_variable is not None:
-        raise ValueError("approximate exploration takes time_per_variable or time_limit (the whole), not both")
+        raise ParameterError("approximate exploration takes time_per_variable or time_limit (the whole), not both")
     if approximate:
         if time_per_variable is None and time_limit is not None:
             # spend about the time limit on exploring, not 0.5 s a variable; the pairwise mutual
@@ -329,7 +330,7 @@ def _check_int(name: str, value, least: int, *, optional: bool = False) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
         what = f"an integer >= {least}" + (" or None" if optional else "")
-        raise ValueError(f"{name} must be {what}, got {value!r}")
+        raise ParameterError(f"{name} must be {what}, got {value!r}")
 
 
 def _check_number(name: str, value, *, optional: bool = False) -> None:
@@ -337,7 +338,7 @@ def _check_number(name: str, value, *, optional: bool = False) -> None:
     if value is None and optional:
         return
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not value > 0:
-        raise ValueError(f"{name} must be a positive number" + (" or None" if optional else "") + f", got {value!r}")
+        raise ParameterError(f"{name} must be a positive number" + (" or None" if optional else "") + f", got {value!r}")
 
 
 def _check_scoring(score: str, max_parents, ess, pruning: str, approximate: bool) -> None:
@@ -348,15 +349,15 @@ def _check_scoring(score: str, max_parents, ess, pruning: str, approximate: bool
 
     known = (*SCORES, *LOCAL_STRUCTURE_SCORES)
     if score not in known:
-        raise ValueError(f"unknown score {score!r}; choose one of {', '.join(known)}")
+        raise ParameterError(f"unknown score {score!r}; choose one of {', '.join(known)}")
     _check_int("max_parents", max_parents, 0)
     _check_number("ess", ess)
     if pruning not in PRUNING_MODES:
-        raise ValueError(f"unknown pruning {pruning!r}; choose one of {', '.join(PRUNING_MODES)}")
+        raise ParameterError(f"unknown pruning {pruning!r}; choose one of {', '.join(PRUNING_MODES)}")
     if not isinstance(approximate, bool) and approximate != "auto":
-        raise ValueError(f"approximate must be True, False or 'auto', got {approximate!r}")
+        raise ParameterError(f"approximate must be True, False or 'auto', got {approximate!r}")
     if score in LOCAL_STRUCTURE_SCORES and approximate is True:
-        raise ValueError(f"approximate exploration is for bic, aic and bdeu, not {score!r}")
+        raise ParameterError(f"approximate exploration is for bic, aic and bdeu, not {score!r}")
 
 
 def _mixed(data, *, continuous: tuple = (), categorical: tuple = (), max_states: int = DEFAULT_MAX_STATES):
@@ -394,7 +395,7 @@ def _arcs(arcs: Iterable, names: tuple[str, ...], kind: str) -> frozenset[tuple[
         try:
             parent, child = arc
         except (TypeError, ValueError):
-            raise ValueError(f"{kind} arc {arc!r} must be a (parent, child) pair of variable names") from None
+            raise ParameterError(f"{kind} arc {arc!r} must be a (parent, child) pair of variable names") from None
         out |= parse_arcs([f"{parent},{child}"], names)
     return frozenset(out)
 
@@ -412,9 +413,9 @@ def _learn_with_missing(dataset, bounds, several, method, *, time_limit, seed, s
     say = log or (lambda line: LOG.info(line))
     for name, value in (("cache", cache), ("warm_start", warm_start), ("best_so_far", best_so_far)):
         if value:
-            raise ValueError(f"{name} does not apply to structural EM (data with missing cells) yet")
+            raise ParameterError(f"{name} does not apply to structural EM (data with missing cells) yet")
     if score not in ("bic", "aic"):
-        raise ValueError(f"data with missing cells is learned by structural EM, which scores bic or aic on expected "
+        raise ParameterError(f"data with missing cells is learned by structural EM, which scores bic or aic on expected "
                          f"counts, not {score!r} (or read it with missing='state' or 'complete-rows')")
     forbidden, required = _arcs(forbid, dataset.names, "forbidden"), _arcs(require, dataset.names, "required")
     say(f"{missing_summary(dataset)}: learned by structural EM (missing='em'; 'state' or 'complete-rows' to do "
@@ -438,8 +439,12 @@ def _learn_with_missing(dataset, bounds, several, method, *, time_limit, seed, s
                                       "cpts": [np.asarray(c).tolist() for c in info["cpts"]]}
         if info["chosen"] == "rival 1":
             sol.stats["structural_em"]["chosen_network"] = f"the network of treewidth <= {out[-1].treewidth}"
-        sol.stats["search_space"] = "structural EM: " + info["bound_scope"]
+        sol.stats["search_space"] = ("structural EM: each M-step searched the families of the data's expected "
+                                     "counts under its completions (" + info["families"] + ")")
         sol.stats["bound_scope"] = info["bound_scope"]
+        held = sum(1 for v, ps in enumerate(sol.parents or []) if problem.cache.holds(v, ps))
+        sol.stats["families_in_cache"] = f"{held} of {len(sol.parents or [])}"
+        sol.stats["data"] = data_identity(dataset)
         done = Solution(sol.to_json(problem))
         out.append(done)
         before = [tuple(ps) for ps in sol.parents]
@@ -596,7 +601,7 @@ def learn(
     ------
     DataError, CacheError
         Bad data or a malformed cache.
-    ValueError
+    ParameterError
         Unknown variables in ``forbid``/``require``, a negative treewidth, an unknown
         method or an option the method does not take, a ``best_so_far`` wider than a bound,
         a ``scheduler`` that cannot be used (``SchedulerUnavailable``: dask distributed
@@ -650,7 +655,7 @@ def learn(
     _check_int("seed", seed, 0, optional=True)
     policy = check_policy(policy)
     if best_so_far is not None and not isinstance(best_so_far, Solution):
-        raise ValueError(f"best_so_far must be a twbn.Solution, got {type(best_so_far).__name__}")
+        raise ParameterError(f"best_so_far must be a twbn.Solution, got {type(best_so_far).__name__}")
     check_jobs(jobs)
     check_scheduler(scheduler, jobs, method, get_method(method).distributed, reach=True)
     from_data = not isinstance(data, ScoreCache) and not (isinstance(data, (str, Path))
@@ -658,11 +663,11 @@ def learn(
     if from_data:
         _check_scoring(score, DEFAULT_MAX_PARENTS if max_parents is None else max_parents, ess, pruning, approximate)
     elif cache is not None:
-        raise ValueError("cache= goes with data (the cache scored from it), not with a cache")
+        raise ParameterError("cache= goes with data (the cache scored from it), not with a cache")
     if cache is not None and not isinstance(cache, ScoreCache):
-        raise ValueError(f"cache must be a ScoreCache, got {type(cache).__name__}")
+        raise ParameterError(f"cache must be a ScoreCache, got {type(cache).__name__}")
     if started is not None and (isinstance(started, bool) or not isinstance(started, (int, float))):
-        raise ValueError(f"started must be a time.monotonic() value, got {started!r}")
+        raise ParameterError(f"started must be a time.monotonic() value, got {started!r}")
     scorer = None
     if isinstance(data, ScoreCache):
         cache = data
@@ -685,7 +690,7 @@ def learn(
                            level_margin=policy.data_cache_level_margin if how is False else 0.0,
                            log=log)
         elif list(cache.names) != list(getattr(dataset, "names", cache.names)):
-            raise ValueError("cache= has other variables than the data")
+            raise ParameterError("cache= has other variables than the data")
         if score in SCORES:
             from twbn.scoring.families import FamilyScores
 
@@ -698,7 +703,7 @@ def learn(
     if best_so_far is not None and best_so_far.is_network:
         narrowest = bounds[0]
         if narrowest is not None and (best_so_far.width is None or best_so_far.width > narrowest):
-            raise ValueError(f"best_so_far has width {best_so_far.width}, above the bound {narrowest}")
+            raise ParameterError(f"best_so_far has width {best_so_far.width}, above the bound {narrowest}")
         best, best_k = Internal.from_json(best_so_far.to_json(), problems[0]), best_so_far.treewidth
 
     control = RunControl()
@@ -751,6 +756,7 @@ def _say_search_space(problem: Problem, sol) -> None:
                                      + ("" if cap is None else f", at most {cap} parents"))
         sol.stats["scoring"] = {"score": scorer.score_name, "ess": scorer.ess if scorer.score_name == "bdeu" else None,
                                 "rows": scorer.dataset.n_rows, "families_scored": scorer.scored}
+        sol.stats["data"] = data_identity(scorer.dataset)
     if sol.parents is not None:
         held = sum(1 for v, ps in enumerate(sol.parents) if cache.holds(v, ps))
         sol.stats["families_in_cache"] = f"{held} of {len(sol.parents)}"

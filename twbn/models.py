@@ -46,6 +46,7 @@ from twbn.solvers.bounds import floor_bound
 from twbn.solvers.budget import Budget
 from twbn.solvers.method_options import CpOptions, CutsOptions, MilpOptions, parse_options
 from twbn.solvers.warm_start import certified_start, infeasibility
+from twbn.scoring.errors import ParameterError, ParameterTypeError
 
 __all__ = ["NieMilp", "ClusterCutIlp", "KtreeCp"]
 
@@ -72,7 +73,7 @@ class _Model:
 
     def __init__(self, problem: Problem, options=None) -> None:
         if not isinstance(problem, Problem):
-            raise TypeError(f"a model is built for a twbn.Problem, not {type(problem).__name__}")
+            raise ParameterTypeError(f"a model is built for a twbn.Problem, not {type(problem).__name__}")
         self.options = parse_options(self.method, self.options_class, options)
         self.problem = problem
         self._extensions: list[Callable] = []
@@ -81,7 +82,7 @@ class _Model:
         """Add ``fn(model, twbn_model)``, called on the built model before it is solved;
         returns the model, so that calls chain."""
         if not callable(fn):
-            raise TypeError(f"an extension is a function f(model, twbn_model), not {type(fn).__name__}")
+            raise ParameterTypeError(f"an extension is a function f(model, twbn_model), not {type(fn).__name__}")
         self._extensions.append(fn)
         return self
 
@@ -114,7 +115,7 @@ class _Model:
             trajectory, and ``stats["extended_by"]`` naming the extensions.
         """
         if backend is not None and backend not in self.backends:
-            raise ValueError(f"{type(self).__name__} has no backend {backend!r}"
+            raise ParameterError(f"{type(self).__name__} has no backend {backend!r}"
                              + (f"; choose one of {', '.join(self.backends)}" if self.backends else ""))
         budget = budget if isinstance(budget, Budget) else Budget(budget)
         entered = time.monotonic()

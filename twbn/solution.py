@@ -14,6 +14,7 @@ import json
 import math
 from pathlib import Path
 from typing import Any
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["Solution"]
 
@@ -59,7 +60,7 @@ class Solution:
 
     Raises
     ------
-    ValueError
+    ParameterError
         ``record`` is not a twbn result: a field missing, or parents not given for every
         variable.
 
@@ -73,19 +74,19 @@ class Solution:
     >>> twbn.Solution({"variables": ["A"]})
     Traceback (most recent call last):
     ...
-    ValueError: not a twbn result: missing fields parents, score, bound, gap, status, treewidth_bound, elimination_order, width
+    twbn.scoring.errors.ParameterError: not a twbn result: missing fields parents, score, bound, gap, status, treewidth_bound, elimination_order, width
     """
 
     def __init__(self, record: dict[str, Any]):
         if not isinstance(record, dict):
-            raise ValueError(f"a result record is a JSON object, not {type(record).__name__}")
+            raise ParameterError(f"a result record is a JSON object, not {type(record).__name__}")
         missing = [k for k in _REQUIRED if k not in record]
         if missing:
-            raise ValueError(f"not a twbn result: missing fields {', '.join(missing)}")
+            raise ParameterError(f"not a twbn result: missing fields {', '.join(missing)}")
         names = record["variables"]
         parents = record["parents"]
         if parents is not None and (not isinstance(parents, dict) or set(parents) != set(names)):
-            raise ValueError("not a twbn result: 'parents' must list the parents of every variable")
+            raise ParameterError("not a twbn result: 'parents' must list the parents of every variable")
         self._record = copy.deepcopy(record)
 
     # -- the record's fields ------------------------------------------------------------
@@ -140,14 +141,14 @@ class Solution:
 
         Raises
         ------
-        ValueError
+        ParameterError
             If the file is not JSON or the object is not a twbn result.
         """
         if isinstance(data, (str, Path)):
             try:
                 data = json.loads(Path(data).read_text(encoding="utf-8"))
             except json.JSONDecodeError as exc:
-                raise ValueError(f"{data}: not JSON ({exc})") from None
+                raise ParameterError(f"{data}: not JSON ({exc})") from None
         return cls(data)
 
     def save(self, path: str | Path) -> None:
@@ -163,7 +164,7 @@ class Solution:
 
         Raises
         ------
-        ValueError
+        ParameterError
             The result has no network.
 
         Examples
@@ -175,7 +176,7 @@ class Solution:
         True
         """
         if self._record["parents"] is None:
-            raise ValueError(f"this result has no network (status {self.status})")
+            raise ParameterError(f"this result has no network (status {self.status})")
         pos = {n: i for i, n in enumerate(self.variables)}
         return [tuple(sorted(pos[p] for p in self._record["parents"][v])) for v in self.variables]
 
@@ -213,7 +214,7 @@ class Solution:
         from twbn.scoring.data import as_dataset, state_values
 
         if not ess > 0:
-            raise ValueError(f"ess must be positive, got {ess}")
+            raise ParameterError(f"ess must be positive, got {ess}")
         parents = self.parent_indices()
         return learned_model(as_dataset(data), list(self.variables), parents, ess=ess,
                              values=state_values(data))
@@ -267,7 +268,7 @@ class Solution:
                                                    if self.elimination_order else []))
         filled = sample_missing(codes, arities, parents, cpts, order, seed=seed) if sample else \
             most_probable_missing(codes, arities, parents, cpts, order)
-        values = state_values(data) if not isinstance(data, (str, Path)) else state_values(ds)
+        values = state_values(data, missing_token=missing_token)
         columns = {}
         for v, name in enumerate(names):
             labels = state_order(ds.states[ds.names.index(name)])
@@ -280,15 +281,45 @@ class Solution:
 
         write_bif(self.to_pgmpy(data, ess=ess), path)
 
-    def log_likelihood(self, train, test, *, ess: float = 1.0) -> float:
+    def log_likelihood(self, train, test, *, ess: float = 1.0, allow_unseen: bool = False) -> float:
         """Held-out log-likelihood per row of ``test``, CPTs fitted on ``train``
-        (the figure ``twbn evaluate`` prints)."""
+        (the figure ``twbn evaluate`` prints).
+
+        Parameters
+        ----------
+        train, test : pandas.DataFrame, str, Path or Dataset
+            Rows over this network's variables; states match by their canonical text
+            (``True``, ``"true"`` and ``1`` are one state), whatever read the two.
+        ess : float, default 1.0
+            The tables' Dirichlet smoothing (as :meth:`to_pgmpy`).
+        allow_unseen : bool, default False
+            A value of ``test`` that ``train`` never shows is refused by name; True scores
+            it with the smoothing's pseudo-count alone.
+
+        Returns
+        -------
+        float
+            Natural log-likelihood per test row.
+
+        Raises
+        ------
+        DataError
+            A variable is not a column of either; a test value unseen in training.
+
+        Examples
+        --------
+        >>> import pandas as pd, twbn
+        >>> df = pd.read_csv(twbn.example_path("zoo"))
+        >>> sol = twbn.learn(df[:80], treewidth=1)
+        >>> round(sol.log_likelihood(df[:80], df[80:]), 2) == round(sol.log_likelihood(df[:80].astype(str), df[80:]), 2)
+        True
+        """
         from twbn.scoring.data import as_dataset
         from twbn.scoring.likelihood import held_out_log_likelihood
 
         parents = self.parent_indices()
         total, rows = held_out_log_likelihood(as_dataset(train), as_dataset(test), list(self.variables), parents,
-                                              ess=ess)
+                                              ess=ess, allow_unseen=allow_unseen)
         return total / rows
 
     def check(self, cache, treewidth: int | None = None) -> list[str]:

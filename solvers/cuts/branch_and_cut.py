@@ -62,6 +62,7 @@ from twbn.solvers.method_options import CutsOptions
 from twbn.solvers.models.backends import _finite, record_scip_trajectory, root_bound, scip_interrupt, scip_model
 
 from twbn.solvers.cuts.rounding import Backoff, _z_order, sink_heuristic  # noqa: E402 (re-exported)
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["sink_heuristic", "Backoff", "solve_cuts", "METHOD"]
 
@@ -177,7 +178,7 @@ def solve_cuts(
 
     Raises
     ------
-    ValueError
+    ParameterError
         ``fixed_y`` without a treewidth bound or with ``within``.
 
     Examples
@@ -197,7 +198,7 @@ def solve_cuts(
     exact, edges, cluster_k, matroid, minor, lns, lns_share = (
         options.exact, options.edges, options.cluster_k, options.matroid, options.minor, options.lns, options.lns_share)
     if fixed_y and (problem.treewidth is None or within is not None):
-        raise ValueError("fixed_y applies to the bounded model only (a treewidth bound and no within graph)")
+        raise ParameterError("fixed_y applies to the bounded model only (a treewidth bound and no within graph)")
     t0 = time.monotonic()
     info = dict(method="cuts", solver="scip", seed=seed, time_limit=time_limit)
     try:

@@ -36,6 +36,7 @@ import numpy as np
 from numba import njit
 
 from twbn.formulations.cluster_ilp import FamilyTable
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["greedy_clusters", "exact_clusters", "local_kclusters", "local_matroid_rows"]
 
@@ -190,7 +191,7 @@ def exact_clusters(table: FamilyTable, x: np.ndarray, *, k: int = 1, time_limit:
     from pyscipopt import quicksum
 
     if k < 1:
-        raise ValueError(f"k-cluster rows need k ≥ 1, got {k}")
+        raise ParameterError(f"k-cluster rows need k ≥ 1, got {k}")
     supp = _support(table, x, k)
     if supp.size == 0:
         return [], True

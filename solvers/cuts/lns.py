@@ -31,6 +31,7 @@ from twbn.formulations.cluster_ilp import triangulation_arcs
 from twbn.formulations.graphs import moral_graph
 from twbn.formulations.problem import Problem
 from twbn.scoring.cache import ParentSet, ScoreCache
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["neighbourhood", "fixed_outside", "fixed_fill"]
 
@@ -41,7 +42,7 @@ def neighbourhood(parents: Sequence[ParentSet], size: int, rng: random.Random) -
     variables when its component is smaller. O(n + edges)."""
     n = len(parents)
     if not 1 <= size <= n:
-        raise ValueError(f"a neighbourhood has 1 to {n} variables, got {size}")
+        raise ParameterError(f"a neighbourhood has 1 to {n} variables, got {size}")
     adj = moral_graph(parents)
     start = rng.randrange(n)
     chosen, seen, queue = [start], {start}, deque([start])

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["MinorRow", "minor_density_rows"]
 
@@ -189,7 +190,7 @@ def minor_density_rows(t: np.ndarray, k: int, *, restarts: int = MINOR_RESTARTS,
     t = np.asarray(t, dtype=float)
     n = len(t)
     if t.shape != (n, n) or k < 1:
-        raise ValueError("t must be a square matrix and k ≥ 1")
+        raise ParameterError("t must be a square matrix and k ≥ 1")
     found: dict[tuple, MinorRow] = {}
     first = _search(t, k, np.ones(n, dtype=bool), deadline)
     starts = []

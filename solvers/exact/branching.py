@@ -15,6 +15,7 @@ import numpy as np
 
 from twbn.formulations.problem import Problem
 from twbn.scoring.cache import ParentSet
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["optimal_forest", "maximum_branching"]
 
@@ -46,7 +47,7 @@ def maximum_branching(weights: np.ndarray) -> np.ndarray:
     w = np.asarray(weights, dtype=float)
     n = w.shape[0]
     if w.shape != (n, n):
-        raise ValueError(f"weights must be a square matrix, got shape {w.shape}")
+        raise ParameterError(f"weights must be a square matrix, got shape {w.shape}")
     # a virtual root (index n) with an arc of weight 0 to every vertex: a maximum spanning
     # arborescence from it is a maximum branching, its children the roots
     full = np.full((n + 1, n + 1), -np.inf)
@@ -137,5 +138,5 @@ def optimal_forest(problem: Problem) -> list[ParentSet]:
     parents: list[ParentSet] = [() if u < 0 else (int(u),) for u in branching.tolist()]
     for v in range(problem.n):
         if not has_empty[v] and not parents[v]:
-            raise ValueError(f"no network of treewidth <= 1 gives {problem.names[v]!r} one of its required parents")
+            raise ParameterError(f"no network of treewidth <= 1 gives {problem.names[v]!r} one of its required parents")
     return parents

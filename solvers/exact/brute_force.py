@@ -11,6 +11,7 @@ import itertools
 
 from twbn.formulations.graphs import exact_treewidth, moral_graph
 from twbn.scoring.cache import ScoreCache
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["brute_force_optimum"]
 
@@ -37,7 +38,7 @@ def brute_force_optimum(cache: ScoreCache, treewidth: int | None = None, allowed
     for ps in cache.parent_sets:
         total *= len(ps)
     if total > max_combinations:
-        raise ValueError(f"{total} combinations is too many for brute force")
+        raise ParameterError(f"{total} combinations is too many for brute force")
     tw_memo: dict[frozenset, int] = {}
     best, best_parents = -float("inf"), None
     for combo in itertools.product(*[range(len(p)) for p in cache.parent_sets]):

@@ -15,6 +15,7 @@ from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.solvers.budget import Budget
 from twbn.solvers.method import Method
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["solve_dp", "METHOD"]
 
@@ -41,7 +42,7 @@ def solve_dp(problem: Problem, *, time_limit: float | None = None) -> SolverResu
 
     Raises
     ------
-    ValueError
+    ParameterError
         When the DP's tables would not fit in memory (the message gives their size).
 
     Examples
@@ -74,7 +75,7 @@ def solve_dp(problem: Problem, *, time_limit: float | None = None) -> SolverResu
             from twbn.solvers.exact.branching import optimal_forest
 
             if problem.treewidth == 0 and not all(() in ps for ps in cand.parent_sets):
-                raise ValueError("no network of treewidth 0 (no arcs) has the required arcs")
+                raise ParameterError("no network of treewidth 0 (no arcs) has the required arcs")
             parents = [()] * problem.n if problem.treewidth == 0 else optimal_forest(problem)
             value = math.fsum(cand.score_of(v, ps) for v, ps in enumerate(parents))
             order, stats = None, {"algorithm": "maximum branching (Edmonds), exact for k <= 1"}

@@ -33,7 +33,7 @@ from numba import njit
 
 from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.solvers.exact.unbounded import _compress, best_parent_tables, unbounded_optimum
-from twbn.scoring.errors import TwbnError
+from twbn.scoring.errors import ParameterError, TwbnError
 
 __all__ = ["DPTimeout", "table_bytes", "bounded_treewidth_optimum"]
 
@@ -204,22 +204,22 @@ def bounded_treewidth_optimum(
     t0 = time.monotonic()
     n = cache.n_variables
     if w < 0:
-        raise ValueError("treewidth bound must be >= 0")
+        raise ParameterError("treewidth bound must be >= 0")
     # only parent sets of size <= w can occur (a family is a clique of the moral graph)
     fams = [{ps: s for ps, s in zip(cache.parent_sets[v], cache.scores[v].tolist()) if len(ps) <= w} for v in range(n)]
     if any(not f for f in fams):
-        raise ValueError(f"some variable has no cached parent set of size <= {w}")
+        raise ParameterError(f"some variable has no cached parent set of size <= {w}")
     small = ScoreCache.from_mapping(cache.names, fams, cache.arities)
     if w == 0:
         if any(() not in f for f in fams):
-            raise ValueError("treewidth 0 needs the empty parent set for every variable")
+            raise ParameterError("treewidth 0 needs the empty parent set for every variable")
         return [()] * n, math.fsum(f[()] for f in fams), list(range(n)), {"algorithm": "empty network"}
     if n <= w + 1:
         parents, score = unbounded_optimum(small)
         return parents, score, list(range(n)), {"algorithm": "unbounded DP (n <= w+1)"}
     need = table_bytes(n, w)
     if need > memory_limit:
-        raise ValueError(
+        raise ParameterError(
             f"the DP tables for n = {n}, w = {w} need {need / 2**30:.1f} GiB, over the limit of "
             f"{memory_limit / 2**30:.1f} GiB"
         )
@@ -263,7 +263,7 @@ def bounded_treewidth_optimum(
     full_s = (1 << b) - 1
     best = g[:, :, full_r, full_s]
     if not np.isfinite(best.max()):
-        raise ValueError(f"no network of treewidth <= {w} uses only cached parent sets")
+        raise ParameterError(f"no network of treewidth <= {w} uses only cached parent sets")
     xi, pi = np.unravel_index(int(np.argmax(best)), best.shape)
     score = float(best[xi, pi])
 

@@ -25,6 +25,7 @@ from typing import Sequence
 from twbn.formulations.graphs import (Adjacency, elimination_width, fits_in_graph, min_fill_order,
                                      perfect_elimination_order, tree_decomposition)
 from twbn.scoring.cache import ParentSet, ScoreCache
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["NiceNode", "nice_tree_decomposition", "greedy_dag_in_chordal_graph", "best_dag_in_graph"]
 
@@ -123,7 +124,7 @@ def greedy_dag_in_chordal_graph(cache: ScoreCache, adj: Adjacency) -> tuple[list
     n = cache.n_variables
     order = perfect_elimination_order(adj)
     if order is None:
-        raise ValueError("the graph is not chordal")
+        raise ParameterError("the graph is not chordal")
     pos = {v: i for i, v in enumerate(order)}  # eliminated later = placed earlier
     parents: list[ParentSet] = []
     total = 0.0
@@ -135,7 +136,7 @@ def greedy_dag_in_chordal_graph(cache: ScoreCache, adj: Adjacency) -> tuple[list
                 total += s
                 break
         else:
-            raise ValueError(f"no cached parent set of variable {v} fits inside the graph")
+            raise ParameterError(f"no cached parent set of variable {v} fits inside the graph")
     return parents, total, list(order)
 
 
@@ -153,7 +154,7 @@ def best_dag_in_graph(
     """
     n = cache.n_variables
     if sorted(adj) != list(range(n)):
-        raise ValueError("the graph must have the cache's variables 0..n-1 as vertices")
+        raise ParameterError("the graph must have the cache's variables 0..n-1 as vertices")
     if order is None:
         order = perfect_elimination_order(adj) or min_fill_order(adj)
     elimination_width(adj, order)  # validates the order
@@ -244,7 +245,7 @@ def best_dag_in_graph(
     root = len(nodes) - 1
     total = tables[root].get(((), 0), NEG) if nodes else NEG
     if total == NEG:
-        raise ValueError("no DAG with cached parent sets fits inside the given graph")
+        raise ParameterError("no DAG with cached parent sets fits inside the given graph")
     parents: list[ParentSet | None] = [None] * n
     stack = [(root, (), 0)]
     while stack:

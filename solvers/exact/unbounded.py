@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from twbn.scoring.cache import ScoreCache
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["best_parent_tables", "unbounded_optimum"]
 
@@ -78,13 +79,13 @@ def unbounded_optimum(cache: ScoreCache) -> tuple[list[tuple[int, ...]], float]:
     """An optimal DAG over the cache's candidate sets and its score."""
     n = cache.n_variables
     if n > MAX_VARIABLES:
-        raise ValueError(f"the unbounded DP needs 2^n memory; {n} variables is over its limit of {MAX_VARIABLES}")
+        raise ParameterError(f"the unbounded DP needs 2^n memory; {n} variables is over its limit of {MAX_VARIABLES}")
     values, args = best_parent_tables(cache)
     fhat = np.stack(values)
     best, sink = _sink_dp(fhat, n)
     full = (1 << n) - 1
     if not np.isfinite(best[full]):
-        raise ValueError("no acyclic choice of cached parent sets exists")
+        raise ParameterError("no acyclic choice of cached parent sets exists")
     parents: list[tuple[int, ...]] = [()] * n
     s = full
     while s:

@@ -16,6 +16,7 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.solvers.control import cooperating
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["whole_clique_solution", "require_bound", "search", "Anytime"]
 
@@ -32,7 +33,7 @@ def whole_clique_solution(problem: Problem, t0: float, **info) -> SolverResult:
 def require_bound(problem: Problem, method: str) -> None:
     """ValueError unless ``problem`` has a treewidth bound k >= 1 (the k-tree builders)."""
     if problem.treewidth is None or problem.treewidth < 1:
-        raise ValueError(f"method {method} needs a treewidth bound k >= 1 (--treewidth)")
+        raise ParameterError(f"method {method} needs a treewidth bound k >= 1 (--treewidth)")
 
 
 #: One network from a k-tree builder: (parents, score, insertion order), or None.

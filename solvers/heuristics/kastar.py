@@ -155,7 +155,7 @@ def solve_kastar(
 
     Raises
     ------
-    ValueError
+    ParameterError
         Without a treewidth bound k >= 1.
 
     Examples

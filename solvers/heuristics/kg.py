@@ -319,7 +319,7 @@ def solve_kg(
 
     Raises
     ------
-    ValueError
+    ParameterError
         Without a treewidth bound k >= 1.
 
     Examples

@@ -150,7 +150,7 @@ def solve_kmax(
 
     Raises
     ------
-    ValueError
+    ParameterError
         Without a treewidth bound k >= 1.
 
     Examples

@@ -46,6 +46,7 @@ from twbn.solvers.budget import Budget
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import S2Options
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["pair_weights", "informative_score", "solve_s2", "METHOD", "METHOD_PLUS"]
 PHASE2 = ("auto", "dp", "cuts")
@@ -149,7 +150,7 @@ def _k_tree_search(w: np.ndarray, k: int, first: tuple[int, ...], max_expansions
         if len(heap) > max_open:
             del heap[max_open // 2:]
             cut = True
-    raise ValueError("no k-tree found")  # unreachable for n > k
+    raise ParameterError("no k-tree found")  # unreachable for n > k
 
 
 def _greedy_complete(w, first, placed, cliques, moves) -> Adjacency:
@@ -276,7 +277,7 @@ def solve_s2(
 
     Raises
     ------
-    ValueError
+    ParameterError
         Without a treewidth bound k >= 1, or for an unknown ``phase2``.
 
     Examples
@@ -294,7 +295,7 @@ def solve_s2(
     require_bound(problem, method)
     k = problem.treewidth
     if phase2 not in PHASE2:
-        raise ValueError(f"phase 2 must be one of {', '.join(PHASE2)}, got {phase2!r}")
+        raise ParameterError(f"phase 2 must be one of {', '.join(PHASE2)}, got {phase2!r}")
     t0 = time.monotonic()
     limit = policy.heuristic_time_limit if time_limit is None and max_iterations is None else time_limit
     rng = random.Random(seed)

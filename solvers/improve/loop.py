@@ -14,6 +14,7 @@ from twbn.solvers.method_options import ImproveOptions
 from twbn.solvers.improve.parallel import in_parallel
 from twbn.solvers.improve.pieces import solve_piece
 from twbn.solvers.improve.search import Search, over
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["improve"]
 
@@ -88,7 +89,7 @@ def improve(
 
     Raises
     ------
-    ValueError
+    ParameterError
         Without a start network with its elimination order, or ``jobs`` < 1.
 
     Examples
@@ -104,9 +105,9 @@ def improve(
     -10.0
     """
     if start.parents is None or start.elimination_order is None:
-        raise ValueError("improve needs a start network with its elimination order")
+        raise ParameterError("improve needs a start network with its elimination order")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+        raise ParameterError(f"jobs must be an integer >= 1, got {jobs!r}")
     options = options or ImproveOptions()
     search = Search(problem, start, options, seed, control, stop_when_stalled, policy)
     deadline = None if time_limit is None else search.t0 + time_limit

@@ -16,6 +16,7 @@ from twbn.solvers.budget import limit_until
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.control import RunControl
 from twbn.solvers.method_options import CutsOptions
+from twbn.scoring.errors import ParameterError
 
 if TYPE_CHECKING:
     from twbn.solvers.improve.state import State
@@ -178,7 +179,7 @@ def piece_problem(problem: Problem, parents: Sequence[ParentSet], free: Sequence
                 fam.update({tuple(index[p] for p in ps): s for ps, s in near.items()
                             if within is None or clique_with(within, v, ps)})
             if tuple(sorted(parents[v])) not in {tuple(local[i] for i in ps) for ps in fam}:
-                raise ValueError(f"the family of {problem.names[v]!r} is not inside its piece")
+                raise ParameterError(f"the family of {problem.names[v]!r} is not inside its piece")
         else:
             inside = tuple(index[p] for p in parents[v] if p in index)
             fam = {inside: problem.score_of(v, parents[v]) if len(inside) == len(parents[v]) else 0.0}

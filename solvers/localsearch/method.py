@@ -16,6 +16,7 @@ from twbn.solvers.localsearch.climb import Climber
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import LocalSearchOptions
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["solve_localsearch", "METHOD"]
 
@@ -63,7 +64,7 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
 
     Raises
     ------
-    ValueError
+    ParameterError
         Without a treewidth bound k >= 1, or when the problem has no network of required
         parents only and no ``start`` is given.
 
@@ -94,7 +95,7 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
     else:
         first = [climber.best_within(v, climber.required[v]) for v in range(problem.n)]
         if min(first) < 0:
-            raise ValueError("localsearch needs a start: some variable has no cached set of its required "
+            raise ParameterError("localsearch needs a start: some variable has no cached set of its required "
                              "parents only")
         starts = [([climber.sets[v][i] for v, i in enumerate(first)], None)]
         how = options.first or ("tree" if limit is not None and limit <= policy.localsearch_tree_max_s

@@ -25,6 +25,7 @@ from twbn.solvers.method import Method
 from twbn.solvers.method_options import CpOptions
 from twbn.solvers.parallel import end_pool
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
+from twbn.scoring.errors import ParameterError
 
 __all__ = ["run_isolated", "solve_cp", "hint_check", "METHOD"]
 
@@ -193,7 +194,7 @@ def solve_cp(
 
     Raises
     ------
-    ValueError
+    ParameterError
         Without OR-tools installed.
 
     Examples
@@ -210,7 +211,7 @@ def solve_cp(
     import importlib.util
 
     if importlib.util.find_spec("ortools") is None:
-        raise ValueError("method cp needs OR-tools (pip install ortools)")
+        raise ParameterError("method cp needs OR-tools (pip install ortools)")
     t0 = time.monotonic()
     info = dict(method="cp", solver="cpsat", seed=seed, time_limit=time_limit)
     try:
