@@ -185,13 +185,28 @@ def main() -> None:
                          "--time-limit T` per cell (T: --budgets, default 10 60), beside ETL's figures; "
                          "field-data-T….md (benchmarks/field_data.py); with --from-json FILE, the table again from "
                          "that run's records, without running")
+    ap.add_argument("--sets", nargs="+", metavar="SET",
+                    help="with --from-data: the training splits to run (DIR/SET_train.csv.gz), or 'suite' for "
+                         "issue 84's 20 sets (benchmarks/field_data.SUITE) the folder holds; default: --caches")
+    ap.add_argument("--etl", nargs=2, metavar=("PYTHON", "RUN_ETL"),
+                    help="with --from-data: run ETL itself in the same queue, both variants per (set, k): its "
+                         "interpreter (DEST/bin/python after its install.sh) and its run_etl.py")
+    ap.add_argument("--etl-timeout", type=float, default=900.0, metavar="S",
+                    help="with --etl: end an ETL command after S seconds (default 900); it then has no network")
+    ap.add_argument("--tag", default="", help="with --from-data: a word added to the result's name")
     ap.add_argument("--one", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.from_data:
-        from benchmarks.field_data import from_data
+        import benchmarks.field_data as field_data
+        from benchmarks.field_data import SUITE, from_data
+
+        field_data.ETL_TIMEOUT = args.etl_timeout
 
         records = json.loads(Path(args.from_json).read_text()) if args.from_json else None
-        from_data(args.from_data, args.caches, args.ks, args.budgets or [10.0, 60.0], args.policy or [], records)
+        sets = list(SUITE) if args.sets == ["suite"] else (args.sets or args.caches)
+        etl = None if args.etl is None else (Path(args.etl[0]), Path(args.etl[1]))
+        from_data(args.from_data, sets, args.ks, args.budgets or [10.0, 60.0], args.policy or [], records, etl,
+                  args.tag)
         return
     if args.one:
         k = None if args.one[1] == "none" else int(args.one[1])

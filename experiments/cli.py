@@ -760,7 +760,8 @@ def cmd_impute(args: argparse.Namespace) -> int:
     data = read_csv(args.data, missing_token=args.missing_token)
     if sol.parents is None:
         raise UserError(f"{args.result}: no network to impute with")
-    filled = sol.impute(data, sample=args.sample, seed=args.seed, ess=args.ess, missing_token=args.missing_token)
+    # the file, not its Dataset: its cells' texts type the output as pandas types them (a bool stays a bool)
+    filled = sol.impute(args.data, sample=args.sample, seed=args.seed, ess=args.ess, missing_token=args.missing_token)
     with atomic_path(out) as tmp:
         filled.to_csv(tmp, index=False, compression="gzip" if out.name.endswith(".gz") else None)
     how = "a draw from each row's posterior" if args.sample else "each row's most probable completion"
@@ -779,9 +780,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise UserError(f"folder {out.parent} of the output does not exist")
     args.data = data_arg(args.data)
     check_output(out, inputs=[args.result, args.data])
+    from twbn.scoring.data import state_values
+
     train = read_csv(args.data)
-    try:
-        model = learned_model(train, names, parents, ess=args.ess)
+    try:  # states named as the file spells them (a bool column's true, not its canonical 1)
+        model = learned_model(train, names, parents, ess=args.ess, values=state_values(args.data))
         write_bif(model, out)
         arcs = sum(len(p) for p in parents)
         print(f"wrote {out}: {len(names)} variables, {arcs} arcs, CPTs from {train.n_rows} rows (ess {args.ess:g})")
