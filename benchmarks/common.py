@@ -53,7 +53,9 @@ def regenerate_command() -> str:
     module = getattr(getattr(main, "__spec__", None), "name", None) or Path(sys.argv[0]).stem
     args, out = sys.argv[1:], []
     for i, a in enumerate(args):
-        out.append("DIR" if i and args[i - 1] == "--anchors" else a)
+        before = args[i - 1] if i else ""
+        etl = "PYTHON" if before == "--etl" else "RUN_ETL" if i > 1 and args[i - 2] == "--etl" else None
+        out.append("DIR" if before in ("--anchors", "--from-data") else etl or a)
     return "python -m " + shlex.join([module, *out])
 
 

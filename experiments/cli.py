@@ -326,13 +326,15 @@ def _learn_cache(args: argparse.Namespace):
     if args.save_cache:
         check_output(args.save_cache, inputs=[*_learn_inputs(args), args.output], sidecar=True)
     opts = argparse.Namespace(**vars(args))
-    for flag, default in (("score", "bic"), ("max_parents", DEFAULT_MAX_PARENTS), ("pruning", "all"),
-                          ("max_states", DEFAULT_MAX_STATES)):
+    for flag, default in (("score", "bic"), ("pruning", "all"), ("max_states", DEFAULT_MAX_STATES)):
         if getattr(opts, flag) is None:
             setattr(opts, flag, default)
+    import math
+
     from twbn.learning import scoring_depth
 
-    opts.max_parents = scoring_depth(opts.max_parents, _bounds(args))
+    timed = args.time_limit is not None and math.isfinite(args.time_limit) and opts.score not in LOCAL_STRUCTURE_SCORES
+    opts.max_parents = scoring_depth(opts.max_parents, _bounds(args), timed=timed, policy=_policy_of(args))
     dataset = None
     if opts.score not in LOCAL_STRUCTURE_SCORES:  # read once: scored into the cache, and on demand beyond it
         from twbn.scoring.data import as_dataset
@@ -907,7 +909,9 @@ def _add_scoring_options(s: argparse.ArgumentParser, *, learn: bool) -> None:
                         "structure, categorical and continuous columns)")
     s.add_argument("--ess", type=_positive_float, default=None, help="BDeu equivalent sample size (default 1.0)")
     s.add_argument("--max-parents", type=_nonneg_int, default=d(DEFAULT_MAX_PARENTS), metavar="D",
-                   help=f"maximum in-degree (default {DEFAULT_MAX_PARENTS})")
+                   help=f"maximum in-degree (default {DEFAULT_MAX_PARENTS}"
+                        + ("; learn with a time limit: the largest bound k, each size of 3 or more parents scored "
+                           "only where it is predicted to fit the scoring's share)" if learn else ")"))
     s.add_argument("--pruning", choices=list(PRUNING_MODES), default=d("all"), help="default all")
     s.add_argument("--max-states", type=_nonneg_int, default=d(DEFAULT_MAX_STATES),
                    help=f"reject columns with more states (default {DEFAULT_MAX_STATES})")

@@ -129,6 +129,14 @@ class Policy:
         plants' pairs take 6.8 s, baudio's 15 s, jester's 9.6 s; the half that scoring had before
         spent 30 s on a partial third level that held 11 of the 69 families of the network
         found (plants, k = 5).""")
+    data_cache_max_parents: int = _knob(3, "count0", """``learn`` from data without
+        --max-parents: the cache holds families of at most this many parents (and k). 0, with a
+        time limit: up to the largest bound k, a size of three or more parents entering only
+        where ``data_cache_level_margin`` predicts it fits (the run's own scoring rate decides the
+        depth, not n). Why 0 is offered: the suite at 60 s, capped at 3, msnbc k = 5 and 8 and
+        nltcs k = 8 ended 1.7 %, 2.9 % and 0.2 % behind ETL in 2-6 s, each at the bound of its
+        cache (benchmarks/results/field-data-60-etl-suite-n500.md). Not yet the default: 0 has
+        not been run side by side on the suite.""")
     data_cache_level_margin: float = _knob(1.5, "factor0", """``learn`` from data: a size of
         three or more parents enters the cache only if this many times its predicted seconds
         fit in ``data_cache_share``, predicted at the rate of the size before (jester's pairs
@@ -187,6 +195,15 @@ class Policy:
         one core: ahead of the k-MAX start in all 9 cells at n = 69-100 (by 708-9,520), behind it
         by 22,030-100,874 in all 3 at n = 1,041 (munin5000), where the first climb is far from
         done in its 12 s (benchmarks/results/field-budgets-60-policies-kmaxstart.md).""")
+    data_localsearch_max_n: int = _knob(1100, "count", """From data (families scored on demand):
+        ``localsearch_max_n``'s place. The suite's 10 sets of n = 135-1,041 at 60 s, one core, side
+        by side: localsearch (alone at k >= 3, improve's start at k = 2) ahead of the k-MAX start
+        in 26 of 27 cells (tretail +70 to +73, dna -12 to +190, pumsb_star +12,584 to +25,392,
+        andes +2,086 to +10,587, pigs +51,776 to +73,600, book +4,735 to +5,615, link +9,694 to
+        +87,212, cwebkb +851 to +6,366, munin5000 +5,682 to +13,775); the choice is the same with
+        any one set left out (benchmarks/results/suite-rule-lsall.md). Above it k-MAX's start:
+        at ad (n = 1,556) localsearch ended without a network, a RecursionError at 18.5 GB, 88 s
+        for a 60 s limit: a bug, and this bound goes once it is fixed.""")
     localsearch_alone_min_k: int = _knob(3, "count0", """From data (families scored on demand),
         auto above ``cuts_max_n`` runs localsearch alone from this k: improve from its network
         added nothing at k = 5 and 8 in the 6 DEBD cells at 60 s (plants, baudio, jester; its

@@ -177,6 +177,25 @@ def test_auto_improve_start_follows_the_policy(min_k, start):
     assert choose_method(Problem(_sized_cache(DEFAULT_POLICY.cuts_max_n + 5), 2), policy=small).warm_start == "kmax"
 
 
+def test_auto_from_data_runs_localsearch_up_to_its_own_bound():
+    """Issue 84: from data the suite measured localsearch ahead of the k-MAX start at n =
+    135-1,041 (26 of 27 cells), from a cache not (munin5000's anchor cache): two fields."""
+    from twbn.scoring.cache import ScoreCache
+    from twbn.scoring.families import FamilyScores
+
+    rng = np.random.default_rng(0)
+    n = DEFAULT_POLICY.localsearch_max_n + 20
+    ds = twbn.scoring.data.as_dataset(pd.DataFrame(rng.integers(0, 2, (50, n)), columns=[f"X{i}" for i in range(n)]))
+    cache = _sized_cache(n)
+    from_data = Problem(ScoreCache.from_mapping(ds.names, [dict(zip(cache.parent_sets[v], cache.scores[v].tolist()))
+                                                           for v in range(n)]), 5, scorer=FamilyScores(ds, "bic", 1.0))
+    assert choose_method(from_data).method == "localsearch"
+    assert choose_method(Problem(cache, 5)).warm_start == "kmax"  # from a cache: k-MAX's start above 100
+    capped = twbn.Policy(data_localsearch_max_n=n - 1)
+    assert (choose_method(from_data, policy=capped).method, choose_method(from_data, policy=capped).warm_start) == \
+        ("improve", "kmax")
+
+
 @pytest.mark.parametrize("n,k,expected", [(12, 2, "dp"), pytest.param(24, 2, "cuts", marks=pytest.mark.slow),  # 8 s
                                           (DEFAULT_POLICY.cuts_max_n + 5, 3, "improve")])
 def test_auto_small_middle_large_results_pass_check(tmp_path, capsys, n, k, expected):

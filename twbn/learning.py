@@ -288,22 +288,33 @@ def scoring_plan(dataset, score: str, max_parents: int, *, ess: float = 1.0, pru
     from twbn.scoring.parent_sets import default_memory_limit, exhaustive_estimate
 
     limit = default_memory_limit() if memory_limit is None else memory_limit
-    if limit is not None and exhaustive_estimate(dataset, score=score, ess=ess, max_parents=max_parents,
+    # sizes of three or more parents enter only where they are predicted to fit the time
+    # (the level margin): the memory that matters is that of the sizes that always enter
+    if limit is not None and exhaustive_estimate(dataset, score=score, ess=ess,
+                                                 max_parents=min(max_parents, DEFAULT_MAX_PARENTS),
                                                  pruning=pruning).bytes > limit:
         return approximate, timed
     left = time_limit if started is None else limit_until(started + time_limit, policy)
     return False, max(policy.min_engine_s, min(timed, policy.data_cache_share * left))
 
 
-def scoring_depth(max_parents: int | None, bounds: "Sequence[int | None]") -> int:
+def scoring_depth(max_parents: int | None, bounds: "Sequence[int | None]", *, timed: bool = False,
+                  policy: "Policy | None" = None) -> int:
     """The most parents a cache scored for learning under ``bounds`` holds.
 
     Parameters
     ----------
     max_parents : int or None
-        The user's cap (None: 3).
+        The user's cap (None: 3, or with ``timed`` the largest bound).
     bounds : sequence of int or None
         The treewidth bounds learned (None: unbounded).
+    timed : bool, default False
+        Scoring has a time limit, under which a size of three or more parents enters the
+        cache only where it is predicted to fit (``Policy.data_cache_level_margin``): the
+        run's own measurement, not n, then says how deep the cache goes, up to k (unless
+        ``policy.data_cache_max_parents`` fixes the depth).
+    policy : Policy, optional
+        The default policy where None.
 
     Returns
     -------
@@ -316,9 +327,22 @@ def scoring_depth(max_parents: int | None, bounds: "Sequence[int | None]") -> in
     --------
     >>> scoring_depth(None, [2]), scoring_depth(None, [5]), scoring_depth(4, [1, 2]), scoring_depth(None, [2, None])
     (2, 3, 2, 3)
+    >>> from twbn.solvers.policy import Policy
+    >>> deep = Policy(data_cache_max_parents=0)
+    >>> scoring_depth(None, [5], timed=True), scoring_depth(None, [5], timed=True, policy=deep)
+    (3, 5)
+    >>> scoring_depth(4, [8], timed=True, policy=deep), scoring_depth(None, [8, None], timed=True, policy=deep)
+    (4, 3)
     """
-    depth = DEFAULT_MAX_PARENTS if max_parents is None else max_parents
-    if bounds and None not in bounds:
+    from twbn.solvers.policy import DEFAULT_POLICY
+
+    finite = bool(bounds) and None not in bounds
+    fixed = (policy or DEFAULT_POLICY).data_cache_max_parents
+    if max_parents is None and timed and finite and not fixed:
+        # Policy.data_cache_max_parents = 0: the sizes the scoring's rate says fit, up to k
+        return max(bounds)
+    depth = (fixed or DEFAULT_MAX_PARENTS) if max_parents is None else max_parents
+    if finite:
         # plants at k = 2 spent 93 of its 600 s scoring triples no network of width 2 can use
         depth = min(depth, max(bounds))
     return depth
@@ -683,7 +707,8 @@ def learn(
                                        started=started, forbid=forbid, require=require, cache=cache,
                                        warm_start=warm_start, best_so_far=best_so_far, on_result=on_result)
         if cache is None:
-            depth = scoring_depth(max_parents, bounds)
+            depth = scoring_depth(max_parents, bounds, timed=time_limit is not None and math.isfinite(time_limit),
+                                  policy=policy)
             how, seconds = scoring_plan(dataset, score, depth, ess=ess, pruning=pruning, approximate=approximate,
                                         time_limit=time_limit, started=started, policy=policy)
             cache = _score(dataset, score, depth, ess=ess, pruning=pruning, approximate=how, time_limit=seconds,
