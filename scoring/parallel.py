@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -25,6 +26,16 @@ def usable_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def _may_fork() -> bool:
+    """Fork only while this process runs no other thread: a fork copies whatever lock
+    another thread holds at that instant, and a worker blocked on it hangs the pool for
+    good (a Dask client's IO loop stays alive in the process that used it: pytest's,
+    after the Dask tests). With another thread alive the work runs here, one variable
+    after another: slower, never stuck. twbn's own watchers (threads named ``twbn-...``)
+    wait on an event or a signal pipe and hold no lock a worker would need."""
+    return all(t is threading.main_thread() or t.name.startswith("twbn-") for t in threading.enumerate())
 
 
 def shared() -> dict:
@@ -52,7 +63,7 @@ def fork_map(fn: Callable[[Any], Any], items: Iterable, *, state: dict, jobs: in
         bar = tqdm(total=total, desc=desc, unit="var", file=sys.stderr, leave=False)
     pool = None
     try:
-        if jobs == 1 or len(items) <= 1:
+        if jobs == 1 or len(items) <= 1 or not _may_fork():
             results: Iterable = map(fn, items)
         else:
             pool = mp.get_context("fork").Pool(jobs)

@@ -1,5 +1,6 @@
 import gzip
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,30 @@ import pytest
 # beside the checkout (as CI lays it out). The UCI sets are bundled; bnlearn comes with pgmpy.
 SHARED = Path(os.environ.get("TWBN_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 BUNDLED = Path(__file__).resolve().parents[1] / "experiments" / "data"
+
+
+# A test still running after this long fails, by name, with the stack where it waited: a
+# hang would otherwise hold CI until its own limit and say nothing of which test it was
+# (faulthandler's dump at 900 s, pyproject.toml, shows every thread's stack first).
+TEST_LIMIT_S = 1200
+
+
+class TestTookTooLong(Exception):
+    pass
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    def _expire(_signum, _frame):
+        raise TestTookTooLong(f"{item.nodeid} still running after {TEST_LIMIT_S} s")
+
+    previous = signal.signal(signal.SIGALRM, _expire)
+    signal.alarm(TEST_LIMIT_S)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def shared_or_skip(rel: str) -> Path:

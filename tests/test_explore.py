@@ -119,3 +119,24 @@ def test_the_default_processes_are_the_cores_a_process_may_use():
                             preexec_fn=lambda: os.sched_setaffinity(0, {core}))
     free = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert (pinned.stdout.split()[-1], free.stdout.split()[-1]) == ("1", "2")
+
+
+def test_with_another_thread_alive_the_work_runs_here_and_agrees():
+    """A fork beside a live thread may copy a lock that thread holds (a hang for good):
+    then fork_map runs the variables in this process, with the same answer."""
+    import threading
+
+    from twbn.scoring import parallel
+
+    ds = sample(random_network(12, seed=3), 300, seed=4)
+    a, _ = explore_cache(ds, max_parents=2, candidates=5, time_per_variable=None, jobs=1, progress=False)
+    release = threading.Event()
+    waiter = threading.Thread(target=release.wait, name="someone-else")
+    waiter.start()
+    try:
+        assert not parallel._may_fork()
+        b, _ = explore_cache(ds, max_parents=2, candidates=5, time_per_variable=None, jobs=2, progress=False)
+    finally:
+        release.set()
+        waiter.join()
+    _same(a, b)
