@@ -113,6 +113,28 @@ def test_maximum_branching_weighs_what_networkx_finds(n, density, seed, ties):
     assert sum(w[u, v] for u, v in arcs) == pytest.approx(best, abs=1e-9)
 
 
+def test_maximum_branching_contracts_more_cycles_than_the_stack_is_deep():
+    """Points on a line, each arc weighing 5 less the distance: every vertex's best parent
+    is its nearest neighbour, so cycles form, contract and form again, level after level
+    (ad, n = 1,556, hit Python's recursion limit this way). With the stack only 40 frames
+    from its limit, the 120 vertices still get networkx's optimum."""
+    import inspect
+    import sys
+
+    x = np.random.default_rng(0).random(120)
+    w = 5.0 - np.abs(x[:, None] - x[None, :])
+    g = nx.DiGraph()
+    g.add_weighted_edges_from((u, v, w[u, v]) for u in range(120) for v in range(120) if u != v)
+    best = sum(d["weight"] for _, _, d in nx.algorithms.tree.branchings.maximum_branching(g).edges(data=True))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack()) + 40)
+    try:
+        got = maximum_branching(w)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert sum(w[u, v] for v, u in enumerate(got) if u >= 0) == pytest.approx(best, abs=1e-6)
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_k1_every_exact_method_equals_branching_oracle(seed):
     n = 5 + seed % 4
