@@ -22,8 +22,8 @@ The rule comes from this project's measurements (docs/auto.md has the tables):
    k-MAX network at k = 8. Under a bound the start is ``localsearch``'s (iterated hill
    climbing over DAGs, after ETL) from k = ``localsearch_start_min_k`` up to n =
    ``localsearch_max_n`` (k-MAX's above: at n = 1,041 the climb is far from done in
-   its share), from data up to ``data_localsearch_max_n`` (1,100: ahead in 26 of 27 cells
-   of the suite's sets of n = 135-1,041); from data at
+   its share), from data at every n (``data_localsearch_max_n``, 0: ahead in 29 of 30 cells of
+   the suite's sets of n = 135-1,556); from data at
    k >= ``localsearch_alone_min_k`` ``localsearch`` runs alone, scoring families from the
    data: from the localsearch start ``improve`` added nothing at k = 5 and 8 in 6 of 6
    DEBD cells at 60 s (its pieces choose among cached families, and most of the network's
@@ -176,8 +176,11 @@ def choose_method(problem: Problem, time_limit: float | None = None, policy: Pol
     if n <= policy.cuts_max_n:
         return Choice("cuts", "kg", f"{where}: too large for the exact DP, small enough for the cluster-cut ILP "
                                     f"(n <= {policy.cuts_max_n}), which reports a certified gap")
-    # from data the suite measured localsearch ahead at every n up to 1,041 (data_localsearch_max_n)
-    searchable = n <= (policy.data_localsearch_max_n if problem.scorer is not None else policy.localsearch_max_n)
+    # from data the suite measured localsearch ahead at every n, 135-1,556 (data_localsearch_max_n)
+    if problem.scorer is not None:
+        searchable = policy.data_localsearch_max_n == 0 or n <= policy.data_localsearch_max_n
+    else:
+        searchable = n <= policy.localsearch_max_n
     if searchable and problem.scorer is not None and k >= policy.localsearch_alone_min_k:
         return Choice("localsearch", None,
                       f"{where}, from data: localsearch (hill climbing over DAGs, families scored from the data as "

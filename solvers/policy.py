@@ -195,15 +195,15 @@ class Policy:
         one core: ahead of the k-MAX start in all 9 cells at n = 69-100 (by 708-9,520), behind it
         by 22,030-100,874 in all 3 at n = 1,041 (munin5000), where the first climb is far from
         done in its 12 s (benchmarks/results/field-budgets-60-policies-kmaxstart.md).""")
-    data_localsearch_max_n: int = _knob(1100, "count", """From data (families scored on demand):
-        ``localsearch_max_n``'s place. The suite's 10 sets of n = 135-1,041 at 60 s, one core, side
-        by side: localsearch (alone at k >= 3, improve's start at k = 2) ahead of the k-MAX start
-        in 26 of 27 cells (tretail +70 to +73, dna -12 to +190, pumsb_star +12,584 to +25,392,
-        andes +2,086 to +10,587, pigs +51,776 to +73,600, book +4,735 to +5,615, link +9,694 to
-        +87,212, cwebkb +851 to +6,366, munin5000 +5,682 to +13,775); the choice is the same with
-        any one set left out (benchmarks/results/suite-rule-lsall.md). Above it k-MAX's start:
-        at ad (n = 1,556) localsearch ended without a network, a RecursionError at 18.5 GB, 88 s
-        for a 60 s limit: a bug, and this bound goes once it is fixed.""")
+    data_localsearch_max_n: int = _knob(0, "count0", """From data (families scored on demand):
+        ``localsearch_max_n``'s place; 0, the default, is no bound. The suite's 11 sets of n =
+        135-1,556 at 60 s, one core, side by side: localsearch (alone at k >= 3, improve's start
+        at k = 2) ahead of the k-MAX start in 29 of 30 cells (tretail +70 to +73, dna -12 to
+        +190, pumsb_star +12,584 to +25,392, andes +2,086 to +10,587, pigs +51,776 to +73,600,
+        book +4,735 to +5,615, link +9,694 to +87,212, cwebkb +851 to +6,366, munin5000 +5,682
+        to +13,775, ad +1,217 to +1,791); the choice is the same with any one set left out
+        (benchmarks/results/suite-rule-lsall-with-ad.md). A bound n makes k-MAX's start the
+        path above n.""")
     localsearch_alone_min_k: int = _knob(3, "count0", """From data (families scored on demand),
         auto above ``cuts_max_n`` runs localsearch alone from this k: improve from its network
         added nothing at k = 5 and 8 in the 6 DEBD cells at 60 s (plants, baudio, jester; its

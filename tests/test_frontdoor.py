@@ -179,7 +179,8 @@ def test_auto_improve_start_follows_the_policy(min_k, start):
 
 def test_auto_from_data_runs_localsearch_up_to_its_own_bound():
     """Issue 84: from data the suite measured localsearch ahead of the k-MAX start at n =
-    135-1,041 (26 of 27 cells), from a cache not (munin5000's anchor cache): two fields."""
+    135-1,556 (29 of 30 cells), from a cache not (munin5000's anchor cache): two fields,
+    the one from data without a bound unless given one."""
     from twbn.scoring.cache import ScoreCache
     from twbn.scoring.families import FamilyScores
 
