@@ -532,7 +532,8 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
                    time_limit=args.time_limit, seed=args.seed, solver=args.solver,
                    warm_start=args.warm_start, forbid=forbid, require=require, options=options or None, jobs=jobs,
                    scheduler=args.scheduler, log=None if args.quiet else say, on_result=write, progress=draw_line(sys.stderr) if on_tty else None,
-                   started=args.started, policy=policy)
+                   started=args.started, policy=policy,
+                   **({} if dataset is None else {"missing": args.missing or "em", "missing_token": args.missing_token}))
     except KeyboardInterrupt:
         pass  # a method with nothing to keep: learn gave the bound an 'unknown' result, written above
     finally:
@@ -632,11 +633,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     from_data = not is_cache_path(args.cache)
     if from_data:  # a result learned from data: its families re-scored from the data
         from twbn.formulations.verify import verify_against_data
-        from twbn.scoring.data import as_dataset
+        from twbn.scoring.data import read_as_recorded
 
         if args.exact:
             raise UserError("--exact re-solves over a cache: give the jkl file (twbn learn --save-cache)")
-        source = as_dataset(data_arg(args.cache))
     else:
         cache = read_jkl(args.cache)
     try:
@@ -645,6 +645,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         raise UserError(f"{args.result}: not JSON ({exc})") from None
     if not isinstance(result, dict):
         raise UserError(f"{args.result}: not a result object")
+    if from_data:  # read as learn read it (--missing state: its own state, not missing cells)
+        source = read_as_recorded(data_arg(args.cache), (result.get("stats") or {}).get("data"))
     errors = verify_against_data(source, result, args.treewidth) if from_data else \
         verify_result(cache, result, args.treewidth)
     if from_data and source.n_missing and not errors:

@@ -37,7 +37,8 @@ import numpy as np
 from twbn.scoring.errors import ParameterError, TwbnError, TwbnWarning
 
 __all__ = ["DataError", "Dataset", "MISSING_MODES", "check_missing", "state_order", "encode_columns", "read_csv",
-           "read_csv_columns", "state_values", "canonical_state", "dataset_from_frame", "as_dataset", "missing_summary", "data_identity", "identity_differences"]
+           "read_csv_columns", "state_values", "canonical_state", "dataset_from_frame", "as_dataset", "missing_summary", "data_identity", "identity_differences",
+           "read_as_recorded"]
 
 #: Cell texts that mean "missing" (never a state: treating "NA" as one would change every
 #: score). Not "None": it is a state of child, hailfinder and insurance (bnlearn), so data
@@ -363,6 +364,15 @@ def identity_differences(recorded: dict, data: Dataset) -> list[str]:
         out.append("the data's rows or states differ from those the result was learned from "
                    f"(digest {now['digest']}, the result records {recorded['digest']})")
     return out
+
+
+def read_as_recorded(data, recorded) -> Dataset:
+    """``data`` read as the result that records ``recorded`` (``stats["data"]``) read its
+    own: with its ``missing`` mode and token (``"em"`` where it records none), so that a
+    result learned with ``missing="state"`` is compared with its own data, not with that
+    data read the default way."""
+    recorded = recorded if isinstance(recorded, dict) else {}
+    return as_dataset(data, missing=recorded.get("missing", "em"), missing_token=recorded.get("missing_token"))
 
 
 def _open_text(path: Path):

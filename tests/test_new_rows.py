@@ -184,3 +184,22 @@ def test_treewidth_zero_says_no_arcs(tmp_path):
 def test_the_docs_name_from_json_and_the_default_output():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "Solution.from_json" in readme and "DATA.METHOD.json" in readme
+
+
+def test_check_reads_the_data_as_learn_did(zoo_split, tmp_path, capsys):
+    """A result learned with ``--missing state`` ('?' a state of its own) is checked against
+    its own file read the same way: read the default way (missing cells, structural EM's
+    reading) the file has other states and missing cells, and check refused it."""
+    folder, _ = zoo_split
+    out = tmp_path / "state.json"
+    assert main(["learn", str(folder / "train.csv"), "--treewidth", "2", "--missing", "state", "--time-limit", "3",
+                 "--seed", "0", "-o", str(out), "-q"]) == 0
+    assert twbn.Solution.from_json(out).stats["data"]["missing"] == "state"
+    capsys.readouterr()
+    assert main(["check", str(folder / "train.csv"), str(out)]) == 0
+    assert "valid network: every family re-scored from the data" in capsys.readouterr().out
+    assert twbn.Solution.from_json(out).check(folder / "train.csv") == []
+    em = tmp_path / "em.json"
+    twbn.Solution.from_json(folder / "zoo.json").save(em)
+    assert main(["check", str(folder / "train.csv"), str(em)]) == 0  # structural EM: read the default way
+    capsys.readouterr()

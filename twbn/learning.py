@@ -742,6 +742,8 @@ def learn(
 
     def finished(problem: Problem, sol) -> None:
         _say_search_space(problem, sol)
+        if problem.scorer is not None and missing != "em":  # check reads the data as learn did
+            sol.stats["data"].update(missing=missing, **({} if missing_token is None else {"missing_token": missing_token}))
         done = Solution(sol.to_json(problem))
         i = next(j for j, p in enumerate(problems) if p is problem)
         if i < len(out):  # again: a larger bound's proof tightened its bound

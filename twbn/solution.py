@@ -341,9 +341,9 @@ class Solution:
         if isinstance(cache, (str, Path)) and str(cache).endswith((".jkl", ".jkl.gz")):
             cache = read_jkl(cache)
         if not isinstance(cache, ScoreCache):
-            from twbn.scoring.data import as_dataset
+            from twbn.scoring.data import read_as_recorded
 
-            return verify_against_data(as_dataset(cache), self._record, treewidth)
+            return verify_against_data(read_as_recorded(cache, self.stats.get("data")), self._record, treewidth)
         return verify_result(cache, self._record, treewidth)
 
     def __eq__(self, other) -> bool:
