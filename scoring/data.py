@@ -367,10 +367,34 @@ def identity_differences(recorded: dict, data: Dataset) -> list[str]:
 
 
 def read_as_recorded(data, recorded) -> Dataset:
-    """``data`` read as the result that records ``recorded`` (``stats["data"]``) read its
-    own: with its ``missing`` mode and token (``"em"`` where it records none), so that a
-    result learned with ``missing="state"`` is compared with its own data, not with that
-    data read the default way."""
+    """``data`` read as a result read its own, so that a result learned with
+    ``missing="state"`` is compared with its own data, not with that data read the
+    default way.
+
+    Parameters
+    ----------
+    data : path, DataFrame or Dataset
+        What :func:`as_dataset` reads.
+    recorded : dict or None
+        The result's ``stats["data"]``: its ``missing`` mode (``"em"`` where it records
+        none) and ``missing_token``.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    DataError, ParameterError
+        As :func:`as_dataset`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"a": ["0", "?", "1"], "b": ["1", "0", "0"]})
+    >>> read_as_recorded(df, {"missing": "state"}).states[0], read_as_recorded(df, None).n_missing
+    (('0', '1', 'missing'), 1)
+    """
     recorded = recorded if isinstance(recorded, dict) else {}
     return as_dataset(data, missing=recorded.get("missing", "em"), missing_token=recorded.get("missing_token"))
 

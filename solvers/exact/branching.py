@@ -96,7 +96,7 @@ def _arborescence(w: np.ndarray, root: int) -> np.ndarray:
         c = len(rest)
         out = parent.copy()  # the cycle's arcs, but for the one the entering arc replaces
         p = sub[:c]
-        out[rest] = np.where(p < 0, -1, np.where(p == c, cycle[leave_from], rest[np.minimum(p, c - 1)]))
+        out[rest] = np.where(p < 0, -1, np.where(p == c, cycle[leave_from], rest[np.clip(p, 0, c - 1)]))  # clip: indices where np.where discards them
         out[cycle[enter_at[sub[c]]]] = rest[sub[c]]
         sub = out
     return sub
