@@ -183,6 +183,13 @@ class Policy:
         -53,849 against -54,057; insurance k = 2 -68,720 against -69,793; water k = 2 -64,945
         against -64,940 (k-G's start proved it optimal in 12 s); equal and optimal at insurance
         and water k = 5, child k = 2 and 5.""")
+    rival_start_share: float = _knob(0.05, "probability", """From data at n <= ``cuts_max_n``, after
+        localsearch's start, auto runs k-MAX on this share of what is left (at most
+        ``start_max_s``) and the better network of the two is the start: what the run measures,
+        not a threshold. Mushroom (BDeu, ESS 1, k = 3, 120 s): localsearch's start scored
+        -81,244 and cuts from it (through improve) ended at -81,220.5, gap 3.39 %; k-MAX's
+        first network, in 1 s, scored -79,151.9, and from it -78,837.7, gap 0.47 %, as from a
+        cache of the same families. 0: off, localsearch's start alone.""")
     localsearch_start_min_k: int = _knob(2, "count0", """Smallest k at which auto above
         ``cuts_max_n`` starts improve from localsearch's network (its ``warm_start_share``)
         rather than from k-MAX's (up to ``localsearch_max_n``): from the anchor caches at n = 69-100,
