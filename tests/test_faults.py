@@ -249,12 +249,14 @@ def test_a_device_stays_a_device(tmp_path, capsys):
 def test_an_unwritable_output_is_found_before_the_work(tmp_path, capsys, monkeypatch, cmd):
     """Issue 31.6: a folder as -o, or a folder nothing can be created in, is refused before
     scoring starts (the scorer is made to fail loudly if it is reached)."""
-    import twbn.experiments.cli as cli
+    import twbn.experiments.cli.learn as learn_command
+    import twbn.experiments.cli.score as score_command
 
     def never(*a, **kw):
         raise AssertionError("the work started")
 
-    monkeypatch.setattr(cli, "score_from_args", never)
+    monkeypatch.setattr(learn_command, "score_from_args", never)
+    monkeypatch.setattr(score_command, "score_from_args", never)
     (tmp_path / "d").mkdir()
     base = ["learn", str(HOUSING), "--treewidth", "1"] if cmd == "learn" else ["score", str(HOUSING)]
     assert main([*base, "-o", str(tmp_path / "d")]) == 1

@@ -168,3 +168,17 @@ def test_every_package_folder_is_in_the_wheels_package_list():
             rel = init.parent.relative_to(root)
             found.add(".".join(("twbn", *rel.parts)))
     assert found - listed == set()
+
+
+def test_design_names_every_package_folder():
+    """docs/design.md's rooms table names every package folder of the tree, and no other."""
+    import re
+
+    text = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    table = text[text.index("## Rooms"):]
+    table = table[:table.index("\n## ", 1)]
+    named = set(re.findall(r"^\| `([\w/]+)/` \|", table, re.M))
+    tree = {str(p.parent.relative_to(ROOT)) for folder in ("scoring", "formulations", "solvers", "twbn", "experiments")
+            for p in (ROOT / folder).rglob("__init__.py") if "__pycache__" not in p.parts
+            and p.parent.name not in ("configs", "data", "examples")}
+    assert named == tree

@@ -178,38 +178,77 @@ def score(
     True
     """
     del seed  # deterministic
+    jobs = _check_score_args(score, max_parents, ess, pruning, approximate, time_limit, jobs, candidates,
+                             time_per_variable, max_splits=max_splits, max_bins=max_bins,
+                             continuous=tuple(continuous), categorical=tuple(categorical))
+    say = log if log is not None else LOG.info
+    from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
+
+    if score in LOCAL_STRUCTURE_SCORES:
+        cache, stats = _score_local_structure(data, score, max_parents, max_states=max_states, max_splits=max_splits,
+                                              max_bins=max_bins, continuous=tuple(continuous),
+                                              categorical=tuple(categorical), time_limit=time_limit, jobs=jobs,
+                                              progress=progress, stop=stop)
+        return (cache, stats) if return_stats else cache
+    dataset = as_dataset(data, max_states=max_states, missing=missing, missing_token=missing_token)
+    dataset.require_complete("scoring a cache")
+    from twbn.scoring.parent_sets import build_cache, default_memory_limit
+
+    limit = default_memory_limit() if memory_limit is None else memory_limit
+    approximate, estimate = _exhaustive_or_not(dataset, score, ess, max_parents, pruning, approximate, time_limit,
+                                               time_per_variable, limit, say)
+    if approximate:
+        cache, stats = _score_explore(dataset, score, ess, max_parents, pruning, candidates, time_per_variable,
+                                      time_limit, jobs=jobs, progress=progress, stop=stop)
+        return (cache, stats) if return_stats else cache
+    if time_limit is None:
+        _say_if_long(dataset, score, ess, max_parents, pruning, estimate, limit, say)
+    cache, stats = build_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning,
+                               time_limit=time_limit, progress=progress, memory_limit=limit, stop=stop,
+                               level_margin=level_margin)
+    return (cache, stats) if return_stats else cache
+
+
+def _check_score_args(score, max_parents, ess, pruning, approximate, time_limit, jobs, candidates, time_per_variable,
+                      *, max_splits, max_bins, continuous, categorical) -> int:
+    """:func:`score`'s arguments checked once; returns the scoring processes (``jobs``, by
+    default as many as the machine lets, at most ``DEFAULT_SCORING_JOBS``)."""
+    from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
+
     _check_scoring(score, max_parents, ess, pruning, approximate)
     _check_number("time_limit", time_limit, optional=True)
     _check_int("jobs", jobs, 1, optional=True)
-    say = log if log is not None else LOG.info
-    if jobs is None:
-        jobs = min(DEFAULT_SCORING_JOBS, usable_cores())
-    from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
-
     local = score in LOCAL_STRUCTURE_SCORES
-    for name, value in (("max_splits", max_splits), ("max_bins", max_bins), ("continuous", tuple(continuous)),
-                        ("categorical", tuple(categorical))):
+    for name, value in (("max_splits", max_splits), ("max_bins", max_bins), ("continuous", continuous),
+                        ("categorical", categorical)):
         if value and not local:
             raise ParameterError(f"{name} applies to the pcart/ft scores only, not {score!r}")
     if approximate is not True:
         for name, value in (("candidates", candidates), ("time_per_variable", time_per_variable)):
             if value is not None and not (approximate == "auto" and not local):
                 raise ParameterError(f"{name} applies to approximate exploration only")
-    if local:
-        from twbn.scoring.local_structure import DEFAULT_MAX_BINS, DEFAULT_MAX_SPLITS, build_local_structure_cache
+    return min(DEFAULT_SCORING_JOBS, usable_cores()) if jobs is None else jobs
 
-        cache, stats = build_local_structure_cache(
-            _mixed(data, continuous=tuple(continuous), categorical=tuple(categorical), max_states=max_states),
-            score=score, max_parents=max_parents,
-            max_splits=DEFAULT_MAX_SPLITS if max_splits is None else max_splits,
-            max_bins=DEFAULT_MAX_BINS if max_bins is None else max_bins,
-            time_limit=time_limit, jobs=jobs, progress=progress, stop=stop)
-        return (cache, stats) if return_stats else cache
-    dataset = as_dataset(data, max_states=max_states, missing=missing, missing_token=missing_token)
-    dataset.require_complete("scoring a cache")
-    from twbn.scoring.parent_sets import build_cache, default_memory_limit, exhaustive_estimate
 
-    limit = default_memory_limit() if memory_limit is None else memory_limit
+def _score_local_structure(data, score, max_parents, *, max_states, max_splits, max_bins, continuous, categorical,
+                           time_limit, jobs, progress, stop):
+    """The pcart/ft scores: each family's best local structure, continuous columns split."""
+    from twbn.scoring.local_structure import DEFAULT_MAX_BINS, DEFAULT_MAX_SPLITS, build_local_structure_cache
+
+    return build_local_structure_cache(
+        _mixed(data, continuous=continuous, categorical=categorical, max_states=max_states),
+        score=score, max_parents=max_parents,
+        max_splits=DEFAULT_MAX_SPLITS if max_splits is None else max_splits,
+        max_bins=DEFAULT_MAX_BINS if max_bins is None else max_bins,
+        time_limit=time_limit, jobs=jobs, progress=progress, stop=stop)
+
+
+def _exhaustive_or_not(dataset, score, ess, max_parents, pruning, approximate, time_limit, time_per_variable, limit,
+                       say):
+    """Whether to explore approximately (``approximate="auto"``: where the exhaustive
+    cache's predicted memory or seconds do not fit), with the estimate made for it."""
+    from twbn.scoring.parent_sets import exhaustive_estimate
+
     estimate = None
     if approximate == "auto":
         estimate = exhaustive_estimate(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning)
@@ -220,30 +259,34 @@ def score(
                 f"{estimate.describe()}; exploring approximately instead (--approximate)")
     elif approximate and time_limit is not None and time_per_variable is not None:
         raise ParameterError("approximate exploration takes time_per_variable or time_limit (the whole), not both")
-    if approximate:
-        if time_per_variable is None and time_limit is not None:
-            # spend about the time limit on exploring, not 0.5 s a variable; the pairwise mutual
-            # information and the processes' start take about a third of it (munin, n = 1,041,
-            # 4.5 s: 1.8 s of mutual information; a floor of 0.02 s a variable took 9.1 s)
-            time_per_variable = min(DEFAULT_TIME_PER_VARIABLE,
-                                    max(0.002, 0.65 * time_limit * jobs / dataset.n_variables))
-        from twbn.scoring.explore import explore_cache
+    return approximate, estimate
 
-        cache, stats = explore_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning != "none",
-                                     candidates=DEFAULT_CANDIDATES if candidates is None else candidates,
-                                     time_per_variable=DEFAULT_TIME_PER_VARIABLE if time_per_variable is None
-                                     else time_per_variable, jobs=jobs, progress=progress, stop=stop)
-        return (cache, stats) if return_stats else cache
-    if time_limit is None:
-        if estimate is None:
-            estimate = exhaustive_estimate(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning)
-        if estimate.seconds > LONG_SCORING_S and (limit is None or estimate.bytes <= limit):
-            say(f"note: exhaustive scoring may take long: {estimate.describe()} (--approximate explores "
-                "large sets faster; --time-limit stops with a partial cache)")
-    cache, stats = build_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning,
-                               time_limit=time_limit, progress=progress, memory_limit=limit, stop=stop,
-                               level_margin=level_margin)
-    return (cache, stats) if return_stats else cache
+
+def _score_explore(dataset, score, ess, max_parents, pruning, candidates, time_per_variable, time_limit, *, jobs,
+                   progress, stop):
+    """The approximate exploration's cache and stats, its time per variable from the limit."""
+    from twbn.scoring.explore import explore_cache
+
+    if time_per_variable is None and time_limit is not None:
+        # spend about the time limit on exploring, not 0.5 s a variable; the pairwise mutual
+        # information and the processes' start take about a third of it (munin, n = 1,041,
+        # 4.5 s: 1.8 s of mutual information; a floor of 0.02 s a variable took 9.1 s)
+        time_per_variable = min(DEFAULT_TIME_PER_VARIABLE, max(0.002, 0.65 * time_limit * jobs / dataset.n_variables))
+    return explore_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning != "none",
+                         candidates=DEFAULT_CANDIDATES if candidates is None else candidates,
+                         time_per_variable=DEFAULT_TIME_PER_VARIABLE if time_per_variable is None
+                         else time_per_variable, jobs=jobs, progress=progress, stop=stop)
+
+
+def _say_if_long(dataset, score, ess, max_parents, pruning, estimate, limit, say) -> None:
+    """Without a time limit, a note where exhaustive scoring is predicted to take long."""
+    from twbn.scoring.parent_sets import exhaustive_estimate
+
+    if estimate is None:
+        estimate = exhaustive_estimate(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning)
+    if estimate.seconds > LONG_SCORING_S and (limit is None or estimate.bytes <= limit):
+        say(f"note: exhaustive scoring may take long: {estimate.describe()} (--approximate explores "
+            "large sets faster; --time-limit stops with a partial cache)")
 
 
 _score = score  # learn's own ``score`` parameter shadows the function
@@ -660,19 +703,40 @@ def learn(
     >>> [s.treewidth for s in seen], sols[1].score >= sols[0].score
     ([1, 2], True)
     """
-    import contextlib
-    import signal
-    import threading
-
-    from twbn.formulations.solution import SolverResult as Internal
-    from twbn.scoring.jkl import read_jkl
-    from twbn.solvers.control import RunControl, reporting
-    from twbn.solvers.parallel import check_scheduler
-    from twbn.solvers.registry import check_jobs, check_policy, check_request, get_method, run
-    from twbn.solvers.sweep import sorted_bounds, sweep
-
+    bounds, policy, from_data = _check_learn(
+        data, treewidth, method, solver=solver, time_limit=time_limit, warm_start=warm_start, options=options,
+        seed=seed, policy=policy, best_so_far=best_so_far, jobs=jobs, scheduler=scheduler, score=score,
+        max_parents=max_parents, ess=ess, pruning=pruning, approximate=approximate, cache=cache, started=started)
     several = isinstance(treewidth, (list, tuple))
-    bounds = sorted_bounds(treewidth) if several else [treewidth]
+    cache, scorer, holes = _learning_cache(
+        data, from_data, bounds, cache=cache, score=score, max_parents=max_parents, ess=ess, pruning=pruning,
+        approximate=approximate, time_limit=time_limit, started=started, policy=policy, log=log, missing=missing,
+        missing_token=missing_token)
+    if holes is not None:
+        return _learn_with_missing(holes, bounds, several, method, time_limit=time_limit, seed=seed, score=score,
+                                   max_parents=max_parents, ess=ess, log=log, policy=policy, started=started,
+                                   forbid=forbid, require=require, cache=cache, warm_start=warm_start,
+                                   best_so_far=best_so_far, on_result=on_result)
+    forbidden, required = _arcs(forbid, cache.names, "forbidden"), _arcs(require, cache.names, "required")
+    problems = [Problem(cache, k, forbidden, required, scorer) for k in bounds]
+    warm_start, best, best_k = _given_starts(warm_start, best_so_far, problems, bounds)
+    out = _sweep_bounds(problems, method, dict(solver=solver, time_limit=time_limit, seed=seed, warm_start=warm_start,
+                                               options=options, jobs=jobs, scheduler=scheduler, log=log,
+                                               started=started, policy=policy),
+                        best=best, best_k=best_k, on_result=on_result, progress=progress,
+                        catch_signals=catch_signals, missing=missing, missing_token=missing_token)
+    return out if several else out[0]
+
+
+def _check_learn(data, treewidth, method: str, *, solver, time_limit, warm_start, options, seed, policy, best_so_far,
+                 jobs, scheduler, score, max_parents, ess, pruning, approximate, cache, started):
+    """Every argument of :func:`learn` checked once, before anything runs. Returns the
+    bounds in increasing order, the policy, and whether ``data`` is data (not a cache)."""
+    from twbn.solvers.parallel import check_scheduler
+    from twbn.solvers.registry import check_jobs, check_policy, check_request, get_method
+    from twbn.solvers.sweep import sorted_bounds
+
+    bounds = sorted_bounds(treewidth) if isinstance(treewidth, (list, tuple)) else [treewidth]
     for k in bounds:
         _check_int("treewidth", k, 0, optional=True)
         check_request(method, k, solver=solver, time_limit=time_limit, warm_start=warm_start, options=options)
@@ -692,53 +756,75 @@ def learn(
         raise ParameterError(f"cache must be a ScoreCache, got {type(cache).__name__}")
     if started is not None and (isinstance(started, bool) or not isinstance(started, (int, float))):
         raise ParameterError(f"started must be a time.monotonic() value, got {started!r}")
-    scorer = None
+    return bounds, policy, from_data
+
+
+def _learning_cache(data, from_data: bool, bounds, *, cache, score, max_parents, ess, pruning, approximate, time_limit,
+                    started, policy, log, missing, missing_token):
+    """The cache :func:`learn` searches and, from data, the scorer of families on demand
+    (None from a cache); or, for data with missing cells under ``missing="em"``, the
+    dataset structural EM learns from (third, else None)."""
+    from twbn.scoring.jkl import read_jkl
+    from twbn.scoring.local_scores import SCORES
+
     if isinstance(data, ScoreCache):
-        cache = data
-    elif not from_data:
-        cache = read_jkl(data)
-    else:
-        from twbn.scoring.local_scores import SCORES
+        return data, None, None
+    if not from_data:
+        return read_jkl(data), None, None
+    dataset = as_dataset(data, missing=missing, missing_token=missing_token) if score in SCORES else data
+    if score in SCORES and dataset.n_missing:
+        return cache, None, dataset
+    if cache is None:
+        depth = scoring_depth(max_parents, bounds, timed=time_limit is not None and math.isfinite(time_limit),
+                              policy=policy)
+        how, seconds = scoring_plan(dataset, score, depth, ess=ess, pruning=pruning, approximate=approximate,
+                                    time_limit=time_limit, started=started, policy=policy)
+        cache = _score(dataset, score, depth, ess=ess, pruning=pruning, approximate=how, time_limit=seconds,
+                       level_margin=policy.data_cache_level_margin if how is False else 0.0, log=log)
+    elif list(cache.names) != list(getattr(dataset, "names", cache.names)):
+        raise ParameterError("cache= has other variables than the data")
+    if score not in SCORES:
+        return cache, None, None
+    from twbn.scoring.families import FamilyScores
 
-        dataset = as_dataset(data, missing=missing, missing_token=missing_token) if score in SCORES else data
-        if score in SCORES and dataset.n_missing:
-            return _learn_with_missing(dataset, bounds, several, method, time_limit=time_limit, seed=seed,
-                                       score=score, max_parents=max_parents, ess=ess, log=log, policy=policy,
-                                       started=started, forbid=forbid, require=require, cache=cache,
-                                       warm_start=warm_start, best_so_far=best_so_far, on_result=on_result)
-        if cache is None:
-            depth = scoring_depth(max_parents, bounds, timed=time_limit is not None and math.isfinite(time_limit),
-                                  policy=policy)
-            how, seconds = scoring_plan(dataset, score, depth, ess=ess, pruning=pruning, approximate=approximate,
-                                        time_limit=time_limit, started=started, policy=policy)
-            cache = _score(dataset, score, depth, ess=ess, pruning=pruning, approximate=how, time_limit=seconds,
-                           level_margin=policy.data_cache_level_margin if how is False else 0.0,
-                           log=log)
-        elif list(cache.names) != list(getattr(dataset, "names", cache.names)):
-            raise ParameterError("cache= has other variables than the data")
-        if score in SCORES:
-            from twbn.scoring.families import FamilyScores
+    return cache, FamilyScores(dataset, score, ess, max_parents=max_parents), None
 
-            scorer = FamilyScores(dataset, score, ess, max_parents=max_parents)
-    forbidden, required = _arcs(forbid, cache.names, "forbidden"), _arcs(require, cache.names, "required")
-    problems = [Problem(cache, k, forbidden, required, scorer) for k in bounds]
+
+def _given_starts(warm_start, best_so_far, problems: list, bounds: list):
+    """The caller's start (a Solution made internal) and ``best_so_far`` with its bound, or
+    a ParameterError where it is wider than the narrowest bound."""
+    from twbn.formulations.solution import SolverResult as Internal
+
     if isinstance(warm_start, Solution):
         warm_start = Internal.from_json(warm_start.to_json(), problems[0])
-    best = best_k = None
-    if best_so_far is not None and best_so_far.is_network:
-        narrowest = bounds[0]
-        if narrowest is not None and (best_so_far.width is None or best_so_far.width > narrowest):
-            raise ParameterError(f"best_so_far has width {best_so_far.width}, above the bound {narrowest}")
-        best, best_k = Internal.from_json(best_so_far.to_json(), problems[0]), best_so_far.treewidth
+    if best_so_far is None or not best_so_far.is_network:
+        return warm_start, None, None
+    narrowest = bounds[0]
+    if narrowest is not None and (best_so_far.width is None or best_so_far.width > narrowest):
+        raise ParameterError(f"best_so_far has width {best_so_far.width}, above the bound {narrowest}")
+    return warm_start, Internal.from_json(best_so_far.to_json(), problems[0]), best_so_far.treewidth
+
+
+def _sweep_bounds(problems: list, method: str, run_args: dict, *, best, best_k, on_result, progress, catch_signals,
+                  missing, missing_token) -> "list[Solution]":
+    """Each bound's Solution, in increasing order, each run from the best network of the
+    smaller ones (``run_args``: the registry's ``run`` keywords); a signal keeps the
+    method's best network, or, with none, records the bound as interrupted and raises."""
+    import contextlib
+    import threading
+
+    from twbn.formulations.solution import SolverResult as Internal
+    from twbn.solvers.control import RunControl, reporting
+    from twbn.solvers.registry import get_method, run
+    from twbn.solvers.sweep import sweep
 
     control = RunControl()
     out: list[Solution] = []
 
     def one(problem: Problem, start):
-        return run(problem, method, solver=solver, time_limit=time_limit, seed=seed,
-                   warm_start=start if start is not None else warm_start, options=options, jobs=jobs,
-                   scheduler=scheduler, control=control, log=log, started=started if problem is problems[0] else None,
-                   policy=policy)
+        return run(problem, method, **{**run_args, "warm_start": start if start is not None else run_args["warm_start"],
+                                       "started": run_args["started"] if problem is problems[0] else None},
+                   control=control)
 
     def finished(problem: Problem, sol) -> None:
         _say_search_space(problem, sol)
@@ -762,11 +848,11 @@ def learn(
     except KeyboardInterrupt:  # a method with nothing to keep (the DPs; milp on CBC or while pyomo builds)
         control.request_stop()
         finished(problems[len(out)], Internal(
-            None, None, None, "unknown", method=method, solver=solver, seed=seed, time_limit=time_limit,
-            wall_time=round(time.monotonic() - control.t0, 4),
+            None, None, None, "unknown", method=method, solver=run_args["solver"], seed=run_args["seed"],
+            time_limit=run_args["time_limit"], wall_time=round(time.monotonic() - control.t0, 4),
             stats={"reason": "interrupted before a network was found", "interrupted": True}))
         raise
-    return out if several else out[0]
+    return out
 
 
 def _say_search_space(problem: Problem, sol) -> None:

@@ -1,0 +1,7 @@
+"""``python -m twbn.experiments.cli``: the ``twbn`` command."""
+
+import sys
+
+from twbn.experiments.cli import main
+
+sys.exit(main())
