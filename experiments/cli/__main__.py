@@ -4,4 +4,7 @@ import sys
 
 from twbn.experiments.cli import main
 
-sys.exit(main())
+__all__: list[str] = []
+
+if __name__ == "__main__":
+    sys.exit(main())

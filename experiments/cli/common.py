@@ -89,7 +89,7 @@ def data_arg(text: str) -> str:
 
 def config_arg(text: str) -> str:
     """An experiment config: a path, or the name of a bundled one (``quick``)."""
-    folder = Path(__file__).resolve().parent / "configs"
+    folder = Path(__file__).resolve().parents[1] / "configs"  # experiments/configs
     if Path(text).exists():
         return text
     bundled = folder / (Path(text).name.removesuffix(".toml") + ".toml")
