@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from pathlib import Path
 
 from twbn.experiments.cli.common import UserError, _nonneg_int, data_arg, is_cache_path
