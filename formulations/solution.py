@@ -9,7 +9,8 @@ from typing import Sequence
 
 import networkx as nx
 
-from twbn.formulations.graphs import elimination_width, exact_treewidth, min_degree_order, min_fill_order, moral_graph
+from twbn.formulations.graphs import (elimination_width, exact_treewidth, junction_tree_size, min_degree_order,
+                                      min_fill_order, moral_graph)
 from twbn.formulations.problem import Problem
 from twbn.scoring.cache import ParentSet
 from twbn.scoring.jkl import atomic_write_text
@@ -48,6 +49,15 @@ class SolverResult:
             return None
         return (self.bound - self.score) / max(abs(self.score), 1e-12)
 
+    def table_size(self, problem: Problem) -> int | None:
+        """The junction tree's total table size on the certificate's order
+        (``graphs.junction_tree_size``), or None without a network or where the cache
+        does not know every arity (a jkl file from elsewhere)."""
+        arities = problem.cache.arities
+        if self.parents is None or self.elimination_order is None or arities is None or None in arities:
+            return None
+        return junction_tree_size(self.parents, self.elimination_order, arities)
+
     def to_json(self, problem: Problem) -> dict:
         names = problem.names
         return {
@@ -60,6 +70,7 @@ class SolverResult:
             "treewidth_bound": problem.treewidth,
             "elimination_order": None if self.elimination_order is None else [names[v] for v in self.elimination_order],
             "width": self.width,
+            "table_size": self.table_size(problem),
             "method": self.method,
             "solver": self.solver,
             "seed": self.seed,

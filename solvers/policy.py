@@ -437,6 +437,25 @@ class Policy:
         alarm (n = 37, 20 % MCAR, k = 2, 20 s): held-out -11.56 a row with pairs, -12.00 with
         singles (the cluster-cut ILP chooses among cached families only).""")
 
+    # -- which k (treewidth="auto", twbn.which_k) ---------------------------------------------
+    which_k_refit_share: float = _knob(0.25, "share", """treewidth="auto": the share of the whole
+        time kept for learning the chosen k again on every row, starting from the chosen
+        network; the rest measures the curve, k = 1, 2, ... each on an equal part of what is
+        left, so that a k that ends early (k = 1's exact DP) leaves its time to the next.""")
+    which_k_split_min_rows: int = _knob(2000, "count", """treewidth="auto": from this many rows one
+        validation split (``which_k_validation_share`` of them) measures each k; below it,
+        ``which_k_folds``-fold cross-validation, so that every row is held out once and the
+        per-row spread is over all of them.""")
+    which_k_validation_share: float = _knob(0.2, "share", """treewidth="auto": the rows held out
+        when there are ``which_k_split_min_rows`` or more.""")
+    which_k_folds: int = _knob(5, "count", """treewidth="auto": folds of the cross-validation
+        below ``which_k_split_min_rows`` rows.""")
+    which_k_patience: int = _knob(2, "count", """treewidth="auto": the sweep stops after this many
+        bounds in a row whose held-out likelihood is not above the best so far (the curve
+        has flattened), or at ``max_treewidth``.""")
+    which_k_default_s: float = _knob(60.0, "seconds", """treewidth="auto" without a time limit:
+        the seconds of the whole choice, curve and refit.""")
+
     # -- processes and the clock ----------------------------------------------------------
     min_engine_s: float = _knob(0.05, "seconds", """The least time limit an engine is handed: one
         handed an expired budget still returns the network it was given rather than refusing a

@@ -197,3 +197,31 @@ def test_to_pgmpy_keeps_the_data_s_values_and_types():
     assert got["class"].tolist() == want["class"].tolist() and got["class"].dtype.kind == "i"
     # from the CSV, integer states as pandas.read_csv gives them
     assert sol.to_pgmpy(twbn.example_path("housing")).get_cpds("class").state_names["class"] == [0, 1, 2]
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_every_result_reports_its_junction_tree_s_table_size(k):
+    """A result's ``table_size`` is the entries of the junction tree on its certificate:
+    recounted here from pgmpy's own moral graph of the fitted model and its cardinalities
+    (``elimination_cliques``, ``table_entries``), not from twbn's graph code."""
+    import twbn
+    from twbn.scoring.inference import elimination_cliques, table_entries
+
+    sol = twbn.learn(BUNDLED / "housing.csv.gz", treewidth=k, method="kg", time_limit=1, seed=0)
+    model = sol.to_pgmpy(BUNDLED / "housing.csv.gz")
+    order = list(sol.elimination_order)
+    cliques = elimination_cliques(model, order)
+    assert max(len(c) for c in cliques) <= k + 1
+    assert sol.table_size == table_entries(model, cliques)
+    assert twbn.Solution.from_json(sol.to_json()).table_size == sol.table_size
+
+
+def test_a_cache_without_arities_reports_no_table_size():
+    """A cache that does not know its arities (a jkl from elsewhere) gives None, not a guess."""
+    import twbn
+    from tests.helpers import random_cache
+
+    cache = random_cache(6, seed=3)
+    assert cache.arities is None
+    sol = twbn.learn(cache, treewidth=2, method="kg", time_limit=1, seed=0)
+    assert sol.is_network and sol.table_size is None

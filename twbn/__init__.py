@@ -10,7 +10,8 @@ the heuristics k-G, k-A*, S2 and S2+ (Scanagatta et al. 2016), and certifies eve
 The front door:
 
 - :func:`score` — data (a pandas DataFrame or a CSV) to a pruned score cache;
-- :func:`learn` — data or a cache to a certified :class:`Solution`;
+- :func:`learn` — data or a cache to a certified :class:`Solution`; ``treewidth="auto"``
+  (or a :class:`WhichK` with an inference budget) chooses k by held-out likelihood;
 - :class:`Solution` — parents by name, score, bound, gap; ``to_pgmpy``, ``to_networkx``,
   ``to_bif``, ``to_json``, ``check``;
 - :func:`read_jkl`, :func:`write_jkl` — score caches in the jkl format GOBNILP and BLIP read;
@@ -44,6 +45,7 @@ from twbn.scoring.errors import ParameterError, ParameterTypeError, ScoringStopp
 from twbn.scoring.jkl import JklError, OutputError, read_jkl, write_jkl
 from twbn.scoring.parent_sets import ScoringTooLarge
 from twbn.solution import Solution
+from twbn.which_k import WhichK
 from twbn.formulations.problem import Problem
 from twbn.solvers.budget import Budget
 from twbn.solvers.policy import Policy, PolicyError
@@ -57,6 +59,7 @@ __all__ = [
     "score",
     "learn",
     "Solution",
+    "WhichK",
     "Policy",
     "PolicyError",
     "ScoreCache",

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 from twbn.formulations.problem import Problem
 from twbn.scoring.cache import ScoreCache
 from twbn.scoring.data import DEFAULT_MAX_STATES, as_dataset, data_identity
+from twbn.which_k import as_which_k, learn_which_k
 from twbn.scoring.parallel import usable_cores
 from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS
 from twbn.solution import Solution
@@ -703,6 +704,9 @@ def learn(
     >>> [s.treewidth for s in seen], sols[1].score >= sols[0].score
     ([1, 2], True)
     """
+    which = as_which_k(treewidth)
+    if which is not None:
+        return _learn_which_k(data, which, locals())
     bounds, policy, from_data = _check_learn(
         data, treewidth, method, solver=solver, time_limit=time_limit, warm_start=warm_start, options=options,
         seed=seed, policy=policy, best_so_far=best_so_far, jobs=jobs, scheduler=scheduler, score=score,
@@ -726,6 +730,30 @@ def learn(
                         best=best, best_k=best_k, on_result=on_result, progress=progress,
                         catch_signals=catch_signals, missing=missing, missing_token=missing_token)
     return out if several else out[0]
+
+
+#: ``learn``'s keywords that treewidth="auto" passes to each bound it learns.
+_WHICH_K_PASSES = ("method", "solver", "forbid", "require", "score", "max_parents", "ess", "pruning", "approximate",
+                   "options", "jobs", "scheduler", "missing", "missing_token")
+
+
+def _learn_which_k(data, which, given: dict) -> "Solution":
+    """``learn`` with ``treewidth="auto"`` (:mod:`twbn.which_k`): its own arguments checked,
+    and those it has no use for refused by name."""
+    for name in ("cache", "warm_start", "best_so_far"):
+        if given[name] is not None:
+            raise ParameterError(f"treewidth='auto' learns every bound itself: {name}= does not apply")
+    _, policy, _ = _check_learn(data, 1, given["method"], solver=given["solver"], time_limit=given["time_limit"], warm_start=None,
+                 options=given["options"], seed=given["seed"], policy=given["policy"], best_so_far=None,
+                 jobs=given["jobs"], scheduler=given["scheduler"], score=given["score"],
+                 max_parents=given["max_parents"], ess=given["ess"], pruning=given["pruning"],
+                 approximate=given["approximate"], cache=None, started=None)
+    sol = learn_which_k(data, which, time_limit=given["time_limit"], seed=given["seed"], started=given["started"],
+                        policy=policy, log=given["log"],
+                        learn_args={name: given[name] for name in _WHICH_K_PASSES})
+    if given["on_result"] is not None:
+        given["on_result"](sol)
+    return sol
 
 
 def _check_learn(data, treewidth, method: str, *, solver, time_limit, warm_start, options, seed, policy, best_so_far,

@@ -48,6 +48,11 @@ class Solution:
         Width of ``elimination_order`` on the moral graph: the certified treewidth bound.
     treewidth : int or None
         The bound k the network was learned under (None: unbounded).
+    table_size : int or None
+        What exact inference costs: the entries of the junction tree's clique tables
+        built on ``elimination_order`` (the sum over its maximal cliques of the product
+        of their arities); None where the arities are unknown (a cache from elsewhere)
+        or there is no network.
     elimination_order : tuple of str or None
         The certificate: eliminating in this order on the moral graph has width ``width``.
     method, solver, seed, time_limit, wall_time, trajectory, stats
@@ -109,6 +114,7 @@ class Solution:
     gap = property(lambda self: self._record["gap"])
     status = property(lambda self: self._record["status"])
     width = property(lambda self: self._record["width"])
+    table_size = property(lambda self: self._record.get("table_size"))
     treewidth = property(lambda self: self._record["treewidth_bound"])
     method = property(lambda self: self._record.get("method", ""))
     solver = property(lambda self: self._record.get("solver"))

@@ -58,9 +58,11 @@ def _nonneg_int(text: str) -> int:
     return v
 
 
-def _treewidths(text: str) -> "int | list[int | None]":
-    """``--treewidth``: one bound K, or several (``2,5,8``; ``unbounded`` among them) for a
-    sweep."""
+def _treewidths(text: str) -> "int | str | list[int | None]":
+    """``--treewidth``: one bound K, several (``2,5,8``; ``unbounded`` among them) for a
+    sweep, or ``auto`` (chosen by held-out likelihood, ``twbn.which_k``)."""
+    if text.strip().lower() == "auto":
+        return "auto"
     if "," not in text:
         return _nonneg_int(text)
     out: list[int | None] = []

@@ -148,6 +148,10 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
     from twbn.solvers.policy import Policy
 
     args.policy_ = policy = Policy.from_settings(args.policy or ())
+    if args.treewidth == "auto":
+        from twbn.experiments.cli.learn_auto import learn_which_k_from_args
+
+        return learn_which_k_from_args(args, lambda line: print(line, flush=True))
     jobs = 1 if not args.jobs else args.jobs
     if not args.approximate and args.score not in LOCAL_STRUCTURE_SCORES:
         args.jobs = None  # exhaustive scoring runs in one process; the jobs are the method's
@@ -281,8 +285,9 @@ def _summary(sol) -> str:
                   f"{moved['incumbent_moved']:.6g} above its first")
     kept = stats.get("kept_from_smaller_bound")
     note = "" if not kept else f"; the network of k = {kept['treewidth']} kept, {sol.method} found {kept['method_score']}"
+    tables = "" if sol.table_size is None else f", junction tree {sol.table_size:,} entries"
     return (f"{sol.method}: {sol.status}, score {sol.score:.4f}, bound {bound}, {len(sol.arcs)} arcs, width {sol.width} "
-            f"({k}), {sol.wall_time:.2f} s{note}")
+            f"({k}){tables}, {sol.wall_time:.2f} s{note}")
 
 
 def add_learn_parser(sub) -> None:
@@ -294,7 +299,9 @@ def add_learn_parser(sub) -> None:
     le.add_argument("--treewidth", type=_treewidths, default=None, metavar="K",
                     help="bound (default: unbounded); several, e.g. 2,5,8 (unbounded among them allowed), sweep "
                          "them in increasing order, each from the best network of the smaller ones, one result "
-                         "file each (-o a folder or a pattern with {k}), the time limit each bound's")
+                         "file each (-o a folder or a pattern with {k}), the time limit each bound's; auto: "
+                         "chosen by held-out likelihood, within --max-table-size, one result, the time limit "
+                         "the whole choice's")
     from twbn.solvers.registry import all_methods
 
     methods = all_methods()
@@ -322,6 +329,9 @@ def add_learn_parser(sub) -> None:
                          "a time, go to its workers (which need twbn) instead of this machine's processes")
     le.add_argument("-o", "--output", metavar="RESULT.json", help="default: DATA name with .METHOD.json, here")
     le.add_argument("-q", "--quiet", action="store_true")
+    from twbn.experiments.cli.learn_auto import add_which_k_options
+
+    add_which_k_options(le)
     sc = le.add_argument_group("scoring, when learning from data (as twbn score)")
     _add_scoring_options(sc, learn=True)
     sc.add_argument("--save-cache", metavar="CACHE.jkl", help="also keep the score cache")

@@ -1,0 +1,201 @@
+"""Which k? The treewidth bound chosen by held-out likelihood within an inference budget.
+
+Problem: a bounded-treewidth network is wanted that fits unseen rows well and answers
+queries fast. Held-out likelihood rises with the bound k and flattens, while exact
+inference costs grow with the junction tree (Machado et al.'s study of exactly this
+trade-off, reproduced in ``benchmarks/results/machado-study.md``). This room composes
+what twbn has into one choice:
+
+1. **the curve** (:mod:`~twbn.which_k.curve`): k = 1, 2, … learned as a sweep (each bound
+   from the networks of the one before, so a fold's score never falls with k) on each
+   fold's training rows (:mod:`~twbn.which_k.folds`: one validation split, or k-fold when
+   rows are few), each network's log-likelihood measured on its held-out rows with the
+   smoothing of ``Solution.to_pgmpy``, its junction tree's size and the seconds of an
+   exact query;
+2. **the rule** (:mod:`~twbn.which_k.rule`): among the bounds within the inference budget
+   (``max_table_size``, ``max_query_seconds``), the smallest k within one standard error
+   of the best k's held-out likelihood;
+3. **the refit** (:mod:`~twbn.which_k.refit`): that k learned again on every row, from
+   the chosen network, within the budget.
+
+The time is the whole command's: ``Policy.which_k_refit_share`` of it for the refit, the
+rest for the curve, each bound an equal part of what is left. The sweep stops at
+``max_treewidth``, when ``Policy.which_k_patience`` bounds in a row are no better held
+out, or at the first bound whose networks are over the inference budget.
+
+Examples
+--------
+>>> import twbn
+>>> sol = twbn.learn(twbn.example_path("zoo"), treewidth="auto", time_limit=20, seed=0)
+>>> curve = sol.stats["which_k"]["curve"]
+>>> sol.treewidth == sol.stats["which_k"]["chosen"] and curve[0]["k"] == 1
+True
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from twbn.scoring.errors import ParameterError
+from twbn.which_k.curve import FoldData, measure_bound
+from twbn.which_k.folds import folds
+from twbn.which_k.refit import refit
+from twbn.which_k.rule import choose, fits
+
+__all__ = ["WhichK", "as_which_k", "learn_which_k"]
+
+
+@dataclass(frozen=True)
+class WhichK:
+    """``treewidth="auto"`` with its limits: ``twbn.learn(df, treewidth=WhichK(max_table_size=10**6))``.
+
+    Parameters
+    ----------
+    max_treewidth : int, default 8
+        The largest k tried.
+    max_table_size : int, optional
+        No k whose networks' junction trees hold more table entries (the sum over cliques
+        of the product of their arities; ``Solution.table_size``) is chosen, and the
+        returned network's is within it.
+    max_query_seconds : float, optional
+        No k whose network takes longer for one exact query (a marginal given two
+        observed variables, by variable elimination in the certificate's order) is chosen.
+
+    Examples
+    --------
+    >>> WhichK(max_treewidth=0)
+    Traceback (most recent call last):
+    ...
+    twbn.scoring.errors.ParameterError: max_treewidth must be a whole number >= 1, got 0
+    """
+
+    max_treewidth: int = 8
+    max_table_size: int | None = None
+    max_query_seconds: float | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.max_treewidth, int) or isinstance(self.max_treewidth, bool) or self.max_treewidth < 1:
+            raise ParameterError(f"max_treewidth must be a whole number >= 1, got {self.max_treewidth!r}")
+        if self.max_table_size is not None and (not isinstance(self.max_table_size, int) or self.max_table_size < 1):
+            raise ParameterError(f"max_table_size must be a whole number >= 1, got {self.max_table_size!r}")
+        q = self.max_query_seconds
+        if q is not None and not (isinstance(q, (int, float)) and q > 0 and math.isfinite(q)):
+            raise ParameterError(f"max_query_seconds must be a positive number of seconds, got {q!r}")
+
+
+def as_which_k(treewidth) -> "WhichK | None":
+    """``treewidth`` as a :class:`WhichK` where it asks for the choice ("auto" or a
+    WhichK), else None; another text is a ParameterError."""
+    if isinstance(treewidth, WhichK):
+        return treewidth
+    if isinstance(treewidth, str):
+        if treewidth.strip().lower() == "auto":
+            return WhichK()
+        raise ParameterError(f"treewidth must be a whole number, a list of them, None or 'auto', not {treewidth!r}")
+    return None
+
+
+def learn_which_k(data, which: WhichK, *, time_limit, seed, policy, log, learn_args: dict,
+                  started: float | None = None):
+    """:func:`twbn.learn` with ``treewidth="auto"``: see the module's docstring.
+
+    ``learn_args`` are ``learn``'s keywords every bound is learned with (method, score, …);
+    ``started``, the ``time.monotonic()`` the time counts from (default: now).
+    """
+    t0 = time.monotonic() if started is None else started
+    total = policy.which_k_default_s if time_limit is None else time_limit
+    if not math.isfinite(total):
+        raise ParameterError("treewidth='auto' divides its time among the bounds: give a finite time_limit")
+    say = log or (lambda line: None)
+    dataset = _rows(data, learn_args)
+    parts, how = _fold_data(dataset, seed, policy, which, total, learn_args)
+    say(f"which k: {how}; k = 1 to {which.max_treewidth}, {total:g} s in all")
+    args = {**learn_args, "seed": seed, "policy": policy, "log": None, "catch_signals": True}
+    points, networks = _curve(parts, which, t0 + total * (1 - policy.which_k_refit_share), policy, args, say)
+    chosen, why = choose(points, which.max_table_size, which.max_query_seconds)
+    say(f"which k: k = {chosen.k}, {why}")
+    sol, refit_how = refit(dataset, chosen.k, networks[chosen.k], t0 + total, {**args, "cache": None},
+                           which.max_table_size)
+    return _with_curve(sol, points, chosen, why, how, refit_how, which, total, time.monotonic() - t0)
+
+
+def _rows(data, learn_args: dict):
+    """The data as a Dataset; a score cache is refused (held-out rows are needed)."""
+    from twbn.scoring.cache import ScoreCache
+    from twbn.scoring.data import as_dataset
+    from twbn.scoring.local_scores import SCORES
+
+    if isinstance(data, ScoreCache) or str(data).endswith((".jkl", ".jkl.gz")):
+        raise ParameterError("treewidth='auto' chooses k by the likelihood of held-out rows: give the data, "
+                             "not a score cache")
+    if learn_args.get("score", "bic") not in SCORES:
+        raise ParameterError(f"treewidth='auto' learns with the scores {', '.join(SCORES)}, "
+                             f"not {learn_args.get('score')!r}")
+    dataset = as_dataset(data, missing=learn_args.get("missing", "em"), missing_token=learn_args.get("missing_token"))
+    if dataset.n_rows < 2:
+        raise ParameterError(f"treewidth='auto' holds rows out to measure each k: {dataset.n_rows} row is too few")
+    return dataset
+
+
+def _fold_data(dataset, seed, policy, which: WhichK, total: float, learn_args: dict):
+    """Each fold's rows and its training rows' cache, scored once for every bound."""
+    from twbn.learning import _learning_cache
+
+    out = []
+    split, how = folds(dataset.n_rows, seed, policy)
+    each = total * (1 - policy.which_k_refit_share) / len(split)
+    bounds = list(range(1, which.max_treewidth + 1))
+    for f in split:
+        train = dataset.subset_rows(f.train)
+        cache, _, holes = _learning_cache(
+            train, True, bounds, cache=None, score=learn_args.get("score", "bic"),
+            max_parents=learn_args.get("max_parents"), ess=learn_args.get("ess", 1.0),
+            pruning=learn_args.get("pruning", "all"), approximate=learn_args.get("approximate", "auto"),
+            time_limit=each, started=time.monotonic(), policy=policy, log=None, missing="em", missing_token=None)
+        out.append(FoldData(train, dataset.subset_rows(f.test), None if holes is not None else cache))
+    return out, how
+
+
+def _curve(parts, which: WhichK, end: float, policy, args: dict, say):
+    """The points of k = 1, 2, … and each bound's fold networks, until ``end``, the
+    largest bound, a flat stretch, or a bound over the inference budget."""
+    points, networks, previous, flat = [], {}, [None] * len(parts), 0
+    for k in range(1, which.max_treewidth + 1):
+        left = end - time.monotonic()
+        if left <= 0:
+            say(f"which k: the curve's time is spent after k = {k - 1}")
+            break
+        point, sols = measure_bound(k, parts, previous, left / (which.max_treewidth - k + 1), args)
+        if point is None or any(s.stats.get("interrupted") for s in sols):
+            break
+        points.append(point)
+        networks[k], previous = sols, sols
+        say(f"which k: k = {k}: held-out {point.held_out:.4f} per row (± {point.held_out_se:.4f}), "
+            f"junction tree {point.table_size:,} entries, {point.seconds:.1f} s")
+        if not fits(point, which.max_table_size, which.max_query_seconds):
+            break  # a larger k's network is rarely smaller: the sweep starts each bound from the last
+        before = [p.held_out for p in points[:-1]]
+        flat = 0 if not before or point.held_out > max(before) else flat + 1
+        if flat >= policy.which_k_patience:
+            break
+    if not points:
+        raise ParameterError("treewidth='auto': no bound was measured in the time given; give more time")
+    return points, networks
+
+
+def _with_curve(sol, points, chosen, why: str, how: str, refit_how: str, which: WhichK, total: float,
+                seconds: float):
+    """``sol`` with ``stats["which_k"]``: the curve, the choice and why, the refit."""
+    from twbn.solution import Solution
+
+    record = sol.to_json()
+    record["stats"]["which_k"] = {
+        "chosen": chosen.k, "why": why, "rule": "the smallest k within one standard error of the best held-out "
+                                                "log-likelihood per row, among the bounds within the inference budget",
+        "validation": how, "refit": refit_how, "curve": [p.to_json() for p in points],
+        "max_treewidth": which.max_treewidth, "max_table_size": which.max_table_size,
+        "max_query_seconds": which.max_query_seconds, "time_limit": total, "seconds": round(seconds, 3)}
+    record["time_limit"] = total
+    return Solution(record)

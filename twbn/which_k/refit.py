@@ -1,0 +1,66 @@
+"""The chosen k learned again on every row, from the chosen network, within the
+inference budget."""
+
+from __future__ import annotations
+
+import time
+
+__all__ = ["on_all_rows", "refit"]
+
+#: Below this many seconds left the refit is not run: the chosen network, scored on every
+#: row, is the answer (a method needs its start-up and a search to improve on it).
+MIN_REFIT_S = 1.0
+
+
+def on_all_rows(dataset, sol, learn_args: dict):
+    """``sol``'s network (learned on a fold) certified on ``dataset``'s rows: its score
+    recomputed from them, its certificate checked, bound None; None where the data has
+    missing cells (their score is structural EM's, not one family count)."""
+    from twbn.formulations.problem import Problem
+    from twbn.formulations.solution import make_solution
+    from twbn.learning import _arcs, _say_search_space
+    from twbn.scoring.cache import ScoreCache
+    from twbn.scoring.families import FamilyScores
+    from twbn.solution import Solution
+
+    if dataset.n_missing:
+        return None
+    names = dataset.names
+    scorer = FamilyScores(dataset, learn_args.get("score", "bic"), learn_args.get("ess", 1.0))
+    cache = ScoreCache.from_mapping(names, [{(): scorer.score(v, ())} for v in range(len(names))],
+                                    arities=[int(a) for a in dataset.arities])
+    problem = Problem(cache, sol.treewidth, _arcs(learn_args.get("forbid", ()), names, "forbidden"),
+                      _arcs(learn_args.get("require", ()), names, "required"), scorer)
+    pos = {n: i for i, n in enumerate(names)}
+    made = make_solution(problem, sol.parent_indices(), bound=None, status="feasible", method=sol.method,
+                         order_hint=[pos[v] for v in sol.elimination_order], seed=sol.seed)
+    _say_search_space(problem, made)
+    return Solution(made.to_json(problem))
+
+
+def refit(dataset, k: int, fold_sols: list, deadline: float, learn_args: dict, max_table_size: int | None):
+    """The network of bound ``k`` on every row and a sentence on how it was obtained.
+
+    It starts from the best of the folds' networks scored on every row, so it never
+    scores below it; where its junction tree is over ``max_table_size`` that start (of
+    the size the curve measured) is the answer. With missing cells the start cannot be
+    scored; a refit over the budget is run again at the next smaller k.
+    """
+    from twbn.learning import learn
+
+    starts = [s for s in (on_all_rows(dataset, f, learn_args) for f in fold_sols if f.is_network) if s is not None]
+    start = max(starts, key=lambda s: s.score) if starts else None
+    left = deadline - time.monotonic()
+    if start is not None and left < MIN_REFIT_S:
+        return start, f"no time left to learn again ({left:.2f} s): the chosen network scored on every row"
+    for bound in range(k, 0, -1):
+        left = max(deadline - time.monotonic(), 0.1)
+        sol = learn(dataset, treewidth=bound, time_limit=left if start is not None or bound == 1 else left / 2,
+                    best_so_far=start if bound == k else None, **learn_args)
+        if max_table_size is None or (sol.table_size or 0) <= max_table_size:
+            how = f"learned again on every row at k = {bound}" + (", from the chosen network" if start else "")
+            return sol, how if bound == k else how + f" (k = {k}'s refit was over the table budget)"
+        if start is not None and (start.table_size or 0) <= max_table_size:
+            return start, (f"the refit's junction tree ({sol.table_size:,} entries) is over max_table_size; "
+                           "the chosen network, scored on every row, kept")
+    return sol, "no refit fits the table budget: k = 1's kept"
