@@ -377,7 +377,8 @@ def read_as_recorded(data, recorded) -> Dataset:
         What :func:`as_dataset` reads.
     recorded : dict or None
         The result's ``stats["data"]``: its ``missing`` mode (``"em"`` where it records
-        none) and ``missing_token``.
+        none), ``missing_token``, and the cuts of its continuous columns (``discretize``,
+        applied to raw rows: ``twbn.scoring.discretize``).
 
     Returns
     -------
@@ -395,8 +396,12 @@ def read_as_recorded(data, recorded) -> Dataset:
     >>> read_as_recorded(df, {"missing": "state"}).states[0], read_as_recorded(df, None).n_missing
     (('0', '1', 'missing'), 1)
     """
+    from twbn.scoring.discretize import recorded_rows
+
     recorded = recorded if isinstance(recorded, dict) else {}
-    return as_dataset(data, missing=recorded.get("missing", "em"), missing_token=recorded.get("missing_token"))
+    token = recorded.get("missing_token")
+    return as_dataset(recorded_rows(data, recorded, missing_token=token), missing=recorded.get("missing", "em"),
+                      missing_token=token)
 
 
 def _open_text(path: Path):

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 from twbn.formulations.problem import Problem
 from twbn.scoring.cache import ScoreCache
 from twbn.scoring.data import DEFAULT_MAX_STATES, as_dataset, data_identity
-from twbn.which_k import as_which_k, learn_which_k
+from twbn.which_k import as_which_k
+from twbn.variants import learn_discretized, learn_which_k_checked
 from twbn.scoring.parallel import usable_cores
 from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS
 from twbn.solution import Solution
@@ -550,6 +551,7 @@ def learn(
     policy: "Policy | None" = None,
     missing: str = "em",
     missing_token: str | None = None,
+    discretize: "str | Sequence[str] | None" = None,
 ) -> "Solution | list[Solution]":
     """Learn a Bayesian network whose moral graph has treewidth ≤ ``treewidth``.
 
@@ -564,8 +566,13 @@ def learn(
         cache; from a cache the cache is the search space, as in the field's protocol.
         ``stats["search_space"]`` says which applied, ``stats["families_in_cache"]`` how
         many of the network's families the scored cache held.
-    treewidth : int, list of int, optional
-        The bound k; None learns without one. A list (e.g. ``[2, 5, 8]``, None for
+    treewidth : int, list of int, "auto" or WhichK, optional
+        The bound k; None learns without one. ``"auto"`` chooses k by the likelihood of
+        held-out rows (:mod:`twbn.which_k`: k = 1, 2, … learned on folds, the smallest k
+        within one standard error of the best, learned again on every row within
+        ``time_limit`` in all); a :class:`twbn.WhichK` adds an inference budget
+        (``max_table_size``, ``max_query_seconds``) and ``max_treewidth``.
+        ``stats["which_k"]`` holds the curve and why the k was chosen. A list (e.g. ``[2, 5, 8]``, None for
         unbounded) sweeps the bounds in increasing order, each starting from the best
         network found at the smaller ones and never scoring below it, and returns one
         Solution per bound in that order; ``time_limit`` is then each bound's.
@@ -657,6 +664,14 @@ def learn(
         seconds, which network the end kept, and the EM-fitted tables.
     missing_token : str, optional
         One more cell text that means missing.
+    discretize : str or list of str, optional
+        Cut continuous and many-valued columns into states first (``twbn.scoring.discretize``):
+        ``"quantile:B"``, ``"uniform:B"`` or ``"information:B"`` (Hartemink's) for every
+        numeric column with more than max(B, 10) values, or per column
+        (``"age=quantile:4,income=information"``). The cuts are the result's
+        (``stats["data"]["discretize"]``, ``Solution.discretization``), and every method
+        of the Solution that takes rows applies them, so raw rows are welcome there. A
+        column that cannot be cut (all equal, all missing, text) is a DataError by name.
 
     Returns
     -------
@@ -704,9 +719,11 @@ def learn(
     >>> [s.treewidth for s in seen], sols[1].score >= sols[0].score
     ([1, 2], True)
     """
+    if discretize is not None:
+        return learn_discretized(data, discretize, locals())
     which = as_which_k(treewidth)
     if which is not None:
-        return _learn_which_k(data, which, locals())
+        return learn_which_k_checked(data, which, locals())
     bounds, policy, from_data = _check_learn(
         data, treewidth, method, solver=solver, time_limit=time_limit, warm_start=warm_start, options=options,
         seed=seed, policy=policy, best_so_far=best_so_far, jobs=jobs, scheduler=scheduler, score=score,
@@ -730,30 +747,6 @@ def learn(
                         best=best, best_k=best_k, on_result=on_result, progress=progress,
                         catch_signals=catch_signals, missing=missing, missing_token=missing_token)
     return out if several else out[0]
-
-
-#: ``learn``'s keywords that treewidth="auto" passes to each bound it learns.
-_WHICH_K_PASSES = ("method", "solver", "forbid", "require", "score", "max_parents", "ess", "pruning", "approximate",
-                   "options", "jobs", "scheduler", "missing", "missing_token")
-
-
-def _learn_which_k(data, which, given: dict) -> "Solution":
-    """``learn`` with ``treewidth="auto"`` (:mod:`twbn.which_k`): its own arguments checked,
-    and those it has no use for refused by name."""
-    for name in ("cache", "warm_start", "best_so_far"):
-        if given[name] is not None:
-            raise ParameterError(f"treewidth='auto' learns every bound itself: {name}= does not apply")
-    _, policy, _ = _check_learn(data, 1, given["method"], solver=given["solver"], time_limit=given["time_limit"], warm_start=None,
-                 options=given["options"], seed=given["seed"], policy=given["policy"], best_so_far=None,
-                 jobs=given["jobs"], scheduler=given["scheduler"], score=given["score"],
-                 max_parents=given["max_parents"], ess=given["ess"], pruning=given["pruning"],
-                 approximate=given["approximate"], cache=None, started=None)
-    sol = learn_which_k(data, which, time_limit=given["time_limit"], seed=given["seed"], started=given["started"],
-                        policy=policy, log=given["log"],
-                        learn_args={name: given[name] for name in _WHICH_K_PASSES})
-    if given["on_result"] is not None:
-        given["on_result"](sol)
-    return sol
 
 
 def _check_learn(data, treewidth, method: str, *, solver, time_limit, warm_start, options, seed, policy, best_so_far,

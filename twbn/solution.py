@@ -164,6 +164,38 @@ class Solution:
         atomic_write_text(path, json.dumps(self._record, indent=2, allow_nan=False) + "\n")
 
     # -- other libraries -----------------------------------------------------------------
+    @property
+    def discretization(self):
+        """The cuts of the columns this network was learned on discretized
+        (:class:`twbn.scoring.discretize.Discretizer`), or None."""
+        from twbn.scoring.discretize import Discretizer
+
+        cuts = (self._record.get("stats") or {}).get("data", {}).get("discretize")
+        return Discretizer.from_json(cuts) if cuts else None
+
+    def raw_rows(self, data, *, missing_token: str | None = None):
+        """``data`` as this network's states: its continuous columns cut where the network
+        learned them cut (``learn(..., discretize=…)``); unchanged otherwise. Every method
+        here that takes rows applies it, so raw rows are welcome everywhere.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, twbn
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.normal(size=300)
+        >>> df = pd.DataFrame({"x": x, "y": (x + rng.normal(scale=0.3, size=300) > 0).astype(int)})
+        >>> sol = twbn.learn(df, treewidth=1, discretize="x=quantile:3")
+        >>> sol.discretization.labels("x")
+        ['<-0.5106', '[-0.5106, 0.3828)', '>=0.3828']
+        >>> sol.raw_rows(pd.DataFrame({"x": [-5.0, 0.0, 9.0], "y": [0, 1, 1]}))["x"].tolist()
+        ['<-0.5106', '[-0.5106, 0.3828)', '>=0.3828']
+        >>> sol.check(df)  # the raw rows, cut as the network was learned
+        []
+        """
+        from twbn.scoring.discretize import recorded_rows
+
+        return recorded_rows(data, (self._record.get("stats") or {}).get("data"), missing_token=missing_token)
+
     def parent_indices(self) -> list[tuple[int, ...]]:
         """Each variable's parents as sorted indices into ``variables``: the parent-set
         representation of caches and methods (``Problem.parent_sets``).
@@ -222,6 +254,7 @@ class Solution:
         if not ess > 0:
             raise ParameterError(f"ess must be positive, got {ess}")
         parents = self.parent_indices()
+        data = self.raw_rows(data)
         return learned_model(as_dataset(data), list(self.variables), parents, ess=ess,
                              values=state_values(data))
 
@@ -265,6 +298,7 @@ class Solution:
         from twbn.scoring.likelihood import align, em_cpts
         from twbn.scoring.posterior import cheapest_order, most_probable_missing, sample_missing
 
+        data = self.raw_rows(data, missing_token=missing_token)
         ds = as_dataset(data, missing_token=missing_token)
         names = list(self.variables)
         codes, _, arities = align(ds, ds, names)  # codes over state_order of each column's labels
@@ -326,6 +360,7 @@ class Solution:
         from twbn.scoring.likelihood import held_out_log_likelihood
 
         parents = self.parent_indices()
+        train, test = self.raw_rows(train), self.raw_rows(test)
         total, rows = held_out_log_likelihood(as_dataset(train), as_dataset(test), list(self.variables), parents,
                                               ess=ess, allow_unseen=allow_unseen)
         return total / rows

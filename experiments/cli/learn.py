@@ -133,6 +133,24 @@ def cmd_learn(args: argparse.Namespace) -> int:
         for folder in made:  # nothing half-written: a folder made for results that never came
             if folder.is_dir() and not any(folder.iterdir()):
                 folder.rmdir()
+        if getattr(args, "cut_folder_", None) is not None:
+            args.cut_folder_.cleanup()
+
+
+def _cut_first(args: argparse.Namespace) -> None:
+    """``--discretize``: the data's columns cut (``twbn.scoring.discretize``) into a
+    temporary CSV that the rest of ``learn`` reads; the cuts go into every result."""
+    import tempfile
+
+    from twbn.scoring.discretize import fit_discretizer
+
+    if is_cache_path(args.cache):
+        raise UserError("--discretize cuts the columns of data, not of a score cache")
+    args.cuts_ = fit_discretizer(args.cache, args.discretize, missing_token=args.missing_token)
+    args.cut_folder_ = tempfile.TemporaryDirectory(prefix="twbn-cut-")
+    path = Path(args.cut_folder_.name) / (Path(args.cache).name.split(".")[0] + ".csv")
+    args.cuts_.apply(args.cache, missing_token=args.missing_token).to_csv(path, index=False)
+    args.cache = str(path)
 
 
 def _learn(args: argparse.Namespace, made: list[Path]) -> int:
@@ -175,6 +193,8 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
         check_output(out, inputs=_learn_inputs(args))
         if args.save_cache and Path(args.save_cache).resolve() == out.resolve():
             raise UserError("--save-cache and -o name the same file")
+    if args.discretize:
+        _cut_first(args)
     cache = _learn_cache(args)
     from twbn.formulations.problem import read_arc_file
 
@@ -197,6 +217,10 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
     written: list = []
 
     def write(sol) -> None:
+        if getattr(args, "cuts_", None) is not None:
+            from twbn.variants import _with_cuts
+
+            sol = _with_cuts(sol, args.cuts_)
         out = where[sol.treewidth]
         _write_or_rescue(sol.save, out, "result")
         again = [i for i, w in enumerate(written) if w.treewidth == sol.treewidth]
@@ -335,4 +359,9 @@ def add_learn_parser(sub) -> None:
     sc = le.add_argument_group("scoring, when learning from data (as twbn score)")
     _add_scoring_options(sc, learn=True)
     sc.add_argument("--save-cache", metavar="CACHE.jkl", help="also keep the score cache")
+    sc.add_argument("--discretize", action="append", metavar="[COLUMN=]METHOD[:B]",
+                    help="cut continuous columns into B states first: quantile:B, uniform:B or information:B "
+                         "(Hartemink's, default B = 3), for every numeric column with more than max(B, 10) values, "
+                         "or COLUMN=METHOD:B for one (repeatable); the cuts go into the result, and evaluate, "
+                         "impute, export and check apply them to raw rows")
     le.set_defaults(func=cmd_learn)

@@ -52,7 +52,7 @@ def learn_which_k_from_args(args: argparse.Namespace, say) -> int:
                      require=[tuple(a.split(",")) for a in args.require or []],
                      options=_option_pairs(args.option) or None, jobs=args.jobs or 1, started=args.started,
                      policy=args.policy_, log=None if args.quiet else say, missing=args.missing or "em",
-                     missing_token=args.missing_token)
+                     missing_token=args.missing_token, discretize=args.discretize or None)
     _write_or_rescue(sol.save, out, "result")
     if not args.quiet:
         say(_summary(sol))

@@ -30,14 +30,25 @@ def _read_network(path: str) -> tuple[dict, list[str], list[list[int]]]:
     return result, names, parents
 
 
+def _rows(path: str, result: dict, missing_token: str | None = None):
+    """A data file read as the result's network reads rows: its continuous columns cut
+    where the network was learned on cuts (``stats["data"]["discretize"]``)."""
+    from twbn.scoring.data import as_dataset, read_csv
+    from twbn.scoring.discretize import recorded_rows
+
+    recorded = (result.get("stats") or {}).get("data")
+    if not (isinstance(recorded, dict) and recorded.get("discretize")):
+        return read_csv(path, missing_token=missing_token)
+    return as_dataset(recorded_rows(path, recorded, missing_token=missing_token), missing_token=missing_token)
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from twbn.scoring.data import read_csv
     from twbn.scoring.likelihood import held_out_log_likelihood
 
-    _, names, parents = _read_network(args.result)
+    result, names, parents = _read_network(args.result)
     from twbn.scoring.likelihood import unseen_states
 
-    train, test = read_csv(data_arg(args.train)), read_csv(data_arg(args.test))
+    train, test = _rows(data_arg(args.train), result), _rows(data_arg(args.test), result)
     total, rows = held_out_log_likelihood(train, test, names, parents, ess=args.ess,
                                           allow_unseen=args.allow_unseen)
     unseen = unseen_states(train, test, names)
@@ -51,7 +62,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 def cmd_impute(args: argparse.Namespace) -> int:
     import twbn
-    from twbn.scoring.data import missing_summary, read_csv
+    from twbn.scoring.data import missing_summary
     from twbn.scoring.jkl import atomic_path
 
     out = Path(args.output)
@@ -59,9 +70,9 @@ def cmd_impute(args: argparse.Namespace) -> int:
         raise UserError(f"folder {out.parent} of the output does not exist")
     args.data = data_arg(args.data)
     check_output(out, inputs=[args.result, args.data])
-    _read_network(args.result)  # a clear line for a file that is not a result
+    result, _, _ = _read_network(args.result)  # a clear line for a file that is not a result
     sol = twbn.Solution.from_json(args.result)
-    data = read_csv(args.data, missing_token=args.missing_token)
+    data = _rows(args.data, result, missing_token=args.missing_token)
     if sol.parents is None:
         raise UserError(f"{args.result}: no network to impute with")
     # the file, not its Dataset: its cells' texts type the output as pandas types them (a bool stays a bool)
@@ -76,7 +87,6 @@ def cmd_impute(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from twbn.scoring.inference import InferenceUnavailable, inference_time, learned_model, write_bif
-    from twbn.scoring.data import read_csv
 
     result, names, parents = _read_network(args.result)
     out = Path(args.output)
@@ -86,9 +96,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     check_output(out, inputs=[args.result, args.data])
     from twbn.scoring.data import state_values
 
-    train = read_csv(args.data)
+    train = _rows(args.data, result)
+    from twbn.scoring.discretize import recorded_rows
+
+    raw = recorded_rows(args.data, (result.get("stats") or {}).get("data"))
     try:  # states named as the file spells them (a bool column's true, not its canonical 1)
-        model = learned_model(train, names, parents, ess=args.ess, values=state_values(args.data))
+        model = learned_model(train, names, parents, ess=args.ess, values=state_values(raw))
         write_bif(model, out)
         arcs = sum(len(p) for p in parents)
         print(f"wrote {out}: {len(names)} variables, {arcs} arcs, CPTs from {train.n_rows} rows (ess {args.ess:g})")

@@ -36,7 +36,8 @@ def measure_bound(k: int, parts: list[FoldData], previous: list, seconds: float,
     """The :class:`Point` of bound ``k`` and the network of each fold.
 
     Each fold's network is learned in ``seconds / len(parts)``, from the fold's network
-    of the bound before (``previous``; a sweep's start, so its score is never below it).
+    of the bound before (``previous``; a sweep's start, so its score is never below it),
+    except with missing cells, where structural EM learns each bound afresh.
     """
     from twbn.learning import learn
     from twbn.scoring.likelihood import held_out_row_log_likelihoods
@@ -45,8 +46,8 @@ def measure_bound(k: int, parts: list[FoldData], previous: list, seconds: float,
     sols, rows, query = [], [], None
     for i, part in enumerate(parts):
         share = max(seconds * (i + 1) / len(parts) - (time.monotonic() - t0), 0.05)
-        sol = learn(part.train, treewidth=k, time_limit=share, cache=part.cache, best_so_far=previous[i],
-                    **learn_args)
+        start = previous[i] if part.cache is not None else None  # structural EM takes no start yet
+        sol = learn(part.train, treewidth=k, time_limit=share, cache=part.cache, best_so_far=start, **learn_args)
         sols.append(sol)
         if not sol.is_network:
             return None, sols
