@@ -377,8 +377,8 @@ def read_as_recorded(data, recorded) -> Dataset:
         What :func:`as_dataset` reads.
     recorded : dict or None
         The result's ``stats["data"]``: its ``missing`` mode (``"em"`` where it records
-        none), ``missing_token``, and the cuts of its continuous columns (``discretize``,
-        applied to raw rows: ``twbn.scoring.discretize``).
+        none) and ``missing_token``. (Its ``discretize`` cuts are applied before, by
+        ``twbn.scoring.discretize.recorded_rows``.)
 
     Returns
     -------
@@ -396,12 +396,8 @@ def read_as_recorded(data, recorded) -> Dataset:
     >>> read_as_recorded(df, {"missing": "state"}).states[0], read_as_recorded(df, None).n_missing
     (('0', '1', 'missing'), 1)
     """
-    from twbn.scoring.discretize import recorded_rows
-
     recorded = recorded if isinstance(recorded, dict) else {}
-    token = recorded.get("missing_token")
-    return as_dataset(recorded_rows(data, recorded, missing_token=token), missing=recorded.get("missing", "em"),
-                      missing_token=token)
+    return as_dataset(data, missing=recorded.get("missing", "em"), missing_token=recorded.get("missing_token"))
 
 
 def _open_text(path: Path):

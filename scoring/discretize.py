@@ -166,7 +166,8 @@ def recorded_rows(data, recorded: dict | None, *, missing_token: str | None = No
     cuts = (recorded or {}).get("discretize") if isinstance(recorded, dict) else None
     if not cuts or isinstance(data, Dataset):
         return data
-    return Discretizer.from_json(cuts).apply(data, missing_token=missing_token)
+    token = missing_token if missing_token is not None else recorded.get("missing_token")
+    return Discretizer.from_json(cuts).apply(data, missing_token=token)
 
 
 def _frame(data):

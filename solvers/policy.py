@@ -189,7 +189,11 @@ class Policy:
         not a threshold. Mushroom (BDeu, ESS 1, k = 3, 120 s): localsearch's start scored
         -81,244 and cuts from it (through improve) ended at -81,220.5, gap 3.39 %; k-MAX's
         first network, in 1 s, scored -79,151.9, and from it -78,837.7, gap 0.47 %, as from a
-        cache of the same families. 0: off, localsearch's start alone.""")
+        cache of the same families. On the suite's other sets at n <= 40 (nltcs, msnbc,
+        insurance5000, alarm5000, k = 2, 5, 8, 60 s, beside 0 in one queue) every network
+        was the same with and without it (results/field-data-60-etl-rival-n40-policies-off.md):
+        it changes a run only where the other start is better. 0: off, localsearch's start
+        alone.""")
     localsearch_start_min_k: int = _knob(2, "count0", """Smallest k at which auto above
         ``cuts_max_n`` starts improve from localsearch's network (its ``warm_start_share``)
         rather than from k-MAX's (up to ``localsearch_max_n``): from the anchor caches at n = 69-100,

@@ -384,7 +384,8 @@ class Solution:
         if not isinstance(cache, ScoreCache):
             from twbn.scoring.data import read_as_recorded
 
-            return verify_against_data(read_as_recorded(cache, self._record.get("stats", {}).get("data")), self._record, treewidth)
+            recorded = self._record.get("stats", {}).get("data")
+            return verify_against_data(read_as_recorded(self.raw_rows(cache), recorded), self._record, treewidth)
         return verify_result(cache, self._record, treewidth)
 
     def __eq__(self, other) -> bool:

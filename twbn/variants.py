@@ -1,25 +1,22 @@
-"""The two ways :func:`twbn.learn` wraps itself: rows with continuous columns cut first
-(``discretize=``), and the bound chosen by held-out likelihood (``treewidth="auto"``).
-
-Each takes ``learn``'s own arguments (its ``locals()`` on entry), checks what applies to
-it, and calls ``learn`` again (or :mod:`twbn.which_k`) with the variant resolved."""
+"""The two things :func:`twbn.learn` (``twbn/front.py``) adds around the bounded learner:
+rows with continuous columns cut first (``discretize=``), and the bound chosen by held-out
+likelihood (``treewidth="auto"``, :mod:`twbn.which_k`), its arguments checked here."""
 
 from __future__ import annotations
 
 from twbn.scoring.errors import ParameterError
 from twbn.solution import Solution
 
-__all__ = ["learn_discretized", "learn_which_k_checked"]
+__all__ = ["cut_first", "with_cuts", "learn_which_k_checked"]
 
 #: ``learn``'s keywords that treewidth="auto" passes to each bound it learns.
 _WHICH_K_PASSES = ("method", "solver", "forbid", "require", "score", "max_parents", "ess", "pruning", "approximate",
                    "options", "jobs", "scheduler", "missing", "missing_token")
 
 
-def learn_discretized(data, spec, given: dict):
-    """``learn`` on ``data`` with the columns ``spec`` names cut (``twbn.scoring.discretize``);
-    every Solution records the cuts, ``on_result``'s too."""
-    from twbn.learning import learn
+def cut_first(data, spec, *, missing_token: str | None = None):
+    """The cuts ``spec`` gives on ``data`` (``twbn.scoring.discretize``) and ``data`` cut by
+    them, as a DataFrame; raw rows only (a DataFrame or a CSV path)."""
     from twbn.scoring.cache import ScoreCache
     from twbn.scoring.data import Dataset
     from twbn.scoring.discretize import fit_discretizer
@@ -27,23 +24,21 @@ def learn_discretized(data, spec, given: dict):
     if isinstance(data, (ScoreCache, Dataset)) or str(data).endswith((".jkl", ".jkl.gz")):
         raise ParameterError(f"discretize= cuts raw rows: give a DataFrame or a CSV path, not a "
                              f"{'score cache' if not isinstance(data, Dataset) else 'Dataset (already encoded)'}")
-    cuts = fit_discretizer(data, spec, missing_token=given["missing_token"])
-    user = given["on_result"]
-    args = {**given, "data": cuts.apply(data, missing_token=given["missing_token"]), "discretize": None,
-            "on_result": None if user is None else (lambda sol: user(_with_cuts(sol, cuts)))}
-    out = learn(**args)
-    return [_with_cuts(s, cuts) for s in out] if isinstance(out, list) else _with_cuts(out, cuts)
+    cuts = fit_discretizer(data, spec, missing_token=missing_token)
+    return cuts, cuts.apply(data, missing_token=missing_token)
 
 
-def _with_cuts(sol: Solution, cuts) -> Solution:
+def with_cuts(sol: Solution, cuts) -> Solution:
+    """``sol`` recording ``cuts`` (``stats["data"]["discretize"]``), so that its methods
+    apply them to raw rows."""
     record = sol.to_json()
     record.setdefault("stats", {}).setdefault("data", {})["discretize"] = cuts.to_json()
     return Solution(record)
 
 
 def learn_which_k_checked(data, which, given: dict) -> Solution:
-    """``learn`` with ``treewidth="auto"`` (:mod:`twbn.which_k`): its own arguments checked,
-    and those it has no use for refused by name."""
+    """``learn`` with ``treewidth="auto"`` (:mod:`twbn.which_k`): ``given``, learn's
+    arguments, checked, and those it has no use for refused by name."""
     from twbn.learning import _check_learn
     from twbn.which_k import learn_which_k
 

@@ -19,6 +19,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if from_data:  # a result learned from data: its families re-scored from the data
         from twbn.formulations.verify import verify_against_data
         from twbn.scoring.data import read_as_recorded
+        from twbn.scoring.discretize import recorded_rows
 
         if args.exact:
             raise UserError("--exact re-solves over a cache: give the jkl file (twbn learn --save-cache)")
@@ -31,7 +32,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not isinstance(result, dict):
         raise UserError(f"{args.result}: not a result object")
     if from_data:  # read as learn read it (--missing state: its own state, not missing cells)
-        source = read_as_recorded(data_arg(args.cache), (result.get("stats") or {}).get("data"))
+        recorded = (result.get("stats") or {}).get("data")
+        source = read_as_recorded(recorded_rows(data_arg(args.cache), recorded), recorded)
     errors = verify_against_data(source, result, args.treewidth) if from_data else \
         verify_result(cache, result, args.treewidth)
     if from_data and source.n_missing and not errors:

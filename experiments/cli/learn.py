@@ -169,7 +169,7 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
     if args.treewidth == "auto":
         from twbn.experiments.cli.learn_auto import learn_which_k_from_args
 
-        return learn_which_k_from_args(args, lambda line: print(line, flush=True))
+        return learn_which_k_from_args(args, lambda line: print(line, flush=True), _summary)
     jobs = 1 if not args.jobs else args.jobs
     if not args.approximate and args.score not in LOCAL_STRUCTURE_SCORES:
         args.jobs = None  # exhaustive scoring runs in one process; the jobs are the method's
@@ -218,9 +218,9 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
 
     def write(sol) -> None:
         if getattr(args, "cuts_", None) is not None:
-            from twbn.variants import _with_cuts
+            from twbn.variants import with_cuts
 
-            sol = _with_cuts(sol, args.cuts_)
+            sol = with_cuts(sol, args.cuts_)
         out = where[sol.treewidth]
         _write_or_rescue(sol.save, out, "result")
         again = [i for i, w in enumerate(written) if w.treewidth == sol.treewidth]

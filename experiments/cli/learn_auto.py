@@ -25,10 +25,10 @@ def add_which_k_options(le) -> None:
                                                           "size against k, the chosen k marked")
 
 
-def learn_which_k_from_args(args: argparse.Namespace, say) -> int:
-    """Run ``--treewidth auto`` as the options say; write the result (and the plot)."""
+def learn_which_k_from_args(args: argparse.Namespace, say, summary) -> int:
+    """Run ``--treewidth auto`` as the options say; write the result (and the plot);
+    ``summary``, the line ``learn`` says of a result."""
     import twbn
-    from twbn.experiments.cli.learn import _summary
 
     if is_cache_path(args.cache):
         raise UserError("--treewidth auto chooses k by the likelihood of held-out rows: give the data, not a cache")
@@ -55,7 +55,7 @@ def learn_which_k_from_args(args: argparse.Namespace, say) -> int:
                      missing_token=args.missing_token, discretize=args.discretize or None)
     _write_or_rescue(sol.save, out, "result")
     if not args.quiet:
-        say(_summary(sol))
+        say(summary(sol))
         say(f"wrote {out}")
     if args.plot:
         from twbn.experiments.plot_which_k import plot_which_k

@@ -39,7 +39,7 @@ def measure_bound(k: int, parts: list[FoldData], previous: list, seconds: float,
     of the bound before (``previous``; a sweep's start, so its score is never below it),
     except with missing cells, where structural EM learns each bound afresh.
     """
-    from twbn.learning import learn
+    from twbn.learning import learn_bounded as learn
     from twbn.scoring.likelihood import held_out_row_log_likelihoods
 
     t0 = time.monotonic()

@@ -46,7 +46,7 @@ def refit(dataset, k: int, fold_sols: list, deadline: float, learn_args: dict, m
     the size the curve measured) is the answer. With missing cells the start cannot be
     scored; a refit over the budget is run again at the next smaller k.
     """
-    from twbn.learning import learn
+    from twbn.learning import learn_bounded as learn
 
     starts = [s for s in (on_all_rows(dataset, f, learn_args) for f in fold_sols if f.is_network) if s is not None]
     start = max(starts, key=lambda s: s.score) if starts else None
