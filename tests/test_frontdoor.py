@@ -23,7 +23,7 @@ from twbn.formulations.problem import Problem
 from twbn.solvers.auto import choose_method
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 
-DOCTEST_MODULES = ["twbn", "twbn.front", "twbn.learning", "twbn.solution", "twbn.solvers.auto", "twbn.scoring.datasets",
+DOCTEST_MODULES = ["twbn", "twbn.front", "twbn.scoring_phase", "twbn.solution", "twbn.solvers.auto", "twbn.scoring.datasets",
                    "twbn.scoring.errors", "twbn.scoring.classify", "twbn.testing", "twbn.solvers.method", "twbn.models", "twbn.solvers.sweep", "twbn.solvers.bounds",
                    "twbn.solvers.budget", "twbn.formulations.problem",
                    "twbn.scoring.jkl", "twbn.scoring.data", "twbn.scoring.posterior", "twbn.scoring.missingness",
