@@ -35,6 +35,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from twbn.scoring.errors import ParameterError, TwbnError, TwbnWarning
+from twbn.scoring.identity import data_identity, identity_differences  # noqa: F401  (their home before)
 
 __all__ = ["DataError", "Dataset", "MISSING_MODES", "check_missing", "state_order", "encode_columns", "read_csv",
            "read_csv_columns", "state_values", "canonical_state", "dataset_from_frame", "as_dataset", "missing_summary", "data_identity", "identity_differences",
@@ -317,53 +318,6 @@ def missing_summary(data: Dataset) -> str:
     by = sorted(((int(c), name) for name, c in zip(data.names, counts.tolist()) if c), key=lambda t: (-t[0], t[1]))
     shown = ", ".join(f"{name} {c:,}" for c, name in by[:8]) + (f", … ({len(by) - 8} more columns)" if len(by) > 8 else "")
     return f"{total:,} of {cells:,} cells missing ({100 * total / cells:.1f} %): {shown}"
-
-
-def data_identity(data: Dataset) -> dict[str, object]:
-    """What identifies the data a network was learned from: rows, missing cells, and a
-    digest of the variables, their states and the rows' codes, whatever the rows' order
-    (counts, hence scores, do not depend on it).
-
-    A result records it (``stats["data"]``); ``twbn check DATA RESULT`` compares it, so
-    that "valid" means this network belongs to this data, also where nothing else is
-    compared (structural EM's score is over its completions, not re-scored).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> ds = Dataset(("a", "b"), (("0", "1"),) * 2, np.array([[0, 1, -1], [1, 1, 0]], np.int32))
-    >>> ident = data_identity(ds)
-    >>> ident["rows"], ident["missing_cells"], len(ident["digest"])
-    (3, 1, 16)
-    >>> data_identity(ds.subset_rows(np.array([2, 0, 1])))["digest"] == ident["digest"]
-    True
-    """
-    import hashlib
-
-    codes = np.asarray(data.data, dtype=np.int32)
-    rows = codes[:, np.lexsort(codes[::-1])] if codes.size else codes
-    h = hashlib.sha256()
-    h.update(repr((tuple(data.names), tuple(tuple(s) for s in data.states))).encode())
-    h.update(np.ascontiguousarray(rows).tobytes())
-    return {"rows": data.n_rows, "missing_cells": data.n_missing, "digest": h.hexdigest()[:16]}
-
-
-def identity_differences(recorded: dict, data: Dataset) -> list[str]:
-    """How ``data`` differs from the data a result records (``data_identity``), one line
-    each; empty when it is the same data (or the result records nothing to compare)."""
-    if not isinstance(recorded, dict):
-        return []
-    now = data_identity(data)
-    out = []
-    if recorded.get("rows") is not None and recorded["rows"] != now["rows"]:
-        out.append(f"the result was learned from {recorded['rows']:,} rows, the data has {now['rows']:,}")
-    if recorded.get("missing_cells") is not None and recorded["missing_cells"] != now["missing_cells"]:
-        out.append(f"the result was learned from data with {recorded['missing_cells']:,} missing cells, "
-                   f"the data has {now['missing_cells']:,}")
-    if not out and recorded.get("digest") not in (None, now["digest"]):
-        out.append("the data's rows or states differ from those the result was learned from "
-                   f"(digest {now['digest']}, the result records {recorded['digest']})")
-    return out
 
 
 def read_as_recorded(data, recorded) -> Dataset:

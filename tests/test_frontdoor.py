@@ -23,12 +23,13 @@ from twbn.formulations.problem import Problem
 from twbn.solvers.auto import choose_method
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 
-DOCTEST_MODULES = ["twbn", "twbn.front", "twbn.scoring_phase", "twbn.solution", "twbn.solvers.auto", "twbn.scoring.datasets",
+DOCTEST_MODULES = ["twbn", "twbn.learning", "twbn.scoring_phase", "twbn.solution", "twbn.solvers.auto", "twbn.scoring.datasets",
                    "twbn.scoring.errors", "twbn.scoring.classify", "twbn.testing", "twbn.solvers.method", "twbn.models", "twbn.solvers.sweep", "twbn.solvers.bounds",
                    "twbn.solvers.budget", "twbn.formulations.problem",
                    "twbn.scoring.jkl", "twbn.scoring.data", "twbn.scoring.posterior", "twbn.scoring.missingness",
                    "twbn.em", "twbn.scoring.families", "twbn.which_k", "twbn.which_k.folds", "twbn.which_k.rule",
-                   "twbn.scoring.discretize", "twbn.scoring.likelihood", "twbn.formulations.graphs"]
+                   "twbn.scoring.discretize", "twbn.scoring.likelihood", "twbn.formulations.graphs",
+                   "twbn.scoring.identity", "twbn.solvers.lp_rows"]
 
 
 # twbn.models builds and solves each model (30 s): behind the slow marker

@@ -116,5 +116,12 @@ def test_command_line_writes_the_result_and_the_curve(tmp_path, capsys):
     assert record["stats"]["which_k"]["chosen"] == record["treewidth_bound"]
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["check", "zoo", str(out)]) == 0
+    assert main(["report", str(out), "-o", str(tmp_path / "rep")]) == 0
+    assert (tmp_path / "rep" / "z.which-k.png").read_bytes()[:4] == b"\x89PNG"
+    plain = tmp_path / "plain.json"
+    assert main(["learn", "zoo", "--treewidth", "1", "-o", str(plain), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["report", str(plain), "-o", str(tmp_path / "rep")]) != 0
+    assert "no curve of k" in capsys.readouterr().err
     assert main(["learn", str(tmp_path / "c.jkl"), "--treewidth", "auto"]) != 0
     assert "give the data, not a cache" in capsys.readouterr().err

@@ -38,7 +38,7 @@ from twbn.scoring.datasets import BUNDLED as EXAMPLES
 from twbn.scoring.datasets import DataMissing
 from twbn.scoring.datasets import bundled_path as example_path
 from twbn.formulations.problem import InfeasibleError
-from twbn.front import learn
+from twbn.learning import learn
 from twbn.scoring_phase import score
 from twbn.scoring.cache import CacheError, ScoreCache
 from twbn.scoring.data import DataError, Dataset, read_csv

@@ -1,5 +1,5 @@
-"""One call from data to a network: the bounded learner behind ``twbn.learn`` (phases 1
-and 2; ``score``, phase 1, is in ``twbn/scoring_phase.py``).
+"""One call from data to a network: :func:`learn` (phases 1 and 2; ``score``, phase 1,
+is in ``twbn/scoring_phase.py``).
 
 Learning a Bayesian network whose moral graph has treewidth ≤ k runs in two phases
 (de Campos & Ji 2011; Korhonen & Parviainen 2013; Scanagatta et al. 2016):
@@ -9,109 +9,31 @@ Learning a Bayesian network whose moral graph has treewidth ≤ k runs in two ph
 2. **structure optimisation**: one candidate set per variable, acyclic, treewidth ≤ k,
    maximising the sum of the local scores, by an exact DP, an ILP, CP-SAT or a heuristic.
 
-``learn`` does both and returns a certified :class:`~twbn.solution.Solution`.
+``learn`` does both and returns a certified :class:`~twbn.solution.Solution`; its stages
+are in ``twbn/learn_stages.py``, ``treewidth="auto"`` in ``twbn/which_k/``, ``discretize=``
+in ``twbn/variants.py``.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import numpy as np
-import logging
-import math
-import time
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from twbn.formulations.problem import Problem
+from twbn.learn_stages import (_arcs, _check_learn, _given_starts, _learn_with_missing, _learning_cache,
+                               _sweep_bounds)
 from twbn.scoring.cache import ScoreCache
-from twbn.scoring.data import as_dataset, data_identity
-from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS
 from twbn.solution import Solution
-from twbn.scoring.errors import ParameterError
-from twbn.scoring_phase import (_check_int, _check_scoring, score, scoring_depth, scoring_plan,  # noqa: F401
-                                scoring_time)
-
-_score = score  # learn's own ``score`` parameter shadows the function
+from twbn.scoring_phase import score, scoring_depth, scoring_plan, scoring_time  # noqa: F401  (the CLI's)
+from twbn.variants import cut_first, learn_which_k_checked, recording, with_cuts
+from twbn.which_k import as_which_k
 
 if TYPE_CHECKING:
     from twbn.solvers.policy import Policy
 
-__all__ = ["score", "learn_bounded"]
-
-LOG = logging.getLogger("twbn")
+__all__ = ["score", "learn"]
 
 
-def _arcs(arcs: Iterable, names: tuple[str, ...], kind: str) -> frozenset[tuple[int, int]]:
-    """(parent, child) index pairs from pairs of names or ``"A,B"`` strings."""
-    from twbn.formulations.problem import parse_arcs
-
-    out = set()
-    for arc in arcs:
-        if isinstance(arc, str):
-            out |= parse_arcs([arc], names)
-            continue
-        try:
-            parent, child = arc
-        except (TypeError, ValueError):
-            raise ParameterError(f"{kind} arc {arc!r} must be a (parent, child) pair of variable names") from None
-        out |= parse_arcs([f"{parent},{child}"], names)
-    return frozenset(out)
-
-
-def _learn_with_missing(dataset, bounds, several, method, *, time_limit, seed, score, max_parents, ess, log, policy,
-                        started, forbid, require, cache, warm_start, best_so_far, on_result
-                        ) -> "Solution | list[Solution]":
-    """``learn`` on data with missing cells (``missing="em"``): structural EM, said in one
-    line; under several bounds, in increasing order, each bound's EM with the network of
-    the bound before as a rival at its end (each bound gets ``time_limit``)."""
-    from twbn.em import structural_em
-    from twbn.scoring.data import missing_summary
-    from twbn.solvers.registry import run
-
-    say = log or (lambda line: LOG.info(line))
-    for name, value in (("cache", cache), ("warm_start", warm_start), ("best_so_far", best_so_far)):
-        if value:
-            raise ParameterError(f"{name} does not apply to structural EM (data with missing cells) yet")
-    if score not in ("bic", "aic"):
-        raise ParameterError(f"data with missing cells is learned by structural EM, which scores bic or aic on expected "
-                         f"counts, not {score!r} (or read it with missing='state' or 'complete-rows')")
-    forbidden, required = _arcs(forbid, dataset.names, "forbidden"), _arcs(require, dataset.names, "required")
-    say(f"{missing_summary(dataset)}: learned by structural EM (missing='em'; 'state' or 'complete-rows' to do "
-        "otherwise)")
-    out: list[Solution] = []
-    before = None  # the network of the bound before: a rival at the next bound's end
-    for k in bounds:
-        limit = policy.auto_time_limit if time_limit is None else time_limit
-        if started is not None and not out:
-            limit = max(0.5, limit - (time.monotonic() - started))
-        sol, problem, info = structural_em(dataset, k, method=method, time_limit=limit, seed=seed, score=score,
-                                           max_parents=max_parents, ess=ess, forbidden=forbidden, required=required,
-                                           rivals=[before] if before is not None else [],
-                                           solve=lambda p, m, **kw: run(p, m, policy=policy, log=log, **kw),
-                                           policy=policy, log=say)
-        sol.stats["structural_em"] = {"iterations": info["iterations"], "stopped": info["stopped"],
-                                      "copies": info["copies"], "missing": info["missing"], "start": info["start"],
-                                      "chosen": info["chosen"], "observed_scores": info["observed_scores"],
-                                      "from_no_arcs": info["from_no_arcs"],
-                                      "from_available_cases": info["from_available_cases"],
-                                      "cpts": [np.asarray(c).tolist() for c in info["cpts"]]}
-        if info["chosen"] == "rival 1":
-            sol.stats["structural_em"]["chosen_network"] = f"the network of treewidth <= {out[-1].treewidth}"
-        sol.stats["search_space"] = ("structural EM: each M-step searched the families of the data's expected "
-                                     "counts under its completions (" + info["families"] + ")")
-        sol.stats["bound_scope"] = info["bound_scope"]
-        held = sum(1 for v, ps in enumerate(sol.parents or []) if problem.cache.holds(v, ps))
-        sol.stats["families_in_cache"] = f"{held} of {len(sol.parents or [])}"
-        sol.stats["data"] = data_identity(dataset)
-        done = Solution(sol.to_json(problem))
-        out.append(done)
-        before = [tuple(ps) for ps in sol.parents]
-        if on_result is not None:
-            on_result(done)
-    return out if several else out[0]
-
-
-def learn_bounded(
+def learn(
     data,
     treewidth: "int | None | Sequence[int | None]" = None,
     method: str = "auto",
@@ -140,11 +62,182 @@ def learn_bounded(
     policy: "Policy | None" = None,
     missing: str = "em",
     missing_token: str | None = None,
+    discretize: "str | Sequence[str] | None" = None,
 ) -> "Solution | list[Solution]":
-    """The bounded learner behind :func:`twbn.learn` (``twbn/front.py`` documents every
-    parameter): a bound, a list of bounds, or None, from data or a cache; structural EM
-    for missing cells. ``treewidth="auto"`` and ``discretize=`` are the front's, which
-    calls this with them resolved."""
+    """Learn a Bayesian network whose moral graph has treewidth ≤ ``treewidth``.
+
+    Parameters
+    ----------
+    data : pandas.DataFrame, str, Path, Dataset or ScoreCache
+        Data (scored first with :func:`score` and the scoring parameters below), or a
+        score cache (a ScoreCache, or the path of a ``.jkl`` file). From data (scores bic,
+        aic, bdeu) the search is not confined to the cache: ``localsearch`` (and ``auto``,
+        which starts ``improve`` from it) scores the families it reaches from the data,
+        the cache grows by the families its network uses, and the bound is over that grown
+        cache; from a cache the cache is the search space, as in the field's protocol.
+        ``stats["search_space"]`` says which applied, ``stats["families_in_cache"]`` how
+        many of the network's families the scored cache held.
+    treewidth : int, list of int, "auto" or WhichK, optional
+        The bound k; None learns without one. ``"auto"`` chooses k by the likelihood of
+        held-out rows (:mod:`twbn.which_k`: k = 1, 2, … learned on folds, the smallest k
+        within one standard error of the best, learned again on every row within
+        ``time_limit`` in all); a :class:`twbn.WhichK` adds an inference budget
+        (``max_table_size``, ``max_query_seconds``) and ``max_treewidth``.
+        ``stats["which_k"]`` holds the curve and why the k was chosen. A list (e.g. ``[2, 5, 8]``, None for
+        unbounded) sweeps the bounds in increasing order, each starting from the best
+        network found at the smaller ones and never scoring below it, and returns one
+        Solution per bound in that order; ``time_limit`` is then each bound's.
+    method : str, default "auto"
+        ``auto`` (a rule by size, see below) or any registered method, plugins included
+        (``twbn methods`` lists them).
+    time_limit : float, optional
+        Seconds for the method. Scoring data first is not counted in it but is sized to it
+        (exhaustive where expected to fit it, an exploration of about as long otherwise);
+        with ``started``, both share it. Without one, exact methods run to the end, the
+        heuristics stop after 10 s, and ``auto`` gives anytime methods 60 s; ``inf``: no
+        limit at all (until the method ends or is stopped).
+    seed : int, optional
+        Seed of the randomised methods; the same seed gives the same network.
+    solver : str, optional
+        Backend where a method has several (``milp``: highs, scip, cbc).
+    warm_start : str or Solution, optional
+        A start for ``cuts``, ``milp``, ``cp``: a Solution, a result file, ``tree`` or a
+        method name (run first on 20% of ``time_limit``).
+    forbid, require : iterable of (parent, child) name pairs
+        Background knowledge: arcs the network must not, or must, contain.
+    score, max_parents, ess, pruning, approximate
+        Scoring parameters (see :func:`score`) when ``data`` is data. ``approximate``
+        defaults to ``"auto"``: exhaustive scoring where it fits, an exploration sized to
+        ``time_limit`` otherwise, said through ``log``. ``max_parents`` (default: 3 for the
+        cache, k for families scored on demand) caps both; the cache never scores more
+        parents than the largest bound k, since no network of width k has such a family.
+    cache : ScoreCache, optional
+        With data: the cache already scored from it (``twbn learn DATA`` scores with its
+        own options and progress), used instead of scoring again; families it lacks are
+        still scored from ``data``.
+    options : dict, optional
+        The method's options by name (``twbn methods --options`` lists them), as
+        ``--option NAME=VALUE``; ``auto`` takes none.
+    jobs : int, default 1
+        Processes the method may use. A method whose bound is the cluster LP's (``improve``,
+        what ``auto`` runs above n = 40, ``kg``, ``kmax``, …) has that LP computed beside it
+        by one of them, instead of after it on 30 % of the budget: beside ``improve`` for
+        its share of all the jobs' time (30 % × 2 × the budget with 2 jobs, as one job
+        at twice the budget would give it), after which that job solves pieces too;
+        beside the others for the whole budget. ``improve`` solves pieces at once on the
+        others (from 3 jobs, or 2 once the LP's job joins); ``auto`` with a
+        method that runs in one process (``cuts`` from k-G or k-MAX) runs its start method
+        alone in a second process and keeps the better network, so it is never worse than
+        that method alone at the same budget.
+        The default is 1, one core: what the field's benchmarks measure, and the only
+        setting where the same seed gives the same network (pieces solved at once return
+        in an order that depends on timing).
+    scheduler : str, optional
+        A Dask scheduler's address (``tcp://host:8786``): ``improve``'s pieces (and
+        ``auto``'s, where it runs ``improve``), ``jobs`` at a time, are solved by that
+        cluster's workers instead of this machine's processes. The workers need twbn
+        installed. Reached once before anything runs.
+    best_so_far : Solution, optional
+        A network found under a smaller bound (a sweep run one bound at a time, as
+        ``twbn experiment`` does): the method starts from it where it takes a start, and
+        no result scores below it. Its width must be within every bound.
+    log : callable, optional
+        Receives the lines a method says (what ``auto`` chose and why); default: the
+        ``twbn`` logger.
+    on_result : callable, optional
+        Called with each bound's Solution as it finishes, before the next bound starts
+        (to write it at once); and, after the last bound, again with each earlier one
+        whose bound a larger bound's proof tightened (a bound under k' holds under k < k').
+    progress : callable, optional
+        Called about twice a second while a method runs, with a dict of ``method``,
+        ``elapsed`` (seconds), ``incumbent``, ``bound`` and ``iterations`` (None where
+        not known yet).
+    started : float, optional
+        The ``time.monotonic()`` from which ``time_limit`` counts (default: when the
+        method starts). ``twbn learn`` gives its process's start, so that its limit covers
+        the whole command: start-up, reading or scoring, solving. In a sweep, the first
+        bound's.
+    catch_signals : bool, default True
+        In the main thread, route SIGINT and SIGTERM to the method while it runs, so that
+        an anytime method returns its best network (see Notes); False leaves the
+        process's handlers alone (a worker process that its parent stops by SIGTERM).
+    policy : twbn.Policy, optional
+        The methods' time shares and search knobs (``twbn.Policy(stuck_pieces=6)``);
+        default: the measured ones. A result records in ``stats["policy"]`` the fields
+        that differ from the defaults.
+    missing : {"em", "state", "complete-rows", "error"}, default "em"
+        Missing cells of ``data`` (empty, ``NA``, ``NaN``, ``?``, ``missing_token``; see
+        ``twbn.read_csv``). Under ``"em"`` data with missing cells is learned by
+        structural EM (``twbn.em``: scores bic or aic, ``time_limit`` for all its
+        iterations, ``method`` for each M-step; ``forbid``/``require`` hold throughout;
+        under several bounds each runs its own EM, the network of the bound before a rival
+        at its end); ``stats["structural_em"]`` holds each iteration's expected score and
+        seconds, which network the end kept, and the EM-fitted tables.
+    missing_token : str, optional
+        One more cell text that means missing.
+    discretize : str or list of str, optional
+        Cut continuous and many-valued columns into states first (``twbn.scoring.discretize``):
+        ``"quantile:B"``, ``"uniform:B"`` or ``"information:B"`` (Hartemink's) for every
+        numeric column with more than max(B, 10) values, or per column
+        (``"age=quantile:4,income=information"``). The cuts are the result's
+        (``stats["data"]["discretize"]``, ``Solution.discretization``), and every method
+        of the Solution that takes rows applies them, so raw rows are welcome there. A
+        column that cannot be cut (all equal, all missing, text) is a DataError by name.
+
+    Returns
+    -------
+    Solution, or list of Solution for a list of bounds
+        Parents by name, score, proven bound and gap where the method proves one,
+        status, the certificate (elimination order and width). It has passed the
+        certificate checks; ``Solution.check(cache)`` runs the independent verifier.
+
+    Raises
+    ------
+    DataError, CacheError
+        Bad data or a malformed cache.
+    ParameterError
+        Unknown variables in ``forbid``/``require``, a negative treewidth, an unknown
+        method or an option the method does not take, a ``best_so_far`` wider than a bound,
+        a ``scheduler`` that cannot be used (``SchedulerUnavailable``: dask distributed
+        missing, not reached, a method that runs on one machine only, ``jobs`` < 2).
+
+    Notes
+    -----
+    ``auto`` runs ``dp`` where it takes seconds (k ≤ 1 at any n, as a maximum
+    branching; unbounded n ≤ 22; k = 2 and n ≤ 14; k = 3 and n ≤ 12), the cluster-cut ILP warm-started by k-G (from data: by
+    localsearch) up to n = 40 (bounded) or above the DP (unbounded), and k-MAX beyond; the choice and its reason
+    are in ``solution.stats["auto"]`` and logged to the ``twbn`` logger.
+
+    SIGINT (Ctrl-C) or SIGTERM, in the main thread, while an anytime method runs returns
+    its best network so far, with ``stats["interrupted"]`` true, as ``twbn learn`` does; a
+    sweep stopped so returns the bounds that ran. During an exact method, which has no
+    network to keep, ``on_result`` receives an ``unknown`` Solution marked interrupted and
+    KeyboardInterrupt is raised as usual.
+
+    Examples
+    --------
+    >>> import twbn, pandas
+    >>> df = pandas.read_csv(twbn.example_path("housing"))
+    >>> sol = twbn.learn(df, treewidth=1)
+    >>> sol.status, round(sol.score, 3), sol.width
+    ('optimal', -5645.296, 1)
+    >>> len(sol.arcs), sorted(sol.parents)[:3]
+    (13, ['AGE', 'B', 'CHAS'])
+    >>> sol.stats["auto"]
+    'n = 14, k = 1: at most one parent each, a maximum branching solves it exactly'
+    >>> seen = []
+    >>> sols = twbn.learn(df, treewidth=[1, 2], method="kg", time_limit=1, seed=0, on_result=seen.append)
+    >>> [s.treewidth for s in seen], sols[1].score >= sols[0].score
+    ([1, 2], True)
+    """
+    cuts = None
+    if discretize is not None:
+        cuts, data = cut_first(data, discretize, missing_token=missing_token)
+        on_result = None if on_result is None else recording(on_result, cuts)
+    which = as_which_k(treewidth)
+    if which is not None:
+        out = learn_which_k_checked(data, which, {k: v for k, v in locals().items() if k != "discretize"}, learn)
+        return out if cuts is None else with_cuts(out, cuts)
     bounds, policy, from_data = _check_learn(
         data, treewidth, method, solver=solver, time_limit=time_limit, warm_start=warm_start, options=options,
         seed=seed, policy=policy, best_so_far=best_so_far, jobs=jobs, scheduler=scheduler, score=score,
@@ -155,163 +248,20 @@ def learn_bounded(
         approximate=approximate, time_limit=time_limit, started=started, policy=policy, log=log, missing=missing,
         missing_token=missing_token)
     if holes is not None:
-        return _learn_with_missing(holes, bounds, several, method, time_limit=time_limit, seed=seed, score=score,
-                                   max_parents=max_parents, ess=ess, log=log, policy=policy, started=started,
-                                   forbid=forbid, require=require, cache=cache, warm_start=warm_start,
-                                   best_so_far=best_so_far, on_result=on_result)
-    forbidden, required = _arcs(forbid, cache.names, "forbidden"), _arcs(require, cache.names, "required")
-    problems = [Problem(cache, k, forbidden, required, scorer) for k in bounds]
-    warm_start, best, best_k = _given_starts(warm_start, best_so_far, problems, bounds)
-    out = _sweep_bounds(problems, method, dict(solver=solver, time_limit=time_limit, seed=seed, warm_start=warm_start,
-                                               options=options, jobs=jobs, scheduler=scheduler, log=log,
-                                               started=started, policy=policy),
-                        best=best, best_k=best_k, on_result=on_result, progress=progress,
-                        catch_signals=catch_signals, missing=missing, missing_token=missing_token)
-    return out if several else out[0]
-
-
-def _check_learn(data, treewidth, method: str, *, solver, time_limit, warm_start, options, seed, policy, best_so_far,
-                 jobs, scheduler, score, max_parents, ess, pruning, approximate, cache, started):
-    """Every argument of :func:`learn` checked once, before anything runs. Returns the
-    bounds in increasing order, the policy, and whether ``data`` is data (not a cache)."""
-    from twbn.solvers.parallel import check_scheduler
-    from twbn.solvers.registry import check_jobs, check_policy, check_request, get_method
-    from twbn.solvers.sweep import sorted_bounds
-
-    bounds = sorted_bounds(treewidth) if isinstance(treewidth, (list, tuple)) else [treewidth]
-    for k in bounds:
-        _check_int("treewidth", k, 0, optional=True)
-        check_request(method, k, solver=solver, time_limit=time_limit, warm_start=warm_start, options=options)
-    _check_int("seed", seed, 0, optional=True)
-    policy = check_policy(policy)
-    if best_so_far is not None and not isinstance(best_so_far, Solution):
-        raise ParameterError(f"best_so_far must be a twbn.Solution, got {type(best_so_far).__name__}")
-    check_jobs(jobs)
-    check_scheduler(scheduler, jobs, method, get_method(method).distributed, reach=True)
-    from_data = not isinstance(data, ScoreCache) and not (isinstance(data, (str, Path))
-                                                        and str(data).endswith((".jkl", ".jkl.gz")))
-    if from_data:
-        _check_scoring(score, DEFAULT_MAX_PARENTS if max_parents is None else max_parents, ess, pruning, approximate)
-    elif cache is not None:
-        raise ParameterError("cache= goes with data (the cache scored from it), not with a cache")
-    if cache is not None and not isinstance(cache, ScoreCache):
-        raise ParameterError(f"cache must be a ScoreCache, got {type(cache).__name__}")
-    if started is not None and (isinstance(started, bool) or not isinstance(started, (int, float))):
-        raise ParameterError(f"started must be a time.monotonic() value, got {started!r}")
-    return bounds, policy, from_data
-
-
-def _learning_cache(data, from_data: bool, bounds, *, cache, score, max_parents, ess, pruning, approximate, time_limit,
-                    started, policy, log, missing, missing_token):
-    """The cache :func:`learn` searches and, from data, the scorer of families on demand
-    (None from a cache); or, for data with missing cells under ``missing="em"``, the
-    dataset structural EM learns from (third, else None)."""
-    from twbn.scoring.jkl import read_jkl
-    from twbn.scoring.local_scores import SCORES
-
-    if isinstance(data, ScoreCache):
-        return data, None, None
-    if not from_data:
-        return read_jkl(data), None, None
-    dataset = as_dataset(data, missing=missing, missing_token=missing_token) if score in SCORES else data
-    if score in SCORES and dataset.n_missing:
-        return cache, None, dataset
-    if cache is None:
-        depth = scoring_depth(max_parents, bounds, timed=time_limit is not None and math.isfinite(time_limit),
-                              policy=policy)
-        how, seconds = scoring_plan(dataset, score, depth, ess=ess, pruning=pruning, approximate=approximate,
-                                    time_limit=time_limit, started=started, policy=policy)
-        cache = _score(dataset, score, depth, ess=ess, pruning=pruning, approximate=how, time_limit=seconds,
-                       level_margin=policy.data_cache_level_margin if how is False else 0.0, log=log)
-    elif list(cache.names) != list(getattr(dataset, "names", cache.names)):
-        raise ParameterError("cache= has other variables than the data")
-    if score not in SCORES:
-        return cache, None, None
-    from twbn.scoring.families import FamilyScores
-
-    return cache, FamilyScores(dataset, score, ess, max_parents=max_parents), None
-
-
-def _given_starts(warm_start, best_so_far, problems: list, bounds: list):
-    """The caller's start (a Solution made internal) and ``best_so_far`` with its bound, or
-    a ParameterError where it is wider than the narrowest bound."""
-    from twbn.formulations.solution import SolverResult as Internal
-
-    if isinstance(warm_start, Solution):
-        warm_start = Internal.from_json(warm_start.to_json(), problems[0])
-    if best_so_far is None or not best_so_far.is_network:
-        return warm_start, None, None
-    narrowest = bounds[0]
-    if narrowest is not None and (best_so_far.width is None or best_so_far.width > narrowest):
-        raise ParameterError(f"best_so_far has width {best_so_far.width}, above the bound {narrowest}")
-    return warm_start, Internal.from_json(best_so_far.to_json(), problems[0]), best_so_far.treewidth
-
-
-def _sweep_bounds(problems: list, method: str, run_args: dict, *, best, best_k, on_result, progress, catch_signals,
-                  missing, missing_token) -> "list[Solution]":
-    """Each bound's Solution, in increasing order, each run from the best network of the
-    smaller ones (``run_args``: the registry's ``run`` keywords); a signal keeps the
-    method's best network, or, with none, records the bound as interrupted and raises."""
-    import contextlib
-    import threading
-
-    from twbn.formulations.solution import SolverResult as Internal
-    from twbn.solvers.control import RunControl, reporting
-    from twbn.solvers.registry import get_method, run
-    from twbn.solvers.sweep import sweep
-
-    control = RunControl()
-    out: list[Solution] = []
-
-    def one(problem: Problem, start):
-        return run(problem, method, **{**run_args, "warm_start": start if start is not None else run_args["warm_start"],
-                                       "started": run_args["started"] if problem is problems[0] else None},
-                   control=control)
-
-    def finished(problem: Problem, sol) -> None:
-        _say_search_space(problem, sol)
-        if problem.scorer is not None and missing != "em":  # check reads the data as learn did
-            sol.stats["data"].update(missing=missing, **({} if missing_token is None else {"missing_token": missing_token}))
-        done = Solution(sol.to_json(problem))
-        i = next(j for j, p in enumerate(problems) if p is problem)
-        if i < len(out):  # again: a larger bound's proof tightened its bound
-            out[i] = done
-        else:
-            out.append(done)
-        if on_result is not None:
-            on_result(done)
-
-    main = catch_signals and threading.current_thread() is threading.main_thread()
-    try:
-        with control.catching() if main else contextlib.nullcontext(), \
-                reporting(control, progress) if progress is not None else contextlib.nullcontext():
-            sweep(problems, one, takes_start=get_method(method).warm_start, on_result=finished,
-                  stopped=control.stop_requested, best=best, best_k=best_k)
-    except KeyboardInterrupt:  # a method with nothing to keep (the DPs; milp on CBC or while pyomo builds)
-        control.request_stop()
-        finished(problems[len(out)], Internal(
-            None, None, None, "unknown", method=method, solver=run_args["solver"], seed=run_args["seed"],
-            time_limit=run_args["time_limit"], wall_time=round(time.monotonic() - control.t0, 4),
-            stats={"reason": "interrupted before a network was found", "interrupted": True}))
-        raise
-    return out
-
-
-def _say_search_space(problem: Problem, sol) -> None:
-    """Record in ``sol.stats`` what the search ranged over (``search_space``) and how many
-    of its network's families the cache held (``families_in_cache``), and, from data, the
-    scoring of every family (``scoring``: ``twbn check DATA RESULT`` re-scores with it)."""
-    cache, scorer = problem.cache, problem.scorer
-    if scorer is None:
-        sol.stats["search_space"] = "the cache's parent sets"
+        out = _learn_with_missing(holes, bounds, several, method, time_limit=time_limit, seed=seed, score=score,
+                                  max_parents=max_parents, ess=ess, log=log, policy=policy, started=started,
+                                  forbid=forbid, require=require, cache=cache, warm_start=warm_start,
+                                  best_so_far=best_so_far, on_result=on_result)
     else:
-        cap = problem.family_max_parents
-        sol.stats["search_space"] = ("the cache's parent sets, and families scored from the data on demand by "
-                                     "the methods that search them (localsearch, auto's start)"
-                                     + ("" if cap is None else f", at most {cap} parents"))
-        sol.stats["scoring"] = {"score": scorer.score_name, "ess": scorer.ess if scorer.score_name == "bdeu" else None,
-                                "rows": scorer.dataset.n_rows, "families_scored": scorer.scored}
-        sol.stats["data"] = data_identity(scorer.dataset)
-    if sol.parents is not None:
-        held = sum(1 for v, ps in enumerate(sol.parents) if cache.holds(v, ps))
-        sol.stats["families_in_cache"] = f"{held} of {len(sol.parents)}"
+        forbidden, required = _arcs(forbid, cache.names, "forbidden"), _arcs(require, cache.names, "required")
+        problems = [Problem(cache, k, forbidden, required, scorer) for k in bounds]
+        warm_start, best, best_k = _given_starts(warm_start, best_so_far, problems, bounds)
+        run_args = dict(solver=solver, time_limit=time_limit, seed=seed, warm_start=warm_start, options=options,
+                        jobs=jobs, scheduler=scheduler, log=log, started=started, policy=policy)
+        out = _sweep_bounds(problems, method, run_args, best=best, best_k=best_k, on_result=on_result,
+                            progress=progress, catch_signals=catch_signals, missing=missing,
+                            missing_token=missing_token)
+        out = out if several else out[0]
+    if cuts is None:
+        return out
+    return [with_cuts(s, cuts) for s in out] if isinstance(out, list) else with_cuts(out, cuts)

@@ -1,4 +1,4 @@
-"""The two things :func:`twbn.learn` (``twbn/front.py``) adds around the bounded learner:
+"""The two things :func:`twbn.learn` adds around a bounded run:
 rows with continuous columns cut first (``discretize=``), and the bound chosen by held-out
 likelihood (``treewidth="auto"``, :mod:`twbn.which_k`), its arguments checked here."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from twbn.scoring.errors import ParameterError
 from twbn.solution import Solution
 
-__all__ = ["cut_first", "with_cuts", "learn_which_k_checked"]
+__all__ = ["cut_first", "with_cuts", "recording", "learn_which_k_checked"]
 
 #: ``learn``'s keywords that treewidth="auto" passes to each bound it learns.
 _WHICH_K_PASSES = ("method", "solver", "forbid", "require", "score", "max_parents", "ess", "pruning", "approximate",
@@ -36,10 +36,16 @@ def with_cuts(sol: Solution, cuts) -> Solution:
     return Solution(record)
 
 
-def learn_which_k_checked(data, which, given: dict) -> Solution:
+def recording(on_result, cuts):
+    """``on_result`` given each Solution with ``cuts`` recorded."""
+    return lambda sol: on_result(with_cuts(sol, cuts))
+
+
+def learn_which_k_checked(data, which, given: dict, learn) -> Solution:
     """``learn`` with ``treewidth="auto"`` (:mod:`twbn.which_k`): ``given``, learn's
-    arguments, checked, and those it has no use for refused by name."""
-    from twbn.learning import _check_learn
+    arguments, checked, and those it has no use for refused by name; ``learn`` learns
+    each bound (``twbn.learn`` itself, handed down so that nothing here imports it)."""
+    from twbn.learn_stages import _check_learn
     from twbn.which_k import learn_which_k
 
     for name in ("cache", "warm_start", "best_so_far"):
@@ -51,7 +57,8 @@ def learn_which_k_checked(data, which, given: dict) -> Solution:
                                 score=given["score"], max_parents=given["max_parents"], ess=given["ess"],
                                 pruning=given["pruning"], approximate=given["approximate"], cache=None, started=None)
     sol = learn_which_k(data, which, time_limit=given["time_limit"], seed=given["seed"], started=given["started"],
-                        policy=policy, log=given["log"], learn_args={name: given[name] for name in _WHICH_K_PASSES})
+                        policy=policy, log=given["log"], learn_args={name: given[name] for name in _WHICH_K_PASSES},
+                        learn=learn)
     if given["on_result"] is not None:
         given["on_result"](sol)
     return sol

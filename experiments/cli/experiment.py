@@ -50,9 +50,35 @@ def cmd_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report_which_k(result: Path, folder: Path) -> int:
+    """``twbn report RESULT.json -o DIR``: the curve of a ``--treewidth auto`` result, drawn
+    to ``DIR/NAME.which-k.png`` (DIR made if missing)."""
+    import json
+
+    from twbn.experiments.plot_which_k import plot_which_k
+    from twbn.scoring.errors import ParameterError
+
+    try:
+        record = json.loads(result.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UserError(f"{result}: not a result file ({exc})") from None
+    if not folder.parent.is_dir():
+        raise UserError(f"cannot make the folder {folder}: {folder.parent} does not exist")
+    folder.mkdir(exist_ok=True)
+    try:
+        out = plot_which_k((record.get("stats") or {}).get("which_k") if isinstance(record, dict) else None,
+                           folder / f"{result.name.split('.')[0]}.which-k.png")
+    except ParameterError as exc:
+        raise UserError(f"{result}: {exc}") from None
+    print(f"wrote {out}")
+    return 0
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     from twbn.experiments.report import write_report, write_staged
 
+    if len(args.store) == 1 and args.store[0].endswith(".json"):
+        return _report_which_k(Path(args.store[0]), Path(args.output))
     if args.layout == "grid":
         if len(args.store) > 1:
             raise UserError("the grid report reads one store (--layout machado reads several)")
@@ -94,9 +120,11 @@ def add_experiment_parser(sub) -> None:
 
 def add_report_parser(sub) -> None:
     """``twbn report``'s options."""
-    rp = sub.add_parser("report", help="tables (Markdown, CSV) and plots (PNG) from an experiment store")
-    rp.add_argument("store", metavar="STORE.sqlite", nargs="+",
-                    help="the store (with --layout machado: several, or an earlier study report's cells.csv)")
+    rp = sub.add_parser("report", help="tables (Markdown, CSV) and plots (PNG) from an experiment store, or the "
+                                       "curve of a --treewidth auto result")
+    rp.add_argument("store", metavar="STORE.sqlite|RESULT.json", nargs="+",
+                    help="the store (with --layout machado: several, or an earlier study report's cells.csv); or a "
+                         "result of learn --treewidth auto, whose curve is drawn to DIR/NAME.which-k.png")
     rp.add_argument("-o", "--output", required=True, metavar="DIR")
     rp.add_argument("--layout", choices=["grid", "machado"], default="grid",
                     help="grid (default): tables and plots by data set, method and bound; machado: Machado et "

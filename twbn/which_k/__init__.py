@@ -97,12 +97,13 @@ def as_which_k(treewidth) -> "WhichK | None":
     return None
 
 
-def learn_which_k(data, which: WhichK, *, time_limit, seed, policy, log, learn_args: dict,
+def learn_which_k(data, which: WhichK, *, time_limit, seed, policy, log, learn_args: dict, learn,
                   started: float | None = None):
     """:func:`twbn.learn` with ``treewidth="auto"``: see the module's docstring.
 
     ``learn_args`` are ``learn``'s keywords every bound is learned with (method, score, …);
-    ``started``, the ``time.monotonic()`` the time counts from (default: now).
+    ``learn``, :func:`twbn.learn` (handed down: nothing here imports it); ``started``, the
+    ``time.monotonic()`` the time counts from (default: now).
     """
     t0 = time.monotonic() if started is None else started
     total = policy.which_k_default_s if time_limit is None else time_limit
@@ -113,11 +114,11 @@ def learn_which_k(data, which: WhichK, *, time_limit, seed, policy, log, learn_a
     parts, how = _fold_data(dataset, seed, policy, which, total, learn_args)
     say(f"which k: {how}; k = 1 to {which.max_treewidth}, {total:g} s in all")
     args = {**learn_args, "seed": seed, "policy": policy, "log": None, "catch_signals": True}
-    points, networks = _curve(parts, which, t0 + total * (1 - policy.which_k_refit_share), policy, args, say)
+    points, networks = _curve(parts, which, t0 + total * (1 - policy.which_k_refit_share), policy, args, say, learn)
     chosen, why = choose(points, which.max_table_size, which.max_query_seconds)
     say(f"which k: k = {chosen.k}, {why}")
     sol, refit_how = refit(dataset, chosen.k, networks[chosen.k], t0 + total, {**args, "cache": None},
-                           which.max_table_size)
+                           which.max_table_size, learn)
     return _with_curve(sol, points, chosen, why, how, refit_how, which, total, time.monotonic() - t0)
 
 
@@ -141,7 +142,7 @@ def _rows(data, learn_args: dict):
 
 def _fold_data(dataset, seed, policy, which: WhichK, total: float, learn_args: dict):
     """Each fold's rows and its training rows' cache, scored once for every bound."""
-    from twbn.learning import _learning_cache
+    from twbn.learn_stages import _learning_cache
 
     out = []
     split, how = folds(dataset.n_rows, seed, policy)
@@ -158,7 +159,7 @@ def _fold_data(dataset, seed, policy, which: WhichK, total: float, learn_args: d
     return out, how
 
 
-def _curve(parts, which: WhichK, end: float, policy, args: dict, say):
+def _curve(parts, which: WhichK, end: float, policy, args: dict, say, learn):
     """The points of k = 1, 2, … and each bound's fold networks, until ``end``, the
     largest bound, a flat stretch, or a bound over the inference budget."""
     points, networks, previous, flat = [], {}, [None] * len(parts), 0
@@ -167,7 +168,7 @@ def _curve(parts, which: WhichK, end: float, policy, args: dict, say):
         if left <= 0:
             say(f"which k: the curve's time is spent after k = {k - 1}")
             break
-        point, sols = measure_bound(k, parts, previous, left / (which.max_treewidth - k + 1), args)
+        point, sols = measure_bound(k, parts, previous, left / (which.max_treewidth - k + 1), args, learn)
         if point is None or any(s.stats.get("interrupted") for s in sols):
             break
         points.append(point)

@@ -31,15 +31,15 @@ class FoldData:
     cache: object
 
 
-def measure_bound(k: int, parts: list[FoldData], previous: list, seconds: float, learn_args: dict,
+def measure_bound(k: int, parts: list[FoldData], previous: list, seconds: float, learn_args: dict, learn,
                   time_queries: bool = True):
     """The :class:`Point` of bound ``k`` and the network of each fold.
 
     Each fold's network is learned in ``seconds / len(parts)``, from the fold's network
     of the bound before (``previous``; a sweep's start, so its score is never below it),
-    except with missing cells, where structural EM learns each bound afresh.
+    except with missing cells, where structural EM learns each bound afresh; ``learn`` is
+    :func:`twbn.learn`.
     """
-    from twbn.learning import learn_bounded as learn
     from twbn.scoring.likelihood import held_out_row_log_likelihoods
 
     t0 = time.monotonic()

@@ -18,7 +18,7 @@ def on_all_rows(dataset, sol, learn_args: dict):
     missing cells (their score is structural EM's, not one family count)."""
     from twbn.formulations.problem import Problem
     from twbn.formulations.solution import make_solution
-    from twbn.learning import _arcs, _say_search_space
+    from twbn.learn_stages import _arcs, _say_search_space
     from twbn.scoring.cache import ScoreCache
     from twbn.scoring.families import FamilyScores
     from twbn.solution import Solution
@@ -38,7 +38,7 @@ def on_all_rows(dataset, sol, learn_args: dict):
     return Solution(made.to_json(problem))
 
 
-def refit(dataset, k: int, fold_sols: list, deadline: float, learn_args: dict, max_table_size: int | None):
+def refit(dataset, k: int, fold_sols: list, deadline: float, learn_args: dict, max_table_size: int | None, learn):
     """The network of bound ``k`` on every row and a sentence on how it was obtained.
 
     It starts from the best of the folds' networks scored on every row, so it never
@@ -46,8 +46,6 @@ def refit(dataset, k: int, fold_sols: list, deadline: float, learn_args: dict, m
     the size the curve measured) is the answer. With missing cells the start cannot be
     scored; a refit over the budget is run again at the next smaller k.
     """
-    from twbn.learning import learn_bounded as learn
-
     starts = [s for s in (on_all_rows(dataset, f, learn_args) for f in fold_sols if f.is_network) if s is not None]
     start = max(starts, key=lambda s: s.score) if starts else None
     left = deadline - time.monotonic()
