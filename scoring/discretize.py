@@ -246,16 +246,24 @@ def _cuttable(x: np.ndarray, column: str) -> None:
 def _information_cuts(frame, chosen: dict, fixed: dict, missing_token) -> dict:
     """Hartemink's merges (see the module's docstring) for the ``chosen`` columns."""
     cuts = {c: list(_simple_cuts(x, "quantile", INITIAL_BINS, c)) for c, (x, _, _) in chosen.items()}
+    values = {c: _numbers(frame[c], c, missing_token) for c in cuts}  # parsed once, re-binned at each merge
     codes = {c: _codes(frame[c], fixed.get(c), missing_token) for c in frame.columns if c not in cuts}
     for c in cuts:
-        codes[c] = _codes(frame[c], cuts[c], missing_token)
+        codes[c] = _binned(*values[c], cuts[c])
     for c, (_, _, bins) in chosen.items():
         while len(cuts[c]) + 1 > bins:
             others = [codes[d] for d in codes if d != c]
             drop = _best_merge(codes[c], len(cuts[c]) + 1, others)
             del cuts[c][drop]
-            codes[c] = _codes(frame[c], cuts[c], missing_token)
+            codes[c] = _binned(*values[c], cuts[c])
     return {c: tuple(v) for c, v in cuts.items()}
+
+
+def _binned(x: np.ndarray, observed: np.ndarray, cuts) -> np.ndarray:
+    """Bin codes of the values ``x`` under ``cuts``, −1 where not ``observed``."""
+    out = np.full(len(x), -1, dtype=np.int64)
+    out[observed] = np.searchsorted(np.asarray(cuts, float), x[observed], side="right")
+    return out
 
 
 def _codes(col, cuts, missing_token) -> np.ndarray:
@@ -264,10 +272,7 @@ def _codes(col, cuts, missing_token) -> np.ndarray:
     import pandas as pd
 
     if cuts is not None:
-        x, observed = _numbers(col, str(col.name), missing_token)
-        out = np.full(len(x), -1, dtype=np.int64)
-        out[observed] = np.searchsorted(np.asarray(cuts, float), x[observed], side="right")
-        return out
+        return _binned(*_numbers(col, str(col.name), missing_token), cuts)
     codes, _ = pd.factorize(col)
     return codes.astype(np.int64)
 

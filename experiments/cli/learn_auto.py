@@ -32,7 +32,7 @@ def learn_which_k_from_args(args: argparse.Namespace, say, summary) -> int:
 
     if is_cache_path(args.cache):
         raise UserError("--treewidth auto chooses k by the likelihood of held-out rows: give the data, not a cache")
-    for flag in ("warm_start", "save_cache"):
+    for flag in ("warm_start", "save_cache", "forbid_file", "require_file"):
         if getattr(args, flag):
             raise UserError(f"--{flag.replace('_', '-')} does not apply to --treewidth auto")
     out = Path(args.output) if args.output else Path(f"{Path(args.cache).name.split('.')[0]}.{args.method}.json")
@@ -48,8 +48,7 @@ def learn_which_k_from_args(args: argparse.Namespace, say, summary) -> int:
     sol = twbn.learn(args.cache, which, args.method, score=args.score or "bic",
                      ess=1.0 if args.ess is None else args.ess, max_parents=args.max_parents,
                      time_limit=args.time_limit, seed=args.seed, solver=args.solver,
-                     forbid=[tuple(a.split(",")) for a in args.forbid or []],
-                     require=[tuple(a.split(",")) for a in args.require or []],
+                     forbid=args.forbid or (), require=args.require or (),
                      options=_option_pairs(args.option) or None, jobs=args.jobs or 1, started=args.started,
                      policy=args.policy_, log=None if args.quiet else say, missing=args.missing or "em",
                      missing_token=args.missing_token, discretize=args.discretize or None)

@@ -5,23 +5,22 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["on_all_rows", "refit"]
+__all__ = ["all_rows_problem", "on_all_rows", "refit"]
 
 #: Below this many seconds left the refit is not run: the chosen network, scored on every
 #: row, is the answer (a method needs its start-up and a search to improve on it).
 MIN_REFIT_S = 1.0
 
 
-def on_all_rows(dataset, sol, learn_args: dict):
-    """``sol``'s network (learned on a fold) certified on ``dataset``'s rows: its score
-    recomputed from them, its certificate checked, bound None; None where the data has
-    missing cells (their score is structural EM's, not one family count)."""
+def all_rows_problem(dataset, k: int, learn_args: dict):
+    """The problem of bound ``k`` on ``dataset``'s rows, every family scored from them on
+    demand (one scorer for every fold's network, so that a family two folds share is
+    counted once); None where the data has missing cells (their score is structural EM's,
+    not one family count)."""
     from twbn.formulations.problem import Problem
-    from twbn.formulations.solution import make_solution
-    from twbn.learn_stages import _arcs, _say_search_space
+    from twbn.learn_stages import _arcs
     from twbn.scoring.cache import ScoreCache
     from twbn.scoring.families import FamilyScores
-    from twbn.solution import Solution
 
     if dataset.n_missing:
         return None
@@ -29,9 +28,18 @@ def on_all_rows(dataset, sol, learn_args: dict):
     scorer = FamilyScores(dataset, learn_args.get("score", "bic"), learn_args.get("ess", 1.0))
     cache = ScoreCache.from_mapping(names, [{(): scorer.score(v, ())} for v in range(len(names))],
                                     arities=[int(a) for a in dataset.arities])
-    problem = Problem(cache, sol.treewidth, _arcs(learn_args.get("forbid", ()), names, "forbidden"),
-                      _arcs(learn_args.get("require", ()), names, "required"), scorer)
-    pos = {n: i for i, n in enumerate(names)}
+    return Problem(cache, k, _arcs(learn_args.get("forbid", ()), names, "forbidden"),
+                   _arcs(learn_args.get("require", ()), names, "required"), scorer)
+
+
+def on_all_rows(problem, sol):
+    """``sol``'s network (learned on a fold) certified on ``problem`` (:func:`all_rows_problem`):
+    its score recomputed from every row, its certificate checked, bound None."""
+    from twbn.formulations.solution import make_solution
+    from twbn.learn_stages import _say_search_space
+    from twbn.solution import Solution
+
+    pos = {n: i for i, n in enumerate(problem.names)}
     made = make_solution(problem, sol.parent_indices(), bound=None, status="feasible", method=sol.method,
                          order_hint=[pos[v] for v in sol.elimination_order], seed=sol.seed)
     _say_search_space(problem, made)
@@ -46,7 +54,8 @@ def refit(dataset, k: int, fold_sols: list, deadline: float, learn_args: dict, m
     the size the curve measured) is the answer. With missing cells the start cannot be
     scored; a refit over the budget is run again at the next smaller k.
     """
-    starts = [s for s in (on_all_rows(dataset, f, learn_args) for f in fold_sols if f.is_network) if s is not None]
+    problem = all_rows_problem(dataset, k, learn_args)
+    starts = [] if problem is None else [on_all_rows(problem, f) for f in fold_sols if f.is_network]
     start = max(starts, key=lambda s: s.score) if starts else None
     left = deadline - time.monotonic()
     if start is not None and left < MIN_REFIT_S:
