@@ -63,6 +63,7 @@ _KINDS = {
     "count0": (int, lambda v: v >= 0, "a whole number >= 0"),
     "factor": (float, lambda v: v > 0 and not math.isinf(v), "a positive number"),
     "factor0": (float, lambda v: v >= 0 and not math.isinf(v), "a number >= 0"),
+    "switch": (int, lambda v: v in (0, 1), "0 (off) or 1 (on)"),
 }
 
 
@@ -215,6 +216,15 @@ class Policy:
         to +13,775, ad +1,217 to +1,791); the choice is the same with any one set left out
         (benchmarks/results/suite-rule-lsall-with-ad.md). A bound n makes k-MAX's start the
         path above n.""")
+    data_localsearch_widen: int = _knob(1, "switch", """From data (families scored on
+        demand): once localsearch's first climb reaches a hill top over the parents its
+        variables' cached sets use (the exploration's 30 candidates by mutual information), its
+        additions try every variable as a parent, as ETL's do. At 60 s, one core, k = 5 (ETL's
+        better variant beside): pumsb_star -301,466 → -290,073 (ETL -292,597), pigs5000
+        -1,695,729 → -1,689,583 (ETL -1,691,630), andes5000 -472,361 → -470,323 (ETL -471,583),
+        book -314,568 → -314,547. Every variable from the first climb instead: pumsb_star
+        -289,228, but book -315,072 (its first climb, 12 times the families a move, was not done
+        in 27 s). 0: the cache's parents only (notebook/localsearch-widen.md).""")
     localsearch_alone_min_k: int = _knob(3, "count0", """From data (families scored on demand),
         auto above ``cuts_max_n`` runs localsearch alone from this k: improve from its network
         added nothing at k = 5 and 8 in the 6 DEBD cells at 60 s (plants, baudio, jester; its

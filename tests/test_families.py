@@ -399,3 +399,25 @@ def test_auto_does_not_stop_at_the_optimum_of_a_shallow_cache():
     triad = {"x0", "x1", "x2"}  # one of the three with the other two as parents
     assert any(v in triad and triad - {v} <= set(ps) for v, ps in sol.parents.items())
     assert sol.score > forest.score + 50 and sol.check(df) == []
+
+
+def test_localsearch_from_data_widens_to_parents_no_cached_set_uses(frame):
+    """A cache of empty parent sets only: no cached set names a parent, so additions over
+    the cache's parents find nothing. After that first hill top (the empty network) the
+    search widens to every variable as a parent and reaches the optimum over every family
+    of at most two parents (brute force); with the policy's switch off it stays empty."""
+    from twbn.solvers.policy import Policy
+
+    ds = as_dataset(frame)
+    fs = FamilyScores(ds)
+    empty = ScoreCache.from_mapping(ds.names, [{(): fs.score(v, ())} for v in range(ds.n_variables)])
+    _, best = brute_force_optimum(_full_cache(ds, 2), 2)
+    options = LocalSearchOptions(max_iterations=4)
+    narrow = solve_localsearch(Problem(empty, 2, scorer=FamilyScores(ds)), options, seed=0,
+                               policy=Policy(data_localsearch_widen=0))
+    wide = solve_localsearch(Problem(empty, 2, scorer=FamilyScores(ds)), options, seed=0)
+    assert all(ps == () for ps in narrow.parents) and not narrow.stats["widened"]
+    assert wide.stats["widened"] and wide.score == pytest.approx(best, abs=1e-7)
+    record = wide.to_json(Problem(empty, 2, scorer=FamilyScores(ds)))
+    record["stats"]["scoring"] = {"score": "bic"}
+    assert verify_against_data(ds, record, 2) == []

@@ -14,8 +14,9 @@ itself, scored from the data when first reached (memoised, at most
 ``problem.family_max_parents`` parents), where it beats every cached subset: the search
 is no longer confined to the cache, as in ETL. Parents are tried among those v's cached
 sets use (every variable where pairs were scored exhaustively, the exploration's
-candidates otherwise), and removing an arc is a move too, since a scored family need not
-be better than its subsets.
+candidates otherwise) until the first hill top, then among every variable
+(:meth:`Climber.widen`, the policy's ``data_localsearch_widen``); removing an arc is a
+move too, since a scored family need not be better than its subsets.
 
 Each move taken is checked at once: no directed cycle, and the new moral graph's width
 under the current elimination order ≤ k; where that order fails, a greedy min-fill order
@@ -101,6 +102,7 @@ class Climber:
             self.pos = [{ps: i for i, ps in enumerate(sets)} for sets in self.sets]
             self.parents_of = [sorted({p for ps in sets for p in ps} - self.banned[v])
                                for v, sets in enumerate(self.sets)]
+        self.wide = False
         self.scored = 0
         self.local = []  # per variable: parent → its bit in that variable's masks
         self.masks = []  # per variable: one row of 64-bit words a cached set
@@ -110,10 +112,23 @@ class Climber:
             self.local.append(bit)
             self.masks.append(_masks(self.sets[v], bit, max(1, (len(used) + 63) // 64)))
         self.memo: dict[tuple[int, frozenset], int] = {}
+        # the scan of v's cached sets depends only on the allowed parents the cache uses
+        # (its bits): from data, an addition outside them reuses the scan of v's family
+        self.scans: dict[tuple[int, int], int] = {}
         self.lookups = self.repairs = self.rejected = 0
         self.required = [frozenset() for _ in range(self.n)]
         for u, v in problem.required:
             self.required[v] |= {u}
+
+    def widen(self) -> None:
+        """From data: additions to v try every variable as a parent from now on, not only
+        those v's cached sets use (ETL tries every one; at pumsb_star, k = 5, 122 of the 383
+        arcs of ETL's network join variables outside each other's 30 candidates)."""
+        if self.scorer is None or self.wide:
+            return
+        self.wide = True
+        self.parents_of = [[u for u in range(self.n) if u != v and u not in self.banned[v]] for v in range(self.n)]
+        self.memo.clear()  # lookups made before may have missed a family
 
     # ---- families -------------------------------------------------------------------
     def best_within(self, v: int, allowed: frozenset) -> int:
@@ -129,8 +144,10 @@ class Climber:
                 b = bit.get(p)
                 if b is not None:
                     q |= 1 << b
-            words = np.array([(q >> (64 * w)) & 0xFFFFFFFFFFFFFFFF for w in range(masks.shape[1])], np.uint64)
-            got = first_within(masks, words)
+            got = self.scans.get((v, q))
+            if got is None:
+                words = np.array([(q >> (64 * w)) & 0xFFFFFFFFFFFFFFFF for w in range(masks.shape[1])], np.uint64)
+                got = self.scans[v, q] = first_within(masks, words)
             if self.scorer is not None and (self.cap is None or len(allowed) <= self.cap) \
                     and self.required[v] <= allowed:
                 got = self._scored(v, allowed, got)

@@ -116,6 +116,7 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
     def stop() -> bool:
         return run.left() <= 0 or (control is not None and control.stop_requested())
 
+    widen = problem.scorer is not None and policy.data_localsearch_widen == 1
     best = None
     moves = 0
     with cooperating(control):
@@ -123,6 +124,9 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
             if best is not None and options.soft_limit is not None and time.monotonic() - t0 >= options.soft_limit:
                 break
             moves += climber.climb(stop)
+            if widen and not climber.wide and not stop():  # a hill top over the cache's parents
+                climber.widen()
+                moves += climber.climb(stop)
             score = climber.score
             run.offer(score, climber.network(), climber.order.tolist())
             if best is None or score > best[0]:
@@ -135,7 +139,7 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
             climber.kick(rng, kick)
     return run.solution(problem, {"first": how, "moves": moves, "repairs": climber.repairs,
                                   "rejected": climber.rejected,
-                                  "lookups": climber.lookups, "kick": kick,
+                                  "lookups": climber.lookups, "kick": kick, "widened": climber.wide,
                                   **({"families_scored": climber.scored} if problem.scorer is not None else {})}, **info)
 
 
