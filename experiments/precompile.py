@@ -69,7 +69,7 @@ def precompile() -> float:
     table.cluster_families(range(4))
     from twbn.solvers.relaxation import cluster_lp_bound
 
-    cluster_lp_bound(Problem(cache, 2), time_limit=1.0)  # its columns' rows (relaxation._column_rows)
+    cluster_lp_bound(Problem(cache, 2), time_limit=1.0)  # its columns' rows (cluster_lp._column_rows)
     small_cache = twbn.score(small, max_parents=2)
     solve(Problem(small_cache, None), "dp")  # the unbounded DP
     solve(Problem(small_cache, 2), "dp")  # the bounded DP

@@ -123,10 +123,14 @@ class LocalSearchOptions:
     #: the tree, then on from the better); None: tree under a short time limit (the policy's
     #: localsearch_tree_max_s), else empty
     first: str | None = None
+    #: the most entries the network's junction tree may have (the sum over its maximal
+    #: cliques of the product of their arities), kept with the width at every move; None: no bound
+    max_table_size: int | None = None
 
     def __post_init__(self):
         _positive_int("max_iterations", self.max_iterations)
         _positive_int("kick", self.kick)
+        _positive_int("max_table_size", self.max_table_size)
         if self.soft_limit is not None and (isinstance(self.soft_limit, bool) or
                                             not isinstance(self.soft_limit, (int, float)) or
                                             not self.soft_limit > 0):

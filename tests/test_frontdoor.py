@@ -29,7 +29,8 @@ DOCTEST_MODULES = ["twbn", "twbn.learning", "twbn.scoring_phase", "twbn.solution
                    "twbn.scoring.jkl", "twbn.scoring.data", "twbn.scoring.posterior", "twbn.scoring.missingness",
                    "twbn.em", "twbn.scoring.families", "twbn.which_k", "twbn.which_k.folds", "twbn.which_k.rule",
                    "twbn.scoring.discretize", "twbn.scoring.likelihood", "twbn.formulations.graphs",
-                   "twbn.scoring.identity", "twbn.solvers.lp_rows"]
+                   "twbn.scoring.identity", "twbn.solvers.lp_rows", "twbn.solvers.cluster_lp",
+                   "twbn.solvers.relaxation"]
 
 
 # twbn.models builds and solves each model (30 s): behind the slow marker

@@ -21,6 +21,7 @@ from twbn.solvers.localsearch import Climber, solve_localsearch
 from twbn.solvers.localsearch.width import min_fill_within, order_width
 from twbn.solvers.method_options import LocalSearchOptions, OptionError
 from twbn.solvers.registry import solve
+from twbn.scoring.errors import ParameterError
 
 A, B, C, D, E = range(5)
 
@@ -217,3 +218,74 @@ def test_after_the_soft_limit_no_climb_begins_but_the_first_reaches_its_top():
 def test_options_are_checked(bad):
     with pytest.raises(OptionError):
         LocalSearchOptions(**bad)
+
+
+# ---- an inference budget kept during the search (issue 86.2) ---------------------------
+
+def _three() -> ScoreCache:
+    """A's best family {B, C} moralises B - C (one clique ABC: 8 entries, binary); a single
+    arc leaves cliques of 4 and 2 entries."""
+    return ScoreCache.from_mapping("ABC", [{(): -10.0, (1,): -7.0, (1, 2): -4.0}, {(): -10.0},
+                                           {(): -10.0, (0,): -8.0}], arities=[2, 2, 2])
+
+
+@pytest.mark.parametrize("budget, score, size", [(None, -24.0, 8), (8, -24.0, 8), (7, -27.0, 6), (6, -27.0, 6)])
+def test_localsearch_keeps_the_junction_tree_within_max_table_size(budget, score, size):
+    """By hand: without a budget (or 8 entries) A <- {B, C}, -24; under 8 no network of two
+    arcs fits (A <- B, C <- A is also 4 + 4), and the best single arc is A <- B, -27 (6)."""
+    sol = solve_localsearch(Problem(_three(), 2), LocalSearchOptions(max_iterations=4, max_table_size=budget),
+                            seed=0)
+    assert sol.score == pytest.approx(score) and sol.table_size(Problem(_three(), 2)) == size
+
+
+def test_localsearch_says_when_no_network_is_within_max_table_size():
+    with pytest.raises(ParameterError, match="no network within max_table_size 5"):
+        solve_localsearch(Problem(_three(), 2), LocalSearchOptions(max_iterations=2, max_table_size=5), seed=0)
+    with pytest.raises(OptionError, match="max_table_size"):
+        LocalSearchOptions(max_table_size=0)
+
+
+def _best_within_size(cache: ScoreCache, k: int, budget: int) -> float:
+    """Brute force: the best network of width <= k whose smallest junction tree over every
+    elimination order has at most ``budget`` entries."""
+    import itertools
+
+    from twbn.formulations.graphs import junction_tree_size
+
+    n = cache.n_variables
+    best = -np.inf
+    for choice in itertools.product(*[range(len(cache.parent_sets[v])) for v in range(n)]):
+        parents = [cache.parent_sets[v][i] for v, i in enumerate(choice)]
+        total = sum(float(cache.scores[v][i]) for v, i in enumerate(choice))
+        if total <= best or not _acyclic(parents):
+            continue
+        for order in itertools.permutations(range(n)):
+            if elimination_width(_moral(parents), list(order)) <= k and \
+                    junction_tree_size(parents, order, cache.arities) <= budget:
+                best = total
+                break
+    return best
+
+
+def _acyclic(parents) -> bool:
+    import networkx as nx
+
+    return nx.is_directed_acyclic_graph(nx.DiGraph([(p, v) for v, ps in enumerate(parents) for p in ps]))
+
+
+def _moral(parents):
+    from twbn.formulations.graphs import moral_graph
+
+    return moral_graph(parents)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), k=st.integers(1, 2), budget=st.integers(10, 40))
+def test_localsearch_never_above_max_table_size_nor_the_optimum_within_it(seed, k, budget):
+    base = random_cache(4, seed, max_size=2)
+    cache = ScoreCache(base.names, base.parent_sets, base.scores, (2, 3, 2, 3), dict(base.meta))
+    problem = Problem(cache, k)
+    sol = solve_localsearch(problem, LocalSearchOptions(max_iterations=5, max_table_size=budget), seed=seed)
+    assert sol.table_size(problem) <= budget
+    assert sol.score <= _best_within_size(cache, k, budget) + 1e-9
+    assert verify_result(cache, sol.to_json(problem), k) == []

@@ -170,6 +170,9 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
         from twbn.experiments.cli.learn_auto import learn_which_k_from_args
 
         return learn_which_k_from_args(args, lambda line: print(line, flush=True), _summary)
+    from twbn.experiments.cli.learn_auto import refuse_which_k_options
+
+    refuse_which_k_options(args)
     jobs = 1 if not args.jobs else args.jobs
     if not args.approximate and args.score not in LOCAL_STRUCTURE_SCORES:
         args.jobs = None  # exhaustive scoring runs in one process; the jobs are the method's

@@ -9,20 +9,30 @@ from pathlib import Path
 from twbn.scoring.jkl import check_output
 from twbn.experiments.cli.common import UserError, _nonneg_int, _option_pairs, _write_or_rescue, is_cache_path
 
-__all__ = ["add_which_k_options", "learn_which_k_from_args"]
+__all__ = ["add_which_k_options", "learn_which_k_from_args", "refuse_which_k_options"]
 
 
 def add_which_k_options(le) -> None:
     """The options of ``--treewidth auto``."""
     group = le.add_argument_group("with --treewidth auto (k chosen by held-out likelihood)")
-    group.add_argument("--max-treewidth", type=_nonneg_int, default=8, metavar="K",
+    group.add_argument("--max-treewidth", type=_nonneg_int, default=None, metavar="K",
                        help="the largest k tried (default 8)")
     group.add_argument("--max-table-size", type=_nonneg_int, default=None, metavar="N",
-                       help="no k whose junction tree holds more table entries is chosen")
+                       help="no k whose junction tree holds more table entries is chosen (with a fixed k: "
+                            "--method localsearch --option max_table_size=N keeps it during the search)")
     group.add_argument("--max-query-seconds", type=float, default=None, metavar="S",
                        help="no k whose network takes longer for one exact query is chosen")
     group.add_argument("--plot", metavar="FILE.png", help="draw the curve: held-out likelihood and junction tree "
                                                           "size against k, the chosen k marked")
+
+
+def refuse_which_k_options(args: argparse.Namespace) -> None:
+    """With a fixed k the options of ``--treewidth auto`` would be ignored: refuse them."""
+    for flag in ("max_treewidth", "max_table_size", "max_query_seconds", "plot"):
+        if getattr(args, flag) is not None:
+            hint = " (with a fixed k, --method localsearch --option max_table_size=N keeps the junction tree " \
+                   "within N during the search)" if flag == "max_table_size" else ""
+            raise UserError(f"--{flag.replace('_', '-')} applies to --treewidth auto{hint}")
 
 
 def learn_which_k_from_args(args: argparse.Namespace, say, summary) -> int:

@@ -35,7 +35,7 @@ import time
 import numpy as np
 
 from twbn.formulations.problem import Problem
-from twbn.solvers.localsearch.width import first_within, min_fill_within, order_width
+from twbn.solvers.localsearch.width import first_within, min_fill_within, order_table_size, order_width
 
 __all__ = ["Climber"]
 
@@ -84,9 +84,13 @@ class Climber:
         order.
     """
 
-    def __init__(self, problem: Problem, *, reverse: bool = True, repair: bool = True):
+    def __init__(self, problem: Problem, *, reverse: bool = True, repair: bool = True,
+                 max_table_size: int | None = None):
         self.n, self.k = problem.n, problem.treewidth
         self.reverse, self.repair = reverse, repair
+        # an inference budget kept with the width: the junction tree's entries (issue 86)
+        self.max_size = None if max_table_size is None else float(max_table_size)
+        self.arities = None if max_table_size is None else np.asarray(problem.cache.arities, np.float64)
         cand = problem.candidates
         self.sets = [list(ps) for ps in cand.parent_sets]  # best first; from data, scored ones appended
         self.scores = [np.asarray(s, float) for s in cand.scores]
@@ -272,13 +276,18 @@ class Climber:
                     out.append((gain, 1, v, u, iv, iu))
         return out
 
+    def within_size(self, order: np.ndarray) -> bool:
+        """The junction tree of ``order`` within ``max_table_size`` (always, without one)."""
+        return self.max_size is None or order_table_size(self.counts, order, self.arities, self.max_size) \
+            <= self.max_size
+
     def _fits(self) -> bool:
-        if order_width(self.counts, self.order, self.k) <= self.k:
+        if order_width(self.counts, self.order, self.k) <= self.k and self.within_size(self.order):
             return True
         if not self.repair:
             return False
         order = min_fill_within(self.counts, self.k)
-        if order.size == 0:
+        if order.size == 0 or not self.within_size(order):
             return False
         self.order = order
         self.repairs += 1

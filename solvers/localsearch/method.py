@@ -86,28 +86,16 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
     require_bound(problem, "localsearch")
     t0 = time.monotonic()
     info = dict(method="localsearch", seed=seed, time_limit=time_limit)
-    if problem.n <= problem.treewidth + 1:
+    if problem.n <= problem.treewidth + 1 and options.max_table_size is None:
         return whole_clique_solution(problem, t0, **info)
-    climber = Climber(problem, reverse=options.reverse, repair=options.repair)
+    if options.max_table_size is not None and (problem.cache.arities is None
+                                               or any(a is None for a in problem.cache.arities)):
+        raise ParameterError("localsearch's max_table_size needs the variables' arities, and this cache has "
+                             "none (a jkl written elsewhere); score the data with twbn")
+    climber = Climber(problem, reverse=options.reverse, repair=options.repair,
+                      max_table_size=options.max_table_size)
     limit = policy.heuristic_time_limit if time_limit is None and options.max_iterations is None else time_limit
-    if start is not None and start.parents is not None:
-        starts, how = [(start.parents, start.elimination_order)], "given"
-    else:
-        first = [climber.best_within(v, climber.required[v]) for v in range(problem.n)]
-        if min(first) < 0:
-            raise ParameterError("localsearch needs a start: some variable has no cached set of its required "
-                             "parents only")
-        starts = [([climber.sets[v][i] for v, i in enumerate(first)], None)]
-        how = options.first or ("tree" if limit is not None and limit <= policy.localsearch_tree_max_s
-                                 else "empty")
-        if how != "empty":
-            tree = _tree(problem)
-            if tree is None:  # required arcs no branching holds
-                how = "empty"
-            else:
-                starts = [(tree, None)] if how == "tree" else starts + [(tree, None)]
-    starts = [(ps, certificate_order(problem.n, ps, problem.treewidth)[0] if order is None else order)
-              for ps, order in starts]
+    starts, how = _starts(problem, climber, options, start, limit, policy)
     climber.load(*starts.pop(0))
     run = Anytime(limit, options.max_iterations, t0, control)
     kick = options.kick or max(2, round(policy.localsearch_kick_share * problem.n))
@@ -140,7 +128,68 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
     return run.solution(problem, {"first": how, "moves": moves, "repairs": climber.repairs,
                                   "rejected": climber.rejected,
                                   "lookups": climber.lookups, "kick": kick, "widened": climber.wide,
+                                  "max_table_size": options.max_table_size,
                                   **({"families_scored": climber.scored} if problem.scorer is not None else {})}, **info)
+
+
+def _starts(problem: Problem, climber: Climber, options: LocalSearchOptions, start: SolverResult | None,
+            limit: float | None, policy: Policy) -> tuple[list, str]:
+    """The networks the first climbs begin at, each with an elimination order of width
+    <= k (and within ``max_table_size``, where one is given), and how they were chosen."""
+    if start is not None and start.parents is not None:
+        starts, how = [(start.parents, start.elimination_order)], "given"
+    else:
+        first = [climber.best_within(v, climber.required[v]) for v in range(problem.n)]
+        if min(first) < 0:
+            raise ParameterError("localsearch needs a start: some variable has no cached set of its required "
+                                 "parents only")
+        starts = [([climber.sets[v][i] for v, i in enumerate(first)], None)]
+        how = options.first or ("tree" if limit is not None and limit <= policy.localsearch_tree_max_s
+                                 else "empty")
+        if how != "empty":
+            tree = _tree(problem)
+            if tree is None:  # required arcs no branching holds
+                how = "empty"
+            else:
+                starts = [(tree, None)] if how == "tree" else starts + [(tree, None)]
+    starts = [(ps, certificate_order(problem.n, ps, problem.treewidth)[0] if order is None else order)
+              for ps, order in starts]
+    if options.max_table_size is None:
+        return starts, how
+    return _within_size(problem, climber, starts, how, options.max_table_size)
+
+
+def _within_size(problem: Problem, climber: Climber, starts: list, how: str, max_size: int) -> tuple[list, str]:
+    """The starts whose junction tree is within ``max_size`` under their order or a
+    min-fill one; where none is, the network of required parents only (every variable
+    its best set of them), and an error where even that is over."""
+    from twbn.solvers.localsearch.width import min_fill_within
+
+    kept = []
+    for ps, order in starts:
+        climber.load(ps, order)
+        if climber.within_size(climber.order):
+            kept.append((ps, order))
+            continue
+        other = min_fill_within(climber.counts, problem.treewidth)
+        if other.size and climber.within_size(other):
+            kept.append((ps, other.tolist()))
+    if kept:
+        return kept, how
+    first = [climber.best_within(v, climber.required[v]) for v in range(problem.n)]
+    if min(first) < 0:
+        raise ParameterError(f"no start within max_table_size {max_size:,}: the given network's junction tree "
+                             "is over it, and some variable has no cached set of its required parents only")
+    ps = [climber.sets[v][i] for v, i in enumerate(first)]
+    order = certificate_order(problem.n, ps, problem.treewidth)[0]
+    climber.load(ps, order)
+    if not climber.within_size(climber.order):
+        other = min_fill_within(climber.counts, problem.treewidth)
+        if not (other.size and climber.within_size(other)):
+            raise ParameterError(f"no network within max_table_size {max_size:,}: the network of the required "
+                                 "arcs alone is over it")
+        order = other.tolist()
+    return [(ps, order)], "empty (the other starts were over max_table_size)"
 
 
 def _tree(problem: Problem) -> list[tuple[int, ...]] | None:
