@@ -219,12 +219,15 @@ class Policy:
     data_localsearch_widen: int = _knob(1, "switch", """From data (families scored on
         demand): once localsearch's first climb reaches a hill top over the parents its
         variables' cached sets use (the exploration's 30 candidates by mutual information), its
-        additions try every variable as a parent, as ETL's do. At 60 s, one core, k = 5 (ETL's
-        better variant beside): pumsb_star -301,466 → -290,073 (ETL -292,597), pigs5000
-        -1,695,729 → -1,689,583 (ETL -1,691,630), andes5000 -472,361 → -470,323 (ETL -471,583),
-        book -314,568 → -314,547. Every variable from the first climb instead: pumsb_star
-        -289,228, but book -315,072 (its first climb, 12 times the families a move, was not done
-        in 27 s). 0: the cache's parents only (notebook/localsearch-widen.md).""")
+        additions try every variable as a parent, as ETL's do (122 of the 383 arcs of ETL's
+        pumsb_star network at k = 5 were outside). The suite's 16 sets of n <= 500, k = 2, 5, 8,
+        60 s, one core, side by side with 0 (benchmarks/results/field-data-60-etl-suite-n500-widen-
+        policies-narrow.md): ahead of ETL in 47 of 48 cells against 42; pumsb_star k = 5, 8
+        +11,419 and +15,416, pigs +2,262 to +9,158, andes +1,101 to +2,038; elsewhere within
+        -0.07 % and +0.03 % (pumsb_star k = 2 -0.18 %); chosen with any one set left out
+        (benchmarks/results/suite-rule-widen.md). Every variable from the first climb instead
+        lost at book (its first climb, 12 times the families a move, was not done in 27 s;
+        notebook/localsearch-widen.md). 0: the cache's parents only.""")
     localsearch_alone_min_k: int = _knob(3, "count0", """From data (families scored on demand),
         auto above ``cuts_max_n`` runs localsearch alone from this k: improve from its network
         added nothing at k = 5 and 8 in the 6 DEBD cells at 60 s (plants, baudio, jester; its
