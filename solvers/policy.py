@@ -64,6 +64,7 @@ _KINDS = {
     "factor": (float, lambda v: v > 0 and not math.isinf(v), "a positive number"),
     "factor0": (float, lambda v: v >= 0 and not math.isinf(v), "a number >= 0"),
     "switch": (int, lambda v: v in (0, 1), "0 (off) or 1 (on)"),
+    "mode3": (int, lambda v: v in (0, 1, 2), "0, 1 or 2"),
 }
 
 
@@ -216,7 +217,7 @@ class Policy:
         to +13,775, ad +1,217 to +1,791); the choice is the same with any one set left out
         (benchmarks/results/suite-rule-lsall-with-ad.md). A bound n makes k-MAX's start the
         path above n.""")
-    data_localsearch_widen: int = _knob(1, "switch", """From data (families scored on
+    data_localsearch_widen: int = _knob(1, "mode3", """From data (families scored on
         demand): once localsearch's first climb reaches a hill top over the parents its
         variables' cached sets use (the exploration's 30 candidates by mutual information), its
         additions try every variable as a parent, as ETL's do (122 of the 383 arcs of ETL's
@@ -227,7 +228,12 @@ class Policy:
         -0.07 % and +0.03 % (pumsb_star k = 2 -0.18 %); chosen with any one set left out
         (benchmarks/results/suite-rule-widen.md). Every variable from the first climb instead
         lost at book (its first climb, 12 times the families a move, was not done in 27 s;
-        notebook/localsearch-widen.md). 0: the cache's parents only.""")
+        notebook/localsearch-widen.md). Above n = 500 (link, cwebkb, munin, ad; results/field-data-
+        60-suite-n500up-widen-policies-narrow.md) ahead of 0 in 4 of 12 cells (link k = 8
+        +2.17 %, ad k = 2 +1.12 %), behind in 6 (munin k = 5 -0.93 %, link k = 2 -0.21 %): the
+        wide climb there takes the time the narrow search's kicks used. 2: widen only after a
+        climb that does not beat the best (the narrow search stalled), from the best; 0: the
+        cache's parents only.""")
     localsearch_alone_min_k: int = _knob(3, "count0", """From data (families scored on demand),
         auto above ``cuts_max_n`` runs localsearch alone from this k: improve from its network
         added nothing at k = 5 and 8 in the 6 DEBD cells at 60 s (plants, baudio, jester; its

@@ -401,11 +401,13 @@ def test_auto_does_not_stop_at_the_optimum_of_a_shallow_cache():
     assert sol.score > forest.score + 50 and sol.check(df) == []
 
 
-def test_localsearch_from_data_widens_to_parents_no_cached_set_uses(frame):
+@pytest.mark.parametrize("mode", [1, 2])
+def test_localsearch_from_data_widens_to_parents_no_cached_set_uses(frame, mode):
     """A cache of empty parent sets only: no cached set names a parent, so additions over
-    the cache's parents find nothing. After that first hill top (the empty network) the
-    search widens to every variable as a parent and reaches the optimum over every family
-    of at most two parents (brute force); with the policy's switch off it stays empty."""
+    the cache's parents find nothing. After that first hill top (mode 1; mode 2: after the
+    climb from a kick that found nothing better either) the search widens to every variable
+    as a parent and reaches the optimum over every family of at most two parents (brute
+    force); with the policy's switch off it stays empty."""
     from twbn.solvers.policy import Policy
 
     ds = as_dataset(frame)
@@ -415,7 +417,8 @@ def test_localsearch_from_data_widens_to_parents_no_cached_set_uses(frame):
     options = LocalSearchOptions(max_iterations=4)
     narrow = solve_localsearch(Problem(empty, 2, scorer=FamilyScores(ds)), options, seed=0,
                                policy=Policy(data_localsearch_widen=0))
-    wide = solve_localsearch(Problem(empty, 2, scorer=FamilyScores(ds)), options, seed=0)
+    wide = solve_localsearch(Problem(empty, 2, scorer=FamilyScores(ds)), options, seed=0,
+                             policy=Policy(data_localsearch_widen=mode))
     assert all(ps == () for ps in narrow.parents) and not narrow.stats["widened"]
     assert wide.stats["widened"] and wide.score == pytest.approx(best, abs=1e-7)
     record = wide.to_json(Problem(empty, 2, scorer=FamilyScores(ds)))

@@ -104,7 +104,9 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
     def stop() -> bool:
         return run.left() <= 0 or (control is not None and control.stop_requested())
 
-    widen = problem.scorer is not None and policy.data_localsearch_widen == 1
+    # from data: widen at the first hill top (1), after the first climb that does not beat
+    # the best (2, the narrow search stalled), or never (0)
+    widen = policy.data_localsearch_widen if problem.scorer is not None else 0
     best = None
     moves = 0
     with cooperating(control):
@@ -112,11 +114,12 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
             if best is not None and options.soft_limit is not None and time.monotonic() - t0 >= options.soft_limit:
                 break
             moves += climber.climb(stop)
-            if widen and not climber.wide and not stop():  # a hill top over the cache's parents
+            if widen == 1 and not climber.wide and not stop():  # a hill top over the cache's parents
                 climber.widen()
                 moves += climber.climb(stop)
             score = climber.score
             run.offer(score, climber.network(), climber.order.tolist())
+            stalled = best is not None and score <= best[0]
             if best is None or score > best[0]:
                 best = (score, climber.network(), climber.order.copy())
             if starts:  # the next first climb's start
@@ -124,6 +127,9 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
                 continue
             if score < best[0]:
                 climber.load(best[1], best[2])
+            if widen == 2 and stalled and not climber.wide:  # on from the best, every variable a parent
+                climber.widen()
+                continue
             climber.kick(rng, kick)
     return run.solution(problem, {"first": how, "moves": moves, "repairs": climber.repairs,
                                   "rejected": climber.rejected,
