@@ -231,9 +231,12 @@ class Policy:
         notebook/localsearch-widen.md). Above n = 500 (link, cwebkb, munin, ad; results/field-data-
         60-suite-n500up-widen-policies-narrow.md) ahead of 0 in 4 of 12 cells (link k = 8
         +2.17 %, ad k = 2 +1.12 %), behind in 6 (munin k = 5 -0.93 %, link k = 2 -0.21 %): the
-        wide climb there takes the time the narrow search's kicks used. 2: widen only after a
-        climb that does not beat the best (the narrow search stalled), from the best; 0: the
-        cache's parents only.""")
+        wide climb there takes the time the narrow search's kicks used, and the cells are noisy
+        (munin k = 5 widened: -1,020,675 in one queue, -1,009,682 in the next). 2: widen only
+        after a climb that does not beat the best (the narrow search stalled), from the best: at
+        pumsb_star, andes, pigs, link, munin, ad (k = 5, 8) beside 1, below it in 7 of 12 cells
+        (pumsb_star -0.59 %, pigs k = 5 -0.54 %), above in 2 (munin k = 8 +1.07 %; results/
+        field-data-60-widen-stall-policies-stall.md). 0: the cache's parents only.""")
     localsearch_alone_min_k: int = _knob(3, "count0", """From data (families scored on demand),
         auto above ``cuts_max_n`` runs localsearch alone from this k: improve from its network
         added nothing at k = 5 and 8 in the 6 DEBD cells at 60 s (plants, baudio, jester; its
