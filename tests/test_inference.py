@@ -110,6 +110,10 @@ def test_junction_tree_from_the_certificate(housing, k):
     skip = inference_time(model, order, max_entries=t["table_entries"] - 1)
     assert skip["junction_tree_s"] is None and skip["ve_query_s"] is None
     assert skip["table_entries"] == t["table_entries"] and skip["max_clique"] == t["max_clique"]
+    # the queries alone (which-k's curve): no junction tree calibrated, the same cliques
+    alone = inference_time(model, order, queries=3, junction_tree=False)
+    assert alone["junction_tree_s"] is None and alone["ve_query_s"] > 0
+    assert alone["max_clique"] == t["max_clique"] and alone["table_entries"] == t["table_entries"]
 
 
 def test_export_command(housing, tmp_path, capsys):

@@ -70,6 +70,6 @@ def _query_seconds(sol, train) -> float | None:
 
     try:
         model = learned_model(train, list(sol.variables), sol.parent_indices(), ess=HELD_OUT_ESS)
-        return inference_time(model, list(sol.elimination_order), queries=QUERIES)["ve_query_s"]
+        return inference_time(model, list(sol.elimination_order), queries=QUERIES, junction_tree=False)["ve_query_s"]
     except InferenceUnavailable:
         return None
