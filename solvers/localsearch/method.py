@@ -145,11 +145,11 @@ def _starts(problem: Problem, climber: Climber, options: LocalSearchOptions, sta
     if start is not None and start.parents is not None:
         starts, how = [(start.parents, start.elimination_order)], "given"
     else:
-        first = [climber.best_within(v, climber.required[v]) for v in range(problem.n)]
-        if min(first) < 0:
+        required_only = _required_only(problem, climber)
+        if required_only is None:
             raise ParameterError("localsearch needs a start: some variable has no cached set of its required "
                                  "parents only")
-        starts = [([climber.sets[v][i] for v, i in enumerate(first)], None)]
+        starts = [(required_only, None)]
         how = options.first or ("tree" if limit is not None and limit <= policy.localsearch_tree_max_s
                                  else "empty")
         if how != "empty":
@@ -169,33 +169,38 @@ def _within_size(problem: Problem, climber: Climber, starts: list, how: str, max
     """The starts whose junction tree is within ``max_size`` under their order or a
     min-fill one; where none is, the network of required parents only (every variable
     its best set of them), and an error where even that is over."""
-    from twbn.solvers.localsearch.width import min_fill_within
-
-    kept = []
-    for ps, order in starts:
-        climber.load(ps, order)
-        if climber.within_size(climber.order):
-            kept.append((ps, order))
-            continue
-        other = min_fill_within(climber.counts, problem.treewidth)
-        if other.size and climber.within_size(other):
-            kept.append((ps, other.tolist()))
+    kept = [(ps, order) for ps, order in ((ps, _order_within(climber, ps, order)) for ps, order in starts)
+            if order is not None]
     if kept:
         return kept, how
-    first = [climber.best_within(v, climber.required[v]) for v in range(problem.n)]
-    if min(first) < 0:
+    ps = _required_only(problem, climber)
+    if ps is None:
         raise ParameterError(f"no start within max_table_size {max_size:,}: the given network's junction tree "
                              "is over it, and some variable has no cached set of its required parents only")
-    ps = [climber.sets[v][i] for v, i in enumerate(first)]
-    order = certificate_order(problem.n, ps, problem.treewidth)[0]
-    climber.load(ps, order)
-    if not climber.within_size(climber.order):
-        other = min_fill_within(climber.counts, problem.treewidth)
-        if not (other.size and climber.within_size(other)):
-            raise ParameterError(f"no network within max_table_size {max_size:,}: the network of the required "
-                                 "arcs alone is over it")
-        order = other.tolist()
+    order = _order_within(climber, ps, certificate_order(problem.n, ps, problem.treewidth)[0])
+    if order is None:
+        raise ParameterError(f"no network within max_table_size {max_size:,}: the network of the required "
+                             "arcs alone is over it")
     return [(ps, order)], "empty (the other starts were over max_table_size)"
+
+
+def _order_within(climber: Climber, parents, order) -> list | None:
+    """``order``, or else a min-fill order of width <= k, under which the network's junction
+    tree is within the climber's size bound; None where neither is."""
+    from twbn.solvers.localsearch.width import min_fill_within
+
+    climber.load(parents, order)
+    if climber.within_size(climber.order):
+        return list(order)
+    other = min_fill_within(climber.counts, climber.k)
+    return other.tolist() if other.size and climber.within_size(other) else None
+
+
+def _required_only(problem: Problem, climber: Climber) -> list | None:
+    """Every variable's best cached set of its required parents only; None where some
+    variable has none."""
+    first = [climber.best_within(v, climber.required[v]) for v in range(problem.n)]
+    return None if min(first) < 0 else [climber.sets[v][i] for v, i in enumerate(first)]
 
 
 def _tree(problem: Problem) -> list[tuple[int, ...]] | None:

@@ -17,6 +17,26 @@ __all__ = ["order_width", "order_table_size", "min_fill_within", "first_within"]
 
 
 @njit(cache=True)
+def _eliminate(g: np.ndarray, done: np.ndarray, v: int, nb: np.ndarray) -> int:
+    """Eliminate v from the graph ``g`` (``done``: the vertices gone): its remaining
+    neighbours into ``nb``, joined into a clique; returns how many there are."""
+    n = g.shape[0]
+    c = 0
+    for u in range(n):
+        if g[v, u] and not done[u]:
+            nb[c] = u
+            c += 1
+    for i in range(c):
+        a = nb[i]
+        for j in range(i + 1, c):
+            b = nb[j]
+            g[a, b] = True
+            g[b, a] = True
+    done[v] = True
+    return c
+
+
+@njit(cache=True)
 def order_width(counts: np.ndarray, order: np.ndarray, k: int) -> int:
     """The width of eliminating ``order`` on the graph of ``counts`` > 0, or the first
     width above ``k`` met (the true width is then at least that)."""
@@ -26,22 +46,11 @@ def order_width(counts: np.ndarray, order: np.ndarray, k: int) -> int:
     nb = np.empty(n, np.int64)
     width = 0
     for v in order:
-        c = 0
-        for u in range(n):
-            if g[v, u] and not done[u]:
-                nb[c] = u
-                c += 1
+        c = _eliminate(g, done, v, nb)
         if c > width:
             width = c
             if width > k:
                 return width
-        for i in range(c):
-            a = nb[i]
-            for j in range(i + 1, c):
-                b = nb[j]
-                g[a, b] = True
-                g[b, a] = True
-        done[v] = True
     return width
 
 
@@ -66,29 +75,20 @@ def order_table_size(counts: np.ndarray, order: np.ndarray, arities: np.ndarray,
     nb = np.empty(n, np.int64)
     total = 0.0
     for v in order:
-        c = 0
+        c = _eliminate(g, done, v, nb)
         size = float(arities[v])
         first, first_pos = -1, n
-        for u in range(n):
-            if g[v, u] and not done[u]:
-                nb[c] = u
-                c += 1
-                size *= arities[u]
-                if pos[u] < first_pos:
-                    first, first_pos = u, pos[u]
+        for i in range(c):
+            u = nb[i]
+            size *= arities[u]
+            if pos[u] < first_pos:
+                first, first_pos = u, pos[u]
         if child_deg[v] != c + 1:  # C_v is maximal
             total += size
             if total > limit:
                 return total
         if first >= 0 and c > child_deg[first]:
             child_deg[first] = c
-        for i in range(c):
-            a = nb[i]
-            for j in range(i + 1, c):
-                b = nb[j]
-                g[a, b] = True
-                g[b, a] = True
-        done[v] = True
     return total
 
 
