@@ -11,7 +11,7 @@ hand after installing twbn with pip::
 
 It runs each kernel's public caller once on a bundled data set: scoring (the counting
 kernels; PCART's DP), writing and reading a jkl cache (the stream reader), k-G, the
-cluster LP's separation and columns, the unbounded DP and the bounded DP, the local search over a cache and
+cluster LP's separation and columns, the unbounded DP and the bounded DP, the local search over a cache (its width and size checks) and
 from data, the available-case scores of structural EM's start, with the argument types real runs use.
 """
 
@@ -57,6 +57,8 @@ def precompile() -> float:
         cache = twbn.read_jkl(path)
     solve(Problem(cache, 2), "kg", time_limit=0.5, seed=0)
     solve(Problem(cache, 1), "localsearch", options={"max_iterations": 2}, seed=0)  # its width checks
+    # and its junction-tree size check (width.order_table_size)
+    solve(Problem(cache, 1), "localsearch", options={"max_iterations": 2, "max_table_size": 10**6}, seed=0)
     from twbn.scoring.families import FamilyScores
 
     # from data: the batch of additions to one family (counting.added_parent_scores)
