@@ -29,15 +29,17 @@ WORK = Path("/tmp/twbn-bench-which-k")
 SETS = ("nltcs", "plants", "jester", "baudio", "dna", "tretail")
 
 
-def _spawn(train: Path, k: str, budget: float, out: Path, core: int | None):
+def _spawn(train: Path, k: str, budget: float, out: Path, core: int | None, policy: list[str] = ()):
     cmd = [sys.executable, "-m", "twbn.experiments.cli", "learn", str(train), "--treewidth", k,
            "--time-limit", f"{budget:g}", "--seed", "1", "-o", str(out), "--quiet"]
+    if k == "auto":
+        cmd += [arg for setting in policy for arg in ("--policy", setting)]
     pin = None if core is None else (lambda: os.sched_setaffinity(0, {core}))
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, preexec_fn=pin), \
         time.monotonic()
 
 
-def run(folder: Path, sets: list[str], ks: list[int], budget: float) -> list[dict]:
+def run(folder: Path, sets: list[str], ks: list[int], budget: float, policy: list[str] = ()) -> list[dict]:
     """Every (set, auto or k) command, two at a time; then each network on the test rows."""
     WORK.mkdir(parents=True, exist_ok=True)
     queue = [(s, k) for s in sets for k in ["auto", *map(str, ks)]]
@@ -48,7 +50,7 @@ def run(folder: Path, sets: list[str], ks: list[int], budget: float) -> list[dic
             out = WORK / f"{s}-{k}-{budget:g}.json"
             out.unlink(missing_ok=True)
             core = free.pop(0)
-            proc, began = _spawn(folder / f"{s}_train.csv.gz", k, budget, out, core)
+            proc, began = _spawn(folder / f"{s}_train.csv.gz", k, budget, out, core, policy)
             running.append((proc, _watch(proc, began), core, s, k, out))
         done = next((r for r in running if not r[1].is_alive()), None)
         if done is None:
@@ -114,14 +116,24 @@ def main() -> None:
     ap.add_argument("--sets", nargs="+", default=list(SETS))
     ap.add_argument("--ks", nargs="+", type=int, default=list(range(1, 9)))
     ap.add_argument("--budget", type=float, default=30.0)
+    ap.add_argument("--policy", action="append", default=[], metavar="NAME=VALUE",
+                    help="a Policy setting for the auto commands (repeatable)")
+    ap.add_argument("--fixed-from", type=Path, help="the fixed-k records of an earlier run of this bench "
+                    "(its .json), instead of running them: --ks is then ignored")
+    ap.add_argument("--name", help="the result's name (default which-k-BUDGET)")
     args = ap.parse_args()
-    records = run(args.data, args.sets, args.ks, args.budget)
-    name = f"which-k-{args.budget:g}"
+    records = run(args.data, args.sets, [] if args.fixed_from else args.ks, args.budget, args.policy)
+    if args.fixed_from:
+        records += [r for r in json.loads(args.fixed_from.read_text()) if r["k"] != "auto" and r["data"] in args.sets]
+    name = args.name or f"which-k-{args.budget:g}"
     lines = ["# `--treewidth auto` against every fixed k, on the test split", "", machine(), "",
              f"Each command `twbn learn TRAIN --treewidth auto|K --time-limit {args.budget:g} --seed 1`, two at a "
              "time, each on a core of its own. Test log-likelihood per row (natural log), the network's tables "
              "fitted on the training rows with ess 1, as `twbn evaluate`. Every network checked against its "
-             "training data by the verifier.", "", *table(records)]
+             "training data by the verifier."
+             + (f" auto's commands with `--policy {' --policy '.join(args.policy)}`." if args.policy else "")
+             + (f" The fixed k's records from {args.fixed_from.name} (same code, run before)." if args.fixed_from
+                else ""), "", *table(records)]
     print("wrote", write_result(name + ".md", "\n".join(lines) + "\n"))
     write_result(name + ".json", json.dumps(records, indent=1) + "\n")
 

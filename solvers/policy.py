@@ -484,6 +484,14 @@ class Policy:
         has flattened), or at ``max_treewidth``. On six DEBD sets (results/which-k-30.md) the
         curve rose to k = 8 at four, and stopped at 6 (dna) and 7 (tretail) after two flat
         bounds: at dna fixed k = 7 was 0.06 % better on the test split than the k = 5 chosen.""")
+    which_k_bound_cost: float = _knob(3.0, "factor", """treewidth="auto": each bound after k = 1
+        gets at least this many times k = 1's seconds (the exact DP, the held-out rows and the
+        queries: a bound's cost without a search); where the time left cannot give every k up
+        to ``max_treewidth`` that, fewer bounds are measured, spread out to it. At cwebkb (n =
+        839, 30 s) k = 1 took 1.7 s and the seven bounds after it got about a second each: none
+        moved from its start, the curve was flat and k = 1 was chosen (fixed k = 2 is 10 %
+        better held out); a k = 2 search of 2.8 s moved. Measured on the suite in
+        results/which-k-30-ladder.md.""")
     which_k_default_s: float = _knob(60.0, "seconds", """treewidth="auto" without a time limit:
         the seconds of the whole choice, curve and refit.""")
 

@@ -19,9 +19,15 @@ what twbn has into one choice:
    the chosen network, within the budget.
 
 The time is the whole command's: ``Policy.which_k_refit_share`` of it for the refit, the
-rest for the curve, each bound an equal part of what is left. The sweep stops at
-``max_treewidth``, when ``Policy.which_k_patience`` bounds in a row are no better held
-out, or at the first bound whose networks are over the inference budget.
+rest for the curve, each bound an equal part of what is left. k = 1 is measured first
+(the exact DP: its seconds are what a bound costs without a search); the bounds after it
+are every k up to ``max_treewidth`` where the time left gives each
+``Policy.which_k_bound_cost`` times that, else fewer, spread out to ``max_treewidth``
+(:func:`ladder`): at cwebkb (n = 839, 30 s) the seven bounds of about a second each left
+their start unmoved and the curve looked flat. The sweep stops at ``max_treewidth``,
+when ``Policy.which_k_patience`` bounds in a row are no better held out (a bound whose
+networks did not move from their start does not count: it measured the time, not the
+curve), or at the first bound whose networks are over the inference budget.
 
 Examples
 --------
@@ -38,13 +44,15 @@ import math
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from twbn.scoring.errors import ParameterError
 from twbn.which_k.curve import FoldData, measure_bound
 from twbn.which_k.folds import folds
 from twbn.which_k.refit import refit
 from twbn.which_k.rule import choose, fits
 
-__all__ = ["WhichK", "as_which_k", "learn_which_k"]
+__all__ = ["WhichK", "as_which_k", "ladder", "learn_which_k"]
 
 
 @dataclass(frozen=True)
@@ -160,30 +168,84 @@ def _fold_data(dataset, seed, policy, which: WhichK, total: float, learn_args: d
 
 
 def _curve(parts, which: WhichK, end: float, policy, args: dict, say, learn):
-    """The points of k = 1, 2, … and each bound's fold networks, until ``end``, the
-    largest bound, a flat stretch, or a bound over the inference budget."""
+    """The points of k = 1, then the bounds of :func:`ladder`, and each bound's fold
+    networks, until ``end``, the largest bound, a flat stretch, or a bound over the
+    inference budget."""
     points, networks, previous, flat = [], {}, [None] * len(parts), 0
-    for k in range(1, which.max_treewidth + 1):
+    _import_pgmpy()  # once, before k = 1, whose seconds set the ladder
+    todo = [1]
+    while todo:
+        k = todo.pop(0)
         left = end - time.monotonic()
         if left <= 0:
-            say(f"which k: the curve's time is spent after k = {k - 1}")
+            say(f"which k: the curve's time is spent after k = {points[-1].k if points else 0}")
             break
-        point, sols = measure_bound(k, parts, previous, left / (which.max_treewidth - k + 1), args, learn)
+        point, sols = measure_bound(k, parts, previous, left / (len(todo) + 1 if k > 1 else which.max_treewidth),
+                                    args, learn)
         if point is None or any(s.stats.get("interrupted") for s in sols):
             break
         points.append(point)
+        moved = k == 1 or _moved(sols, previous)
         networks[k], previous = sols, sols
         say(f"which k: k = {k}: held-out {point.held_out:.4f} per row (± {point.held_out_se:.4f}), "
-            f"junction tree {point.table_size:,} entries, {point.seconds:.1f} s")
+            f"junction tree {point.table_size:,} entries, {point.seconds:.1f} s"
+            + ("" if moved else "; its networks are the bound before's (no move in its time): not counted as flat"))
         if not fits(point, which.max_table_size, which.max_query_seconds):
             break  # a larger k's network is rarely smaller: the sweep starts each bound from the last
         before = [p.held_out for p in points[:-1]]
-        flat = 0 if not before or point.held_out > max(before) else flat + 1
+        if moved:
+            flat = 0 if not before or point.held_out > max(before) else flat + 1
         if flat >= policy.which_k_patience:
             break
+        if k == 1:
+            todo = ladder(end - time.monotonic(), point.seconds, which.max_treewidth, policy.which_k_bound_cost)
+            if len(todo) < which.max_treewidth - 1:
+                say(f"which k: k = 1 took {point.seconds:.1f} s; {end - time.monotonic():.1f} s left give "
+                    f"{policy.which_k_bound_cost:g} times that to k = {', '.join(map(str, todo))}")
     if not points:
         raise ParameterError("treewidth='auto': no bound was measured in the time given; give more time")
     return points, networks
+
+
+def ladder(left: float, first_s: float, max_treewidth: int, cost: float) -> list[int]:
+    """The bounds after k = 1: every k up to ``max_treewidth`` where ``left`` seconds give
+    each at least ``cost`` times ``first_s`` (k = 1's seconds: learning, held-out rows and
+    queries, no search), else as many as that allows spread evenly from 2 to
+    ``max_treewidth``, which is always one of them.
+
+    Examples
+    --------
+    >>> ladder(60.0, 1.0, 8, 3.0), ladder(10.0, 1.0, 8, 3.0), ladder(7.0, 1.0, 8, 3.0), ladder(1.0, 1.0, 8, 3.0)
+    ([2, 3, 4, 5, 6, 7, 8], [2, 5, 8], [2, 8], [8])
+    >>> ladder(60.0, 1.0, 1, 3.0)
+    []
+    """
+    every = list(range(2, max_treewidth + 1))
+    fit = int(left // (cost * first_s)) if first_s > 0 else len(every)
+    if fit >= len(every):
+        return every
+    if fit <= 1:
+        return every[-1:]
+    return sorted({int(round(x)) for x in np.linspace(2, max_treewidth, fit)})
+
+
+def _moved(sols: list, previous: list) -> bool:
+    """Whether any fold's network differs from the one it started from (a fold learned
+    afresh, without a start, counts as moved)."""
+    for sol, start in zip(sols, previous):
+        if start is None or [set(p) for p in sol.parent_indices()] != [set(p) for p in start.parent_indices()]:
+            return True
+    return False
+
+
+def _import_pgmpy() -> None:
+    """pgmpy's import (2.5 s at cwebkb) paid before k = 1, not as part of its seconds."""
+    from twbn.scoring.inference import InferenceUnavailable, require_pgmpy
+
+    try:
+        require_pgmpy()
+    except InferenceUnavailable:
+        pass  # the queries are not timed (measure_bound's _query_seconds gives None)
 
 
 def _with_curve(sol, points, chosen, why: str, how: str, refit_how: str, which: WhichK, total: float,
