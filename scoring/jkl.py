@@ -314,21 +314,8 @@ def read_jkl(path: str | Path) -> ScoreCache:
     >>> cache.names, cache.parent_sets[0], cache.scores[0].tolist()
     (('0', '1'), [(1,), ()], [-3.0, -5.0])
     """
-    import gzip
-    import zlib
-
     path = Path(path)
-    if not path.exists():
-        raise JklError(f"{path}: no such file")
-    try:
-        data = path.read_bytes()
-        if data[:2] == b"\x1f\x8b":
-            data = gzip.decompress(data)
-        raw = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise JklError(f"{path}: not a text file ({exc})") from None
-    except (OSError, EOFError, zlib.error) as exc:
-        raise JklError(f"{path}: cannot read ({exc})") from None
+    data, raw = _read_bytes(path)
     from twbn.scoring.jkl_stream import read_index_stream
 
     fast = read_index_stream(data, MAX_ABS_SCORE)  # the dialect twbn writes, read as one stream
@@ -337,116 +324,157 @@ def read_jkl(path: str | Path) -> ScoreCache:
         names, arities = _sidecar_of(path, n)
         return ScoreCache(tuple(str(v) for v in range(n)) if names is None else tuple(names), psets, scores,
                           None if arities is None else tuple(arities), {"source": str(path)})
-    # (line number, tokens) of meaningful lines
-    lines = []
-    for lineno, line in enumerate(raw.splitlines(), 1):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        lines.append((lineno, s.split()))
-    if not lines:
-        raise JklError(f"{path}: empty file")
-
-    def fail(lineno: int, msg: str):
-        raise JklError(f"{path}:{lineno}: {msg}")
-
-    def as_int(tok: str, lineno: int, what: str) -> int:
-        try:
-            return int(tok)
-        except ValueError:
-            fail(lineno, f"{what} {tok!r} is not an integer")
-
-    lineno, toks = lines[0]
-    if len(toks) != 1:
-        fail(lineno, f"expected the number of variables, got {' '.join(toks)!r}")
-    n = as_int(toks[0], lineno, "number of variables")
-    if n < 1:
-        fail(lineno, f"number of variables must be positive, got {n}")
-
-    blocks: list[tuple[int, str, list[tuple[int, float, list[str]]]]] = []
-    i = 1
-    while i < len(lines):
-        lineno, toks = lines[i]
-        if len(toks) != 2:
-            fail(lineno, f"expected a variable header 'VAR COUNT', got {' '.join(toks)!r}")
-        count = as_int(toks[1], lineno, "parent-set count")
-        if count < 1:
-            fail(lineno, f"variable {toks[0]!r} has {count} parent sets; at least 1 is needed")
-        entries = []
-        for j in range(count):
-            i += 1
-            if i >= len(lines):
-                fail(lineno, f"variable {toks[0]!r} announces {count} parent sets, file ends after {j}")
-            eline, etoks = lines[i]
-            if len(etoks) < 2:
-                fail(eline, f"expected 'SCORE SIZE PARENTS…', got {' '.join(etoks)!r}")
-            if len(etoks) == 2 and etoks[1] != "0" and etoks[1].isdigit():
-                # 'VAR COUNT' of the next block: this one's count is too large
-                fail(lineno, f"variable {toks[0]!r} announces {count} parent sets, but line {eline} starts "
-                             f"another block after {j}")
-            try:
-                score = float(etoks[0])
-            except ValueError:
-                fail(eline, f"score {etoks[0]!r} is not a number")
-            if not math.isfinite(score) or abs(score) > MAX_ABS_SCORE:
-                fail(eline, f"score {etoks[0]} is out of range (a local score is finite and of magnitude below "
-                            f"{MAX_ABS_SCORE:g})")
-            size = as_int(etoks[1], eline, "parent-set size")
-            if size < 0 or len(etoks) != 2 + size:
-                fail(eline, f"size {size} but {len(etoks) - 2} parents listed")
-            entries.append((eline, score, etoks[2:]))
-        blocks.append((lineno, toks[0], entries))
-        i += 1
+    text = _Text(path, raw)
+    n = text.count_line()
+    blocks = text.blocks()
     if len(blocks) != n:
-        fail(lines[0][0], f"announces {n} variables, the file has {len(blocks)}")
-
-    headers = [b[1] for b in blocks]
-    first_line: dict[str, int] = {}
-    for lineno, h, _ in blocks:
-        if h in first_line:
-            fail(lineno, f"variable {h!r} has a second block (the first is at line {first_line[h]})")
-        first_line[h] = lineno
+        text.fail(text.lines[0][0], f"announces {n} variables, the file has {len(blocks)}")
+    text.no_repeats(blocks)
     names, arities = _sidecar_of(path, n)
-
-    index_dialect = all(h.lstrip("-").isdigit() for h in headers) and sorted(int(h) for h in headers) == list(range(n))
-    if index_dialect:
-        var_of_block = [int(h) for h in headers]
-        if names is None:
-            names = [str(v) for v in range(n)]
-    else:
-        if names is None:
-            names = list(headers)
-        pos = {name: v for v, name in enumerate(names)}
-        var_of_block = []
-        for lineno, h, _ in blocks:
-            if h not in pos:
-                fail(lineno, f"variable {h!r} is not among the names")
-            var_of_block.append(pos[h])
-        if len(set(var_of_block)) != n:
-            fail(lines[0][0], "a variable appears in more than one block")
-    name_pos = {name: v for v, name in enumerate(names)}
-
-    def parent_index(tok: str, eline: int) -> int:
-        if index_dialect or tok not in name_pos:
-            p = as_int(tok, eline, "parent")
-            if not 0 <= p < n:
-                fail(eline, f"parent {p} out of range 0..{n - 1}")
-            return p
-        return name_pos[tok]
-
-    families: list[dict] = [dict() for _ in range(n)]
-    for (_, h, entries), v in zip(blocks, var_of_block):
-        fam = families[v]
-        for eline, score, ptoks in entries:
-            ps = tuple(sorted(parent_index(t, eline) for t in ptoks))
-            if v in ps:
-                fail(eline, f"variable {h!r} listed as its own parent")
-            if len(set(ps)) != len(ps):
-                fail(eline, "a parent is repeated")
-            if ps in fam:
-                fail(eline, f"parent set {list(ps)} of {h!r} listed twice")
-            fam[ps] = score
+    names, var_of_block, by_index = text.variables(blocks, names, n)
+    families = text.families(blocks, var_of_block, names, by_index, n)
     try:
         return ScoreCache.from_mapping(names, families, arities, {"source": str(path)})
     except CacheError as exc:
         raise JklError(f"{path}: {exc}") from None
+
+
+def _read_bytes(path: Path) -> tuple[bytes, str]:
+    """The file's bytes (gunzipped) and their text; JklError where it cannot be read."""
+    import gzip
+    import zlib
+
+    if not path.exists():
+        raise JklError(f"{path}: no such file")
+    try:
+        data = path.read_bytes()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        return data, data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise JklError(f"{path}: not a text file ({exc})") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise JklError(f"{path}: cannot read ({exc})") from None
+
+
+class _Text:
+    """The lenient reader of a jkl's text: its meaningful lines (blank and ``#`` lines
+    dropped), each error naming the line."""
+
+    def __init__(self, path: Path, raw: str):
+        self.path = path
+        self.lines = [(lineno, line.split()) for lineno, line in enumerate(raw.splitlines(), 1)
+                      if line.strip() and not line.strip().startswith("#")]
+        if not self.lines:
+            raise JklError(f"{path}: empty file")
+
+    def fail(self, lineno: int, msg: str):
+        raise JklError(f"{self.path}:{lineno}: {msg}")
+
+    def as_int(self, tok: str, lineno: int, what: str) -> int:
+        try:
+            return int(tok)
+        except ValueError:
+            self.fail(lineno, f"{what} {tok!r} is not an integer")
+
+    def count_line(self) -> int:
+        """The number of variables, the first line."""
+        lineno, toks = self.lines[0]
+        if len(toks) != 1:
+            self.fail(lineno, f"expected the number of variables, got {' '.join(toks)!r}")
+        n = self.as_int(toks[0], lineno, "number of variables")
+        if n < 1:
+            self.fail(lineno, f"number of variables must be positive, got {n}")
+        return n
+
+    def blocks(self) -> list[tuple[int, str, list[tuple[int, float, list[str]]]]]:
+        """Each variable's block: its header's line, its name or index, its entries
+        (line, score, parent tokens)."""
+        blocks, i, lines = [], 1, self.lines
+        while i < len(lines):
+            lineno, toks = lines[i]
+            if len(toks) != 2:
+                self.fail(lineno, f"expected a variable header 'VAR COUNT', got {' '.join(toks)!r}")
+            count = self.as_int(toks[1], lineno, "parent-set count")
+            if count < 1:
+                self.fail(lineno, f"variable {toks[0]!r} has {count} parent sets; at least 1 is needed")
+            entries = []
+            for j in range(count):
+                i += 1
+                if i >= len(lines):
+                    self.fail(lineno, f"variable {toks[0]!r} announces {count} parent sets, file ends after {j}")
+                entries.append(self._entry(lineno, toks[0], count, j, *lines[i]))
+            blocks.append((lineno, toks[0], entries))
+            i += 1
+        return blocks
+
+    def no_repeats(self, blocks) -> None:
+        """No variable has two blocks."""
+        first_line: dict[str, int] = {}
+        for lineno, h, _ in blocks:
+            if h in first_line:
+                self.fail(lineno, f"variable {h!r} has a second block (the first is at line {first_line[h]})")
+            first_line[h] = lineno
+
+    def _entry(self, lineno: int, var: str, count: int, j: int, eline: int, etoks: list[str]):
+        """One 'SCORE SIZE PARENTS…' line of the block of ``var`` (its ``j``-th of ``count``)."""
+        if len(etoks) < 2:
+            self.fail(eline, f"expected 'SCORE SIZE PARENTS…', got {' '.join(etoks)!r}")
+        if len(etoks) == 2 and etoks[1] != "0" and etoks[1].isdigit():
+            # 'VAR COUNT' of the next block: this one's count is too large
+            self.fail(lineno, f"variable {var!r} announces {count} parent sets, but line {eline} starts "
+                              f"another block after {j}")
+        try:
+            score = float(etoks[0])
+        except ValueError:
+            self.fail(eline, f"score {etoks[0]!r} is not a number")
+        if not math.isfinite(score) or abs(score) > MAX_ABS_SCORE:
+            self.fail(eline, f"score {etoks[0]} is out of range (a local score is finite and of magnitude below "
+                             f"{MAX_ABS_SCORE:g})")
+        size = self.as_int(etoks[1], eline, "parent-set size")
+        if size < 0 or len(etoks) != 2 + size:
+            self.fail(eline, f"size {size} but {len(etoks) - 2} parents listed")
+        return eline, score, etoks[2:]
+
+    def variables(self, blocks, names, n: int):
+        """(names, the variable of each block, whether headers and parents are indices):
+        indices 0..n-1 as headers, else names (the sidecar's, or the headers themselves)."""
+        headers = [b[1] for b in blocks]
+        if all(h.lstrip("-").isdigit() for h in headers) and sorted(int(h) for h in headers) == list(range(n)):
+            return (names if names is not None else [str(v) for v in range(n)]), [int(h) for h in headers], True
+        names = names if names is not None else list(headers)
+        pos = {name: v for v, name in enumerate(names)}
+        var_of_block = []
+        for lineno, h, _ in blocks:
+            if h not in pos:
+                self.fail(lineno, f"variable {h!r} is not among the names")
+            var_of_block.append(pos[h])
+        if len(set(var_of_block)) != n:
+            self.fail(self.lines[0][0], "a variable appears in more than one block")
+        return names, var_of_block, False
+
+    def families(self, blocks, var_of_block, names, by_index: bool, n: int) -> list[dict]:
+        """Each variable's {parent set: score}; a parent by index or by name."""
+        name_pos = {name: v for v, name in enumerate(names)}
+
+        def parent_index(tok: str, eline: int) -> int:
+            if by_index or tok not in name_pos:
+                p = self.as_int(tok, eline, "parent")
+                if not 0 <= p < n:
+                    self.fail(eline, f"parent {p} out of range 0..{n - 1}")
+                return p
+            return name_pos[tok]
+
+        families: list[dict] = [dict() for _ in range(n)]
+        for (_, h, entries), v in zip(blocks, var_of_block):
+            fam = families[v]
+            for eline, score, ptoks in entries:
+                ps = tuple(sorted(parent_index(t, eline) for t in ptoks))
+                if v in ps:
+                    self.fail(eline, f"variable {h!r} listed as its own parent")
+                if len(set(ps)) != len(ps):
+                    self.fail(eline, "a parent is repeated")
+                if ps in fam:
+                    self.fail(eline, f"parent set {list(ps)} of {h!r} listed twice")
+                fam[ps] = score
+        return families

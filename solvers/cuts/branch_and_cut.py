@@ -192,11 +192,7 @@ def solve_cuts(
     >>> solve_cuts(Problem(cache, None), time_limit=30, seed=0).score  # A takes {B, C}
     -29.0
     """
-    import pyscipopt
-
     options = options or CutsOptions()  # which validated its values
-    exact, edges, cluster_k, matroid, minor, lns, lns_share = (
-        options.exact, options.edges, options.cluster_k, options.matroid, options.minor, options.lns, options.lns_share)
     if fixed_y and (problem.treewidth is None or within is not None):
         raise ParameterError("fixed_y applies to the bounded model only (a treewidth bound and no within graph)")
     t0 = time.monotonic()
@@ -210,7 +206,7 @@ def solve_cuts(
     m = scip_model(quiet=not os.environ.get("TWBN_SCIP_LOG"))
     deadline = None if time_limit is None else t0 + time_limit
     try:
-        ilp = build_cluster_ilp(model_problem, m, edges=edges, ancestry=ancestry,
+        ilp = build_cluster_ilp(model_problem, m, edges=options.edges, ancestry=ancestry,
                                 deadline=None if time_limit is None else t0 + policy.cuts_build_share * time_limit)
     except BuildTimeout as exc:
         # the model alone outlasts the budget (bounded, n ≳ 100): the start is the answer
@@ -219,13 +215,41 @@ def solve_cuts(
                                 **info)
     for fn in extend:
         fn(m, ilp)
+    _fix(m, ilp, fixed_y)
+    build_s = time.monotonic() - t0
+    _set_params(m, ilp, time_limit, build_s, seed, scip_params, policy)
+    lns = options.lns if options.lns is not None else problem.treewidth is not None and within is None
+    plugins = _include_plugins(m, ilp, model_problem, options, lns, t0, deadline, seed, control, policy)
+    traj = record_scip_trajectory(m, None if control is None or not _report else
+                                  lambda inc, bound: control.report(incumbent=inc, bound=bound))
+    start_score = _add_start(m, ilp, model_problem, problem.n, warm_start)
+    with cooperating(control, scip_interrupt(m)):
+        if control is not None and control.stop_requested():
+            # stopped before solving: SCIP's statistics of an unsolved model are an error
+            # (pyscipopt crashed on getDualbound), so the start is the answer
+            wall = round(time.monotonic() - t0, 4)
+            return start_or_nothing(problem, warm_start, wall_time=wall,
+                                    stats={"reason": "stopped before solving", "build_seconds": round(build_s, 4)},
+                                    **info)
+        m.optimize()
+    if os.environ.get("TWBN_SCIP_STATISTICS"):  # a developer's view of where SCIP spent its time
+        m.writeStatistics(os.environ["TWBN_SCIP_STATISTICS"])
+    stats = _stats(m, ilp, problem, within, build_s, options, plugins, start_score)
+    return _result(m, ilp, problem, peo, traj, build_s, stats, {**info, "wall_time": round(time.monotonic() - t0, 4)})
+
+
+def _fix(m, ilp, fixed_y) -> None:
+    """Edge variables branched on first; the triangulation variables of ``fixed_y`` fixed."""
     for var in ilp.edges.values():
         m.chgVarBranchPriority(var, 10)
     ilp.fixed_y = dict(fixed_y or {})
     for arc, value in ilp.fixed_y.items():
         m.chgVarLb(ilp.y[arc], float(value))
         m.chgVarUb(ilp.y[arc], float(value))
-    build_s = time.monotonic() - t0
+
+
+def _set_params(m, ilp, time_limit, build_s: float, seed, scip_params, policy) -> None:
+    """SCIP's limits and twbn's settings, then the caller's ``scip_params``."""
     if time_limit is not None:
         m.setParam("limits/time", max(0.1, time_limit - (1.0 + policy.wind_down) * build_s))
     if seed is not None:
@@ -245,69 +269,77 @@ def solve_cuts(
         m.setParam("lp/pricing", "l")
     for name, value in (scip_params or {}).items():
         m.setParam(name, value)
+
+
+def _include_plugins(m, ilp, model_problem, options: CutsOptions, lns: bool, t0: float, deadline, seed, control,
+                     policy):
+    """The cluster rows' handler, the sink rounding and (with ``lns``) the LNS heuristic,
+    included in ``m``: (handler, sink heuristic, LNS heuristic or None)."""
+    import pyscipopt
+
     from twbn.solvers.cuts.handlers import ClusterHandler, LnsHeuristic, SinkHeuristic
 
-    handler = ClusterHandler(ilp, exact, deadline, cluster_k, matroid, minor, policy)
+    handler = ClusterHandler(ilp, options.exact, deadline, options.cluster_k, options.matroid, options.minor, policy)
     m.includeConshdlr(handler, "twbn_cluster", "cluster constraints: the chosen families form a DAG",
                       sepapriority=100, enfopriority=-100, chckpriority=-100, sepafreq=1, needscons=False)
     heur = SinkHeuristic(ilp, handler)
     m.includeHeur(heur, "twbn_sink", "sink-finding rounding of the LP point", "S", priority=100000, freq=1,
                   timingmask=pyscipopt.SCIP_HEURTIMING.AFTERLPNODE)
-    if lns is None:
-        lns = problem.treewidth is not None and within is None
     lns_heur = None
     if lns:
-        lns_heur = LnsHeuristic(ilp, model_problem, handler, t0, deadline, seed, lns_share, policy,
+        lns_heur = LnsHeuristic(ilp, model_problem, handler, t0, deadline, seed, options.lns_share, policy,
                                 functools.partial(solve_cuts, _report=False, options=LNS_SUB_OPTIONS))
         lns_heur.control = control
         # after each node's LP, not inside the root's cutting loop: there it took 31 s of
         # wdbc k = 2's 96 s (after k-G) and the root bound was −11,583 instead of −11,656.
         # Its share counts from the start, so it catches up once the root is done
-        m.includeHeur(lns_heur, "twbn_lns", "large-neighbourhood search on the incumbent", "L", priority=-100000, freq=1,
-                      timingmask=pyscipopt.SCIP_HEURTIMING.AFTERLPNODE)
-    traj = record_scip_trajectory(m, None if control is None or not _report else
-                                  lambda inc, bound: control.report(incumbent=inc, bound=bound))
-    start_score = None
-    if warm_start is not None and warm_start.parents is not None:
-        order = None
-        if ilp.treewidth is not None:
-            order = warm_start.elimination_order
-            if order is None or warm_start.width is None or warm_start.width > ilp.treewidth:
-                order, _ = certificate_order(problem.n, warm_start.parents, ilp.treewidth)
-        vals = start_values(ilp, warm_start.parents, order)
-        sol = m.createSol()
-        for var in m.getVars():
-            m.setSolVal(sol, var, vals.get(var.name, 0.0))
-        m.addSol(sol, free=True)
-        start_score = sum(model_problem.candidates.score_of(v, p) for v, p in enumerate(warm_start.parents))
-    with cooperating(control, scip_interrupt(m)):
-        if control is not None and control.stop_requested():
-            # stopped before solving: SCIP's statistics of an unsolved model are an error
-            # (pyscipopt crashed on getDualbound), so the start is the answer
-            wall = round(time.monotonic() - t0, 4)
-            return start_or_nothing(problem, warm_start, wall_time=wall,
-                                    stats={"reason": "stopped before solving", "build_seconds": round(build_s, 4)},
-                                    **info)
-        m.optimize()
-    if os.environ.get("TWBN_SCIP_STATISTICS"):  # a developer's view of where SCIP spent its time
-        m.writeStatistics(os.environ["TWBN_SCIP_STATISTICS"])
-    status = m.getStatus()
-    wall = round(time.monotonic() - t0, 4)
-    bound = _finite(m.getDualbound())
-    traj.append({"time": round(m.getSolvingTime(), 4), "incumbent": _finite(m.getPrimalbound()) if m.getNSols() else None,
-                 "bound": bound})
-    trajectory = [{"time": round(p["time"] + build_s, 4), "incumbent": p["incumbent"], "bound": p["bound"]} for p in traj]
+        m.includeHeur(lns_heur, "twbn_lns", "large-neighbourhood search on the incumbent", "L", priority=-100000,
+                      freq=1, timingmask=pyscipopt.SCIP_HEURTIMING.AFTERLPNODE)
+    return handler, heur, lns_heur
+
+
+def _add_start(m, ilp, model_problem, n: int, warm_start) -> float | None:
+    """``warm_start``'s network as SCIP's first incumbent; its score (None without one)."""
+    if warm_start is None or warm_start.parents is None:
+        return None
+    order = None
+    if ilp.treewidth is not None:
+        order = warm_start.elimination_order
+        if order is None or warm_start.width is None or warm_start.width > ilp.treewidth:
+            order, _ = certificate_order(n, warm_start.parents, ilp.treewidth)
+    vals = start_values(ilp, warm_start.parents, order)
+    sol = m.createSol()
+    for var in m.getVars():
+        m.setSolVal(sol, var, vals.get(var.name, 0.0))
+    m.addSol(sol, free=True)
+    return sum(model_problem.candidates.score_of(v, p) for v, p in enumerate(warm_start.parents))
+
+
+def _stats(m, ilp, problem, within, build_s: float, options: CutsOptions, plugins, start_score) -> dict:
+    """The rows of each kind separated, the nodes, the root bound, the heuristics' counts."""
+    handler, heur, lns_heur = plugins
     mode = "unbounded" if problem.treewidth is None else ("within graph" if within is not None else "bounded")
     stats = {"mode": mode, "model": ilp.size, "build_seconds": round(build_s, 4), "nodes": int(m.getNNodes()),
-             "engine_status": status, "root_bound": root_bound(m), "exact_separation": exact, "cluster_k": cluster_k, "matroid_rows": matroid,
-             "min_violation": MIN_VIOLATION, **handler.counts}
+             "engine_status": m.getStatus(), "root_bound": root_bound(m), "exact_separation": options.exact,
+             "cluster_k": options.cluster_k, "matroid_rows": options.matroid, "min_violation": MIN_VIOLATION,
+             **handler.counts}
     stats["sink_heuristic_solutions"] = heur.found
     stats["sink_heuristic_stuck"] = heur.stuck
     if lns_heur is not None:
         stats.update(lns_heur.counts)
     if start_score is not None:
         stats["warm_start_score"] = start_score
-    info.update(wall_time=wall, trajectory=trajectory, stats=stats)
+    return stats
+
+
+def _result(m, ilp, problem, peo, traj: list, build_s: float, stats: dict, info: dict) -> SolverResult:
+    """SCIP's best network with its certificate, or its status without one."""
+    status = m.getStatus()
+    bound = _finite(m.getDualbound())
+    traj.append({"time": round(m.getSolvingTime(), 4), "incumbent": _finite(m.getPrimalbound()) if m.getNSols() else None,
+                 "bound": bound})
+    trajectory = [{"time": round(p["time"] + build_s, 4), "incumbent": p["incumbent"], "bound": p["bound"]} for p in traj]
+    info = {**info, "trajectory": trajectory, "stats": stats}
     if m.getNSols() == 0:
         st = "infeasible" if status == "infeasible" else "unknown"
         return SolverResult(None, None, bound if st == "unknown" else None, st, **info)

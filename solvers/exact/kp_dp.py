@@ -223,30 +223,50 @@ def bounded_treewidth_optimum(
             f"the DP tables for n = {n}, w = {w} need {need / 2**30:.1f} GiB, over the limit of "
             f"{memory_limit / 2**30:.1f} GiB"
         )
-    b = w + 1
     T = _Tables(n, w)
     values, args = best_parent_tables(small)
+    base = _base(T, values, n, w + 1)
+    g, F = _fill(T, base, n, w, None if time_limit is None else t0 + time_limit, t0, progress)
+    full_r, full_s = (1 << (n - w - 1)) - 1, (1 << (w + 1)) - 1
+    best = g[:, :, full_r, full_s]
+    if not np.isfinite(best.max()):
+        raise ParameterError(f"no network of treewidth <= {w} uses only cached parent sets")
+    xi, pi = np.unravel_index(int(np.argmax(best)), best.shape)
+    parents, bags, tree_parent = _Recovery(T, g, F, base, small, args, w + 1).run(int(xi), int(pi), full_r, full_s)
+    stats = {
+        "algorithm": "Korhonen-Parviainen DP (Theorem 1)",
+        "table_entries": int(g.size + F.size),
+        "table_bytes": need,
+        "dp_seconds": round(time.monotonic() - t0, 4),
+    }
+    return parents, float(best[xi, pi]), _order_from_decomposition(bags, tree_parent, n), stats
 
-    def fhat(u: int, pmask: int) -> float:
-        return float(values[u][_compress(pmask, u)])
 
-    nX, nsig, ngam = len(T.X), len(T.perms_b), len(T.perms_w)
-    base = np.full((nX, nsig, 1 << b), NEG)
+def _base(T: "_Tables", values, n: int, b: int) -> np.ndarray:
+    """base[x, σ, s]: the best families of the bag x's members in s, each choosing its
+    parents among those before it in the permutation σ."""
+    base = np.full((len(T.X), len(T.perms_b), 1 << b), NEG)
     for xi, x in enumerate(T.X):
         for pi, perm in enumerate(T.perms_b):
             f = np.empty(b)
             pre = 0
             for j in perm:
-                f[j] = fhat(x[j], pre)
+                f[j] = float(values[x[j]][_compress(pre, x[j])])
                 pre |= 1 << x[j]
             for s in range(1 << b):
                 base[xi, pi, s] = sum(f[j] for j in range(b) if (s >> j) & 1)
+    return base
+
+
+def _fill(T: "_Tables", base: np.ndarray, n: int, w: int, deadline, t0: float, progress):
+    """The tables g and F, round by round over |M| = b + r; DPTimeout at ``deadline``."""
+    b = w + 1
+    nX, nsig, ngam = len(T.X), len(T.perms_b), len(T.perms_w)
     g = np.full((nX, nsig, 1 << (n - b), 1 << b), NEG)
     F = np.full((len(T.Y), ngam, 1 << (n - w), 1 << w), NEG)
     g[:, :, 0, :] = base
     masks_b = _masks_by_popcount(n - b)
     masks_w = _masks_by_popcount(n - w)
-    deadline = None if time_limit is None else t0 + time_limit
     rounds = range(1, n - b + 1)
     if progress:
         from tqdm import tqdm
@@ -259,96 +279,86 @@ def bounded_treewidth_optimum(
             _round_g(xi, masks_b[r], r, g, F, base, T.remv, T.cvpos, T.del_perm, nsig, b)
             if deadline is not None and time.monotonic() > deadline:
                 raise DPTimeout(f"dp stopped after {time.monotonic() - t0:.1f} s at |M| = {b + r} of {n}")
-    full_r = (1 << (n - b)) - 1
-    full_s = (1 << b) - 1
-    best = g[:, :, full_r, full_s]
-    if not np.isfinite(best.max()):
-        raise ParameterError(f"no network of treewidth <= {w} uses only cached parent sets")
-    xi, pi = np.unravel_index(int(np.argmax(best)), best.shape)
-    score = float(best[xi, pi])
+    return g, F
 
-    # ---- recovery: re-derive the maximising choices top-down
-    parents: list[ParentSet | None] = [None] * n
-    bags: list[tuple[int, ...]] = []
-    tree_parent: list[int] = []
 
-    def assign(xi: int, pi: int, s: int):
-        x, perm = T.X[xi], T.perms_b[pi]
+def _close(a: float, c: float) -> bool:
+    """Whether table value ``a`` reproduces ``c`` (finite: a value on the optimal path);
+    −∞ never matches it."""
+    return math.isfinite(a) and abs(a - c) <= 1e-9 * max(1.0, abs(c))
+
+
+class _Recovery:
+    """The maximising choices re-derived top-down from the filled tables: every
+    variable's parents, and the tree decomposition (bags, each bag's parent) they came from."""
+
+    def __init__(self, T, g, F, base, small, args, b: int):
+        self.T, self.g, self.F, self.base, self.small, self.args, self.b = T, g, F, base, small, args, b
+        self.parents: list = [None] * small.n_variables
+
+    def run(self, xi: int, pi: int, full_r: int, full_s: int):
+        bags: list[tuple[int, ...]] = []
+        tree_parent: list[int] = []
+        stack = [(xi, pi, full_r, full_s, -1)]
+        while stack:
+            xi, pi, R, s, parent_node = stack.pop()
+            node = len(bags)
+            bags.append(self.T.X[xi])
+            tree_parent.append(parent_node)
+            if R == 0:
+                self._assign(xi, pi, s)
+                continue
+            nxt = self._swap(xi, pi, R, s) or self._join(xi, pi, R, s)
+            if nxt is None:
+                raise AssertionError("dp recovery failed: no choice reproduces the table value")
+            stack.extend(item + (node,) for item in nxt)
+        assert all(p is not None for p in self.parents)
+        return self.parents, bags, tree_parent
+
+    def _assign(self, xi: int, pi: int, s: int) -> None:
+        """The members of bag x in s take their best families before them in σ."""
+        x, perm = self.T.X[xi], self.T.perms_b[pi]
         pre = 0
         for j in perm:
             if (s >> j) & 1:
                 u = x[j]
-                parents[u] = small.parent_sets[u][int(args[u][_compress(pre, u)])]
+                self.parents[u] = self.small.parent_sets[u][int(self.args[u][_compress(pre, u)])]
             pre |= 1 << x[j]
 
-    def close(a: float, c: float) -> bool:
-        # c (a table value on the optimal path) is finite; −∞ must never match it
-        return math.isfinite(a) and abs(a - c) <= 1e-9 * max(1.0, abs(c))
-
-    stack = [(int(xi), int(pi), full_r, full_s, -1)]
-    while stack:
-        xi, pi, R, s, parent_node = stack.pop()
-        node = len(bags)
-        bags.append(T.X[xi])
-        tree_parent.append(parent_node)
-        target = g[xi, pi, R, s]
-        if R == 0:
-            assign(xi, pi, s)
-            continue
-        found = False
-        for p in range(b):  # swap
+    def _swap(self, xi: int, pi: int, R: int, s: int):
+        """The swap step that gave g[x, σ, R, s], its members assigned; the child state, or None."""
+        T, g, target = self.T, self.g, self.g[xi, pi, R, s]
+        for p in range(self.b):
             yi, cv, gi = T.remv[xi, p], T.cvpos[xi, p], T.del_perm[pi, p]
             ry = (R & ((1 << cv) - 1)) | ((R >> cv) << (cv + 1))
-            srest = s & ~(1 << p)
-            for z in _subsets(srest):
+            for z in _subsets(s & ~(1 << p)):
                 zy = (z & ((1 << p) - 1)) | ((z >> (p + 1)) << p)
-                fv = F[yi, gi, ry, zy]
-                if fv == NEG or not close(fv + base[xi, pi, s ^ z], target):
+                fv = self.F[yi, gi, ry, zy]
+                if fv == NEG or not _close(fv + self.base[xi, pi, s ^ z], target):
                     continue
-                # which u and insertion gave F
-                for cu in _bits(ry):
+                for cu in _bits(ry):  # which u and insertion gave F
                     xi2, q = T.addv[yi, cu], T.qpos[yi, cu]
                     r2 = (ry & ((1 << cu) - 1)) | ((ry >> (cu + 1)) << cu)
-                    for t in range(b):
+                    for t in range(self.b):
                         pi2 = T.ins_perm[gi, q, t]
-                        if close(g[xi2, pi2, r2, T.expand_u[q, zy]], fv):
-                            assign(xi, pi, s ^ z)
-                            stack.append((int(xi2), int(pi2), int(r2), int(T.expand_u[q, zy]), node))
-                            found = True
-                            break
-                    if found:
-                        break
-                if found:
-                    break
-            if found:
-                break
-        if found:
-            continue
+                        if _close(g[xi2, pi2, r2, T.expand_u[q, zy]], fv):
+                            self._assign(xi, pi, s ^ z)
+                            return [(int(xi2), int(pi2), int(r2), int(T.expand_u[q, zy]))]
+        return None
+
+    def _join(self, xi: int, pi: int, R: int, s: int):
+        """The join that gave g[x, σ, R, s]: its two child states, or None."""
+        g, target = self.g, self.g[xi, pi, R, s]
         low = R & -R
-        for a in _subsets(R):  # join
+        for a in _subsets(R):
             if not (a & low) or a == R:
                 continue
             bb = R ^ a
             for z in _subsets(s):
                 lv, rv = g[xi, pi, a, z], g[xi, pi, bb, s ^ z]
-                if lv > NEG and rv > NEG and close(lv + rv, target):
-                    stack.append((xi, pi, a, z, node))
-                    stack.append((xi, pi, bb, s ^ z, node))
-                    found = True
-                    break
-            if found:
-                break
-        if not found:
-            raise AssertionError("dp recovery failed: no choice reproduces the table value")
-    assert all(p is not None for p in parents)
-    order = _order_from_decomposition(bags, tree_parent, n)
-    stats = {
-        "algorithm": "Korhonen-Parviainen DP (Theorem 1)",
-        "table_entries": int(g.size + F.size),
-        "table_bytes": need,
-        "dp_seconds": round(time.monotonic() - t0, 4),
-    }
-    return parents, score, order, stats  # type: ignore[return-value]
+                if lv > NEG and rv > NEG and _close(lv + rv, target):
+                    return [(xi, pi, a, z), (xi, pi, bb, s ^ z)]
+        return None
 
 
 def _subsets(mask: int):
