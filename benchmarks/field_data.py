@@ -248,6 +248,27 @@ def margins(records: list[dict]) -> list[str]:
     return lines
 
 
+def monotone(records: list[dict]) -> list[str]:
+    """Issue 84.5, more time never a worse network: per policy and pair of budgets in the
+    records, the cells whose network at the larger budget scores below the smaller's."""
+    cells: dict[tuple, dict[float, float]] = {}
+    for r in records:
+        if r.get("peer") != "etl" and r.get("score") is not None:
+            cells.setdefault((r.get("policy", "default"), r["data"], r["k"]), {})[r["budget"]] = r["score"]
+    lines = []
+    for policy in dict.fromkeys(p for p, _, _ in cells):
+        budgets = sorted({b for (p, _, _), by in cells.items() if p == policy for b in by})
+        for lo, hi in zip(budgets, budgets[1:]):
+            pairs = [(100 * (by[hi] - by[lo]) / abs(by[lo]), f"{d} k = {k}") for (p, d, k), by in cells.items()
+                     if p == policy and lo in by and hi in by]
+            if not pairs:
+                continue
+            worse = sorted(m for m in pairs if m[0] < 0)
+            lines.append(f"- {policy}, {hi:g} s against {lo:g} s: below it in **{len(worse)} of {len(pairs)}** cells"
+                         + (f" ({', '.join(f'{c} {m:+.2f} %' for m, c in worse)})" if worse else ""))
+    return lines
+
+
 def table(records: list[dict]) -> list[str]:
     peer = etl_best(records)
     lines = ["| data | k | limit (s) | policy | twbn `learn` | ETL's better of hc-ET, hc-ET-poly | "
@@ -312,6 +333,7 @@ def from_data(folder: str, sets: list[str], ks: list[int], budgets: list[float],
              "the scored cache and the families the search scored from the data (each result's `bound_scope`): "
              "over every network of the data only where the cache holds every family of at most k parents "
              "(k = 2: every pair is scored), else not. 'bound over ETL' is the most a network of that scope "
-             "can be ahead of ETL's better run. " + peer, "", *margins(records), "", *table(records)]
+             "can be ahead of ETL's better run. " + peer, "", *margins(records), "", *monotone(records), "",
+             *table(records)]
     print("wrote", write_result(name + ".md", "\n".join(lines) + "\n"))
     write_result(name + ".json", json.dumps(records, indent=1) + "\n")

@@ -225,36 +225,13 @@ def solve(
     endless = _endless(time_limit)
     time_limit = check_time_limit(time_limit)
     own = budget is None
-    if own:
-        limit = math.inf if endless else time_limit if time_limit is not None else spec.default_seconds(policy)
-        # made at entry: the checks above restrict the cache to the problem's candidates
-        # (seconds at jester's 772,774 sets), which is part of the caller's budget
-        budget = Budget(limit, control=control, started=entered, policy=policy)
-    elif budget.deadline is None and not budget.endless and spec.default_seconds(policy) is not None:
-        log, origin = budget.log, budget.origin  # an unlimited stage: the method's own default
-        budget = Budget(spec.default_seconds(policy), control=budget.control, policy=policy)
-        budget.log, budget.origin = log, origin
-    budget.subsolver = REGISTRY  # the method's sub-solves and starts come through it
+    budget = _budget_of(budget, spec, time_limit, endless, control, entered, policy)
     control = control if control is not None else budget.control
     limit = budget.seconds
     if control is not None:
         control.begin(method)
     share = policy.bound_share_at(problem.n) if _lp_bound and spec.needs_lp_bound(problem.n, policy) else 0.0
-    beside, joining = None, None
-    if share and jobs >= 2 and limit is not None and budget.left() > 2 * policy.parallel_margin_s \
-            and not budget.stop_requested():
-        # a job of its own: the LP's bound in a second process, rather than jobs idle while
-        # the LP has the last share (issue 33.2). Beside a method that takes jobs it gets its
-        # share of all the jobs' time, as a one-job run given jobs times the budget would:
-        # share × jobs × the budget on one core (the whole budget from 4 jobs on at a 30 %
-        # share); then its job returns to the method (``budget.joining``). Beside any other
-        # method it has the whole budget, since its job would come back to nobody.
-        lp_seconds = share * jobs * budget.left() if spec.parallel and scheduler is None else math.inf
-        beside, share = BoundAlone(problem, budget, seconds=lp_seconds), 0.0
-        if scheduler is None:  # with a Dask cluster the method keeps all the jobs
-            jobs -= 1
-            if lp_seconds < budget.left() - policy.beside_return_s - policy.join_min_s:
-                joining = (time.monotonic() + lp_seconds, 1)
+    beside, share, jobs, joining = _bound_beside(problem, spec, budget, share, jobs, scheduler, limit, policy)
     # an anytime method keeps its network on a signal however deep it is (between the
     # pieces of improve, in its k-MAX start, in the LP bound after it): a signal only sets
     # the stop flag, which its loops and engines' hooks read
@@ -278,29 +255,90 @@ def solve(
                 beside = None
                 sol.stats["lp_bound_dropped"] = "computed beside the method over a cache without its network's families"
         if share and sol.status in ("feasible", "unknown") and not budget.stop_requested():
-            with budget.stage("cluster LP bound") as stage:
-                add_lp_bound(problem, sol, stage.left() if limit is not None else max(0.5, share * budget.elapsed()),
-                             policy)
-            call_optimal_at_bound(sol)  # (then nothing is left to gain)
-            # at its bound over a cache the search may still grow (families scored from the
-            # data on demand) the network is optimal over that cache only: the search goes on
-            growable = problem.scorer is not None and not covers_every_family(problem)
-            if (sol.stats.get("lp_bound") or {}).get("complete") and spec.warm_start \
-                    and (sol.status == "feasible" or (sol.status == "optimal" and growable)) \
-                    and spec.anytime and limit is not None and budget.left() >= policy.resume_min_s \
-                    and not budget.stop_requested():
-                sol.status = "feasible"  # until the search has had its time (a better network may widen the bound)
-                problem = _resume(problem, spec, opts, budget, sol, seed=seed, solver=solver, jobs=jobs,
-                                  scheduler=scheduler)
-                call_optimal_at_bound(sol)
-        # (after a stop too: the bound proved so far costs nothing to keep)
-        if beside is not None and sol.status not in ("feasible", "unknown"):
-            beside.close()  # optimal or infeasible: no bound is wanted
-        elif beside is not None:
-            got = beside.result(budget)
-            if got is not None:
-                take_lp_bound(sol, *got)
-                sol.stats["lp_bound"]["beside"] = True  # in a second process, on its own job
+            problem = _bound_after(problem, spec, opts, budget, sol, share, limit, policy, seed=seed, solver=solver,
+                                   jobs=jobs, scheduler=scheduler)
+        _collect_beside(beside, sol, budget)  # (after a stop too: the bound proved so far costs nothing to keep)
+    _mark(problem, sol, time_limit, seed)
+    _finish(sol, entered, control, budget if own else None)
+    return sol
+
+
+def _budget_of(budget: Budget | None, spec: Method, time_limit, endless: bool, control, entered: float,
+               policy: Policy) -> Budget:
+    """The call's Budget: its own from ``time_limit`` (the method's default without one),
+    made at entry, or the caller's stage (with the method's default where it is unlimited)."""
+    if budget is None:
+        limit = math.inf if endless else time_limit if time_limit is not None else spec.default_seconds(policy)
+        # made at entry: the checks above restrict the cache to the problem's candidates
+        # (seconds at jester's 772,774 sets), which is part of the caller's budget
+        budget = Budget(limit, control=control, started=entered, policy=policy)
+    elif budget.deadline is None and not budget.endless and spec.default_seconds(policy) is not None:
+        log, origin = budget.log, budget.origin  # an unlimited stage: the method's own default
+        budget = Budget(spec.default_seconds(policy), control=budget.control, policy=policy)
+        budget.log, budget.origin = log, origin
+    budget.subsolver = REGISTRY  # the method's sub-solves and starts come through it
+    return budget
+
+
+def _bound_beside(problem: Problem, spec: Method, budget: Budget, share: float, jobs: int, scheduler, limit,
+                  policy: Policy):
+    """(the LP's bound in a process of its own or None, the share left for a bound after
+    the method, the method's jobs, when the bound's job joins the method or None)."""
+    if not (share and jobs >= 2 and limit is not None and budget.left() > 2 * policy.parallel_margin_s
+            and not budget.stop_requested()):
+        return None, share, jobs, None
+    # a job of its own: the LP's bound in a second process, rather than jobs idle while
+    # the LP has the last share (issue 33.2). Beside a method that takes jobs it gets its
+    # share of all the jobs' time, as a one-job run given jobs times the budget would:
+    # share × jobs × the budget on one core (the whole budget from 4 jobs on at a 30 %
+    # share); then its job returns to the method (``budget.joining``). Beside any other
+    # method it has the whole budget, since its job would come back to nobody.
+    lp_seconds = share * jobs * budget.left() if spec.parallel and scheduler is None else math.inf
+    beside, joining = BoundAlone(problem, budget, seconds=lp_seconds), None
+    if scheduler is None:  # with a Dask cluster the method keeps all the jobs
+        jobs -= 1
+        if lp_seconds < budget.left() - policy.beside_return_s - policy.join_min_s:
+            joining = (time.monotonic() + lp_seconds, 1)
+    return beside, 0.0, jobs, joining
+
+
+def _bound_after(problem: Problem, spec: Method, opts, budget: Budget, sol: SolverResult, share: float, limit,
+                 policy: Policy, *, seed, solver, jobs: int, scheduler) -> Problem:
+    """The cluster LP's bound on what the method left of the budget; where the LP ended
+    with no violated row and time is left, the method again from its network."""
+    with budget.stage("cluster LP bound") as stage:
+        add_lp_bound(problem, sol, stage.left() if limit is not None else max(0.5, share * budget.elapsed()), policy)
+    call_optimal_at_bound(sol)  # (then nothing is left to gain)
+    # at its bound over a cache the search may still grow (families scored from the
+    # data on demand) the network is optimal over that cache only: the search goes on
+    growable = problem.scorer is not None and not covers_every_family(problem)
+    if (sol.stats.get("lp_bound") or {}).get("complete") and spec.warm_start \
+            and (sol.status == "feasible" or (sol.status == "optimal" and growable)) \
+            and spec.anytime and limit is not None and budget.left() >= policy.resume_min_s \
+            and not budget.stop_requested():
+        sol.status = "feasible"  # until the search has had its time (a better network may widen the bound)
+        problem = _resume(problem, spec, opts, budget, sol, seed=seed, solver=solver, jobs=jobs, scheduler=scheduler)
+        call_optimal_at_bound(sol)
+    return problem
+
+
+def _collect_beside(beside, sol: SolverResult, budget: Budget) -> None:
+    """The bound computed beside the method into ``sol``; closed unasked where ``sol`` is
+    optimal or infeasible."""
+    if beside is None:
+        return
+    if sol.status not in ("feasible", "unknown"):
+        beside.close()  # optimal or infeasible: no bound is wanted
+        return
+    got = beside.result(budget)
+    if got is not None:
+        take_lp_bound(sol, *got)
+        sol.stats["lp_bound"]["beside"] = True  # in a second process, on its own job
+
+
+def _mark(problem: Problem, sol: SolverResult, time_limit, seed) -> None:
+    """The result's limit and seed, its bound floored and scoped, and no 'optimal' a
+    bound over a growable cache cannot back."""
     sol.time_limit = time_limit
     if sol.seed is None:
         sol.seed = seed
@@ -318,8 +356,6 @@ def solve(
         sol.stats["reason"] = ("no network found within the time limit" if sol.status == "unknown"
                                else "the method proved that no network satisfies the constraints")
     _record_gap_sources(problem, sol)
-    _finish(sol, entered, control, budget if own else None)
-    return sol
 
 
 def _resume(problem: Problem, spec: Method, opts, budget: Budget, sol: SolverResult, *, seed: int | None,

@@ -131,7 +131,7 @@ def test_the_choice_ends_inside_its_time_limit():
     """The refit learns on every row, scoring them first; that scoring shares the refit's
     time (before, ``learn`` added it to the limit: a 30 s choice at cwebkb took 35 s, and
     this one 9.5 s for 8). Each variable is the OR of two earlier ones plus noise, so
-    that k = 3 is chosen and its refit explores 250 variables' families."""
+    that a k >= 2 is chosen and its refit explores 250 variables' families."""
     import time
 
     rng = np.random.default_rng(1)
@@ -144,7 +144,7 @@ def test_the_choice_ends_inside_its_time_limit():
     t0 = time.monotonic()
     sol = twbn.learn(df, treewidth=twbn.WhichK(max_treewidth=3), time_limit=8, seed=0)
     assert time.monotonic() - t0 <= 8 + 1.0
-    assert sol.stats["which_k"]["refit"].startswith("learned again on every row at k = 3")
+    assert sol.treewidth >= 2 and sol.stats["which_k"]["refit"].startswith("learned again on every row")
 
 
 def test_a_bound_that_did_not_move_is_told_from_one_that_did():
