@@ -465,14 +465,11 @@ class Policy:
 
     # -- which k (treewidth="auto", twbn.which_k) ---------------------------------------------
     which_k_refit_share: float = _knob(0.5, "share", """treewidth="auto": the share of the whole
-        time kept for learning the chosen k again on every row, starting from the chosen
-        network; the rest measures the curve (k = 1, then ``which_k_bound_cost``'s ladder).
-        On eleven DEBD sets at 30 s in all (results/which-k-30-refit50.md, against two runs of
-        0.25: which-k-30-ladder-branching.md, which-k-30-default-again.md), 0.5 put the chosen
-        k's test log-likelihood within 0.5 % of the best fixed k in 9 of 11 sets, 0.25 in 8 of
-        11; pumsb_star -0.53 % against -2.10 % (the curve's k = 8 network, learned in a few
-        seconds, needs the refit's time). Chosen without each set in turn
-        (results/which-k-30-refit-rule.md).""")
+        time for learning the chosen k again on every row, from the chosen network; the rest
+        measures the curve. On eleven DEBD sets at 30 s (results/which-k-30-refit50.md; 0.25 run
+        twice: which-k-30-ladder-branching.md, -default-again.md) 0.5 put 9 of 11 within 0.5 %
+        of the best fixed k, 0.25 8 of 11 (pumsb_star -0.53 against -2.10 %: the curve's k = 8
+        network needs the refit's time); chosen without each set (which-k-30-refit-rule.md).""")
     which_k_split_min_rows: int = _knob(2000, "count", """treewidth="auto": from this many rows one
         validation split (``which_k_validation_share`` of them) measures each k; below it,
         ``which_k_folds``-fold cross-validation, so that every row is held out once and the
@@ -487,15 +484,11 @@ class Policy:
         curve rose to k = 8 at four, and stopped at 6 (dna) and 7 (tretail) after two flat
         bounds: at dna fixed k = 7 was 0.06 % better on the test split than the k = 5 chosen.""")
     which_k_bound_cost: float = _knob(3.0, "factor", """treewidth="auto": each bound after k = 1
-        gets at least this many times k = 1's seconds (the exact DP, the held-out rows and the
-        queries: a bound's cost without a search); where the time left cannot give every k up
-        to ``max_treewidth`` that, fewer bounds are measured, spread out to it. At cwebkb (n =
-        839, 30 s) k = 1 took 1.7 s and the seven bounds after it got about a second each: none
-        moved from its start, the curve was flat and k = 1 was chosen (fixed k = 2 is 10 %
-        better held out); a k = 2 search of 2.8 s moved. With it (results/which-k-30-ladder.md)
-        k = 8 was chosen there, 0.26 % below the best fixed k (1.91 % before), and 8 of 11
-        DEBD sets were within 0.5 % (6 of 11 before). Not tuned: 3 only, set from cwebkb's
-        figures above.""")
+        gets at least this many times k = 1's seconds (a bound's cost without a search), else
+        fewer bounds, spread out to ``max_treewidth``. At cwebkb (n = 839, 30 s) the seven bounds
+        after k = 1 got a second each, none moved, and the flat curve chose k = 1, 10 % below
+        fixed k = 2 held out; a 2.8 s k = 2 search moved. With 3 (not tuned): k = 8, 0.26 % below
+        the best fixed k; 8 of 11 DEBD sets within 0.5 % (6 before; results/which-k-30-ladder.md).""")
     which_k_default_s: float = _knob(60.0, "seconds", """treewidth="auto" without a time limit:
         the seconds of the whole choice, curve and refit.""")
 
