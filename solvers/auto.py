@@ -345,19 +345,7 @@ def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: Solv
             # and the families the data may score beyond the cache are localsearch's to find
             method, start, choice = _climb_from_cache_optimum(problem, unbounded, start, choice, seed)
         elif proved and unbounded.width is not None and unbounded.width <= problem.treewidth:
-            # the unbounded optimum has width <= k: it is this problem's optimum too
-            LOG.info(f"auto: the unbounded optimum ({_how(unbounded)}) has width {unbounded.width} <= "
-                     f"{problem.treewidth}: it is the optimum here too")
-            algorithm = ("Silander-Myllymaki DP" if unbounded.method == "dp" else "the cluster-cut ILP") + \
-                " (unbounded, at most k parents a variable)"
-            sol = make_solution(problem, unbounded.parents, bound=unbounded.score, status="optimal",
-                                method=unbounded.method, order_hint=unbounded.elimination_order, seed=seed,
-                                stats={"algorithm": f"{algorithm}; its network has width {unbounded.width} <= "
-                                                    f"{problem.treewidth}",
-                                       "auto": choice.reason + "; the unbounded optimum fits the bound"})
-            sol.trajectory = [{"time": round(time.monotonic() - entered, 4), "incumbent": sol.score,
-                               "bound": sol.bound}]
-            return sol
+            return _unbounded_fits(problem, unbounded, choice, seed, entered)
     side = choice.warm_start  # runs alone beside a one-process method with jobs >= 2
     if unbounded is not None and method == "cuts" and problem.treewidth >= policy.improve_start_min_k:
         # the unbounded optimum is wider than k and already bounds the problem: improve's
@@ -384,37 +372,8 @@ def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: Solv
         parallel = Alone(problem, side, budget, seed)
         LOG.info(f"auto: {side} also runs alone in a second process; the better network is kept")
     try:
-        warm = None
-        if choice.warm_start is not None and feasible:
-            # its own start method runs even when a start is given (a sweep's network from a
-            # smaller bound): the better of the two is the start
-            try:
-                share, options = None, None
-                if choice.warm_start == "localsearch":
-                    # its stage runs to the first climb's ceiling; no climb begins after its own share
-                    share = max(policy.localsearch_start_share, policy.localsearch_first_climb_share)
-                    if budget.seconds is not None:
-                        options = {"soft_limit": max(policy.min_engine_s,
-                                                     policy.localsearch_start_share * budget.left())}
-                own, used = warm_start_solution(problem, choice.warm_start, budget=budget, seed=seed, share=share,
-                                                options=options)
-            except MethodUnavailable as exc:  # its start found nothing in its share: the method runs without
-                LOG.info(f"auto: {exc}; {method} starts without it")
-                own, used = None, 0.0
-            own_from, rival = choice.warm_start, None
-            if own is not None and own_from == "localsearch" and method == "cuts" and policy.rival_start_share > 0 \
-                    and not budget.stop_requested():
-                own, rival = _better_start(problem, own, budget, seed)
-                if rival is not None and rival["kept"]:
-                    own_from = "kmax"
-            if own is not None and (start is None or own.score > start.score):
-                start = own
-            if start is not None:
-                warm = {"from": own_from if start is own else "the given start", "score": start.score,
-                        "seconds": round(used, 4)}
-                if rival is not None:  # both starts' seconds: k-MAX's ran after localsearch's
-                    warm["rival"] = rival
-                    warm["seconds"] = round(used + rival["seconds"], 4)
+        start, warm = _start_of(problem, choice, method, start, budget, seed) if choice.warm_start is not None \
+            and feasible else (start, None)
         if warm is not None and budget.stop_requested():
             # interrupted during the start: its network is the best there is
             start.method, start.seed = method, seed
@@ -440,6 +399,56 @@ def _delegate(problem: Problem, budget: Budget, *, seed: int | None, start: Solv
         if alone is not None and alone.parents is not None:
             sol = keep_better(problem, sol, alone, problem.treewidth, key="kept_from_parallel_start")
     return sol
+
+
+def _unbounded_fits(problem: Problem, unbounded: SolverResult, choice: Choice, seed, entered: float) -> SolverResult:
+    """The unbounded optimum (at most k parents a variable) has width <= k: it is this
+    problem's optimum too."""
+    LOG.info(f"auto: the unbounded optimum ({_how(unbounded)}) has width {unbounded.width} <= "
+             f"{problem.treewidth}: it is the optimum here too")
+    algorithm = ("Silander-Myllymaki DP" if unbounded.method == "dp" else "the cluster-cut ILP") + \
+        " (unbounded, at most k parents a variable)"
+    sol = make_solution(problem, unbounded.parents, bound=unbounded.score, status="optimal",
+                        method=unbounded.method, order_hint=unbounded.elimination_order, seed=seed,
+                        stats={"algorithm": f"{algorithm}; its network has width {unbounded.width} <= "
+                                            f"{problem.treewidth}",
+                               "auto": choice.reason + "; the unbounded optimum fits the bound"})
+    sol.trajectory = [{"time": round(time.monotonic() - entered, 4), "incumbent": sol.score, "bound": sol.bound}]
+    return sol
+
+
+def _start_of(problem: Problem, choice: Choice, method: str, start, budget: Budget, seed):
+    """(the chosen method's start, what ``stats["warm_start"]`` records or None): the
+    choice's own start method runs even when a start is given (a sweep's network from a
+    smaller bound), and the better of the two is the start."""
+    policy = budget.policy
+    try:
+        share, options = None, None
+        if choice.warm_start == "localsearch":
+            # its stage runs to the first climb's ceiling; no climb begins after its own share
+            share = max(policy.localsearch_start_share, policy.localsearch_first_climb_share)
+            if budget.seconds is not None:
+                options = {"soft_limit": max(policy.min_engine_s, policy.localsearch_start_share * budget.left())}
+        own, used = warm_start_solution(problem, choice.warm_start, budget=budget, seed=seed, share=share,
+                                        options=options)
+    except MethodUnavailable as exc:  # its start found nothing in its share: the method runs without
+        LOG.info(f"auto: {exc}; {method} starts without it")
+        own, used = None, 0.0
+    own_from, rival = choice.warm_start, None
+    if own is not None and own_from == "localsearch" and method == "cuts" and policy.rival_start_share > 0 \
+            and not budget.stop_requested():
+        own, rival = _better_start(problem, own, budget, seed)
+        if rival is not None and rival["kept"]:
+            own_from = "kmax"
+    if own is not None and (start is None or own.score > start.score):
+        start = own
+    if start is None:
+        return None, None
+    warm = {"from": own_from if start is own else "the given start", "score": start.score, "seconds": round(used, 4)}
+    if rival is not None:  # both starts' seconds: k-MAX's ran after localsearch's
+        warm["rival"] = rival
+        warm["seconds"] = round(used + rival["seconds"], 4)
+    return start, warm
 
 
 #: ``auto`` as the registry lists it: the default of ``twbn learn`` and ``twbn.learn``.
