@@ -146,11 +146,37 @@ class Config:
 
 def load_config(path: str | Path) -> Config:
     path = Path(path)
+    raw = _read_toml(path)
+    get = _Getter(path, raw)
+    data, classes, networks = {}, {}, {}
+    for d in get("data", kind=list):
+        name, p, cls, net = _data_entry(path, d)
+        data[name] = p
+        if cls is not None:
+            classes[name] = cls
+        if net is not None:
+            networks[name] = net
+    score, pruning, extra = _scoring(path, get)
+    tws = _bounds(path, get("treewidths", kind=list), "treewidths")
+    shared = _policy(path, "[policy]", get("policy", {}, dict))
+    methods = _methods(path, get("methods", kind=list), tws, shared)
+    seeds, memory, margin, folds, cell_jobs, time_limit = _run_limits(path, get)
+    read_missing, missing = _missing(path, raw.get("missing"), score)
+    return Config(
+        name=str(get("name", path.stem)), path=path, data=data, score=score, max_parents=get("max_parents", 3, int),
+        pruning=pruning, ess=float(get("ess", 1.0)), folds=folds, seeds=tuple(seeds),
+        treewidths=tuple(tws), methods=methods, time_limit=time_limit,
+        memory_limit_mb=memory, kill_margin=float(margin), raw=raw,
+        inference=get("inference", False, bool), classes=classes, sweep=get("sweep", True, bool),
+        cell_jobs=cell_jobs, policy=shared, read_missing=read_missing, missing=missing, networks=networks, **extra)
+
+
+def _read_toml(path: Path) -> dict:
+    """The config's table; ConfigError for bad TOML or an unknown top-level key."""
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
-
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: not a config table")
     unknown = sorted(set(raw) - KEYS)
@@ -159,58 +185,69 @@ def load_config(path: str | Path) -> Config:
 
         close = difflib.get_close_matches(unknown[0], sorted(KEYS), n=1)
         raise ConfigError(f"{path}: unknown key {unknown[0]!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return raw
 
-    def get(key, default=None, kind=None):
-        v = raw.get(key, default)
+
+class _Getter:
+    """``get(key, default, kind)``: a top-level value, required where ``default`` is None,
+    of ``kind`` where given."""
+
+    def __init__(self, path: Path, raw: dict):
+        self.path, self.raw = path, raw
+
+    def __call__(self, key, default=None, kind=None):
+        v = self.raw.get(key, default)
         if v is None:
-            raise ConfigError(f"{path}: '{key}' is required")
+            raise ConfigError(f"{self.path}: '{key}' is required")
         if kind is not None and not isinstance(v, kind):
-            raise ConfigError(f"{path}: '{key}' must be {kind.__name__ if isinstance(kind, type) else kind}")
+            raise ConfigError(f"{self.path}: '{key}' must be {kind.__name__ if isinstance(kind, type) else kind}")
         return v
 
-    data, classes, networks = {}, {}, {}
-    for d in get("data", kind=list):
-        if not isinstance(d, dict) or "name" not in d:
-            raise ConfigError(f"{path}: every [[data]] needs a name (and a path, unless it names a bundled set)")
-        if "path" not in d:
-            from twbn.scoring.datasets import BUNDLED, bundled_path
 
-            if d["name"] not in BUNDLED:
-                raise ConfigError(f"{path}: data {d['name']!r} needs a path (without one, name a bundled set: "
-                                  f"{', '.join(BUNDLED)})")
-            d = {**d, "path": str(bundled_path(d["name"]))}
-        if set(d) - {"name", "path", "class", "network"}:
-            raise ConfigError(f"{path}: data {d['name']!r} has no field "
-                              f"{sorted(set(d) - {'name', 'path', 'class', 'network'})[0]!r} "
-                              "(fields: name, path, class, network; top-level keys go before the first [[data]])")
-        if "network" in d:
-            if not isinstance(d["network"], str) or not d["network"]:
-                raise ConfigError(f"{path}: data {d['name']!r}: network must be a bnlearn name or a BIF file")
-            net = d["network"]
-            if net.endswith((".bif", ".bif.gz")):
-                net = str((path.parent / os.path.expandvars(net)).resolve())
-                if not Path(net).exists():
-                    raise ConfigError(f"{path}: data {d['name']!r}: network file {net} does not exist")
-            networks[str(d["name"])] = net
-        if "class" in d:
-            if not isinstance(d["class"], str) or not d["class"]:
-                raise ConfigError(f"{path}: data {d['name']!r}: class must be a variable name")
-            classes[str(d["name"])] = d["class"]
-        spelled = str(d["path"])
-        # data that cannot ship in the repo (DEBD, sampled bnlearn sets) is named by an
-        # environment variable, e.g. $TWBN_DATA/debd/plants_train.csv.gz
-        unset = [v for v in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", spelled) if v not in os.environ]
-        if unset:
-            raise ConfigError(f"{path}: data {d['name']!r} is under ${unset[0]}, which is not set "
-                              f"(export {unset[0]}=DIR, the folder holding it)")
-        p = (path.parent / os.path.expandvars(spelled)).resolve()
-        if not p.exists():
-            from twbn.scoring.datasets import BUNDLED
+def _data_entry(path: Path, d) -> tuple[str, Path, "str | None", "str | None"]:
+    """One [[data]]: its name, its file (a bundled set's without a path; ``$VAR`` expanded),
+    its class column and its network (a bnlearn name or a BIF file), each checked."""
+    if not isinstance(d, dict) or "name" not in d:
+        raise ConfigError(f"{path}: every [[data]] needs a name (and a path, unless it names a bundled set)")
+    from twbn.scoring.datasets import BUNDLED, bundled_path
 
-            raise ConfigError(f"{path}: data file {p} does not exist (a path is relative to the config's folder"
-                              + (f"; {d['name']!r} is a bundled set: without a path, twbn reads its own copy)"
-                                 if d["name"] in BUNDLED else ")"))
-        data[str(d["name"])] = p
+    if "path" not in d:
+        if d["name"] not in BUNDLED:
+            raise ConfigError(f"{path}: data {d['name']!r} needs a path (without one, name a bundled set: "
+                              f"{', '.join(BUNDLED)})")
+        d = {**d, "path": str(bundled_path(d["name"]))}
+    if set(d) - {"name", "path", "class", "network"}:
+        raise ConfigError(f"{path}: data {d['name']!r} has no field "
+                          f"{sorted(set(d) - {'name', 'path', 'class', 'network'})[0]!r} "
+                          "(fields: name, path, class, network; top-level keys go before the first [[data]])")
+    net = None
+    if "network" in d:
+        if not isinstance(d["network"], str) or not d["network"]:
+            raise ConfigError(f"{path}: data {d['name']!r}: network must be a bnlearn name or a BIF file")
+        net = d["network"]
+        if net.endswith((".bif", ".bif.gz")):
+            net = str((path.parent / os.path.expandvars(net)).resolve())
+            if not Path(net).exists():
+                raise ConfigError(f"{path}: data {d['name']!r}: network file {net} does not exist")
+    if "class" in d and (not isinstance(d["class"], str) or not d["class"]):
+        raise ConfigError(f"{path}: data {d['name']!r}: class must be a variable name")
+    spelled = str(d["path"])
+    # data that cannot ship in the repo (DEBD, sampled bnlearn sets) is named by an
+    # environment variable, e.g. $TWBN_DATA/debd/plants_train.csv.gz
+    unset = [v for v in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", spelled) if v not in os.environ]
+    if unset:
+        raise ConfigError(f"{path}: data {d['name']!r} is under ${unset[0]}, which is not set "
+                          f"(export {unset[0]}=DIR, the folder holding it)")
+    p = (path.parent / os.path.expandvars(spelled)).resolve()
+    if not p.exists():
+        raise ConfigError(f"{path}: data file {p} does not exist (a path is relative to the config's folder"
+                          + (f"; {d['name']!r} is a bundled set: without a path, twbn reads its own copy)"
+                             if d["name"] in BUNDLED else ")"))
+    return str(d["name"]), p, d.get("class"), net
+
+
+def _scoring(path: Path, get) -> tuple[str, str, dict]:
+    """The score, the pruning mode, and the exploration's and local structure's settings."""
     score = get("score", "bic", str)
     if score not in (*SCORES, *LOCAL_STRUCTURE_SCORES):
         raise ConfigError(f"{path}: score must be one of {', '.join((*SCORES, *LOCAL_STRUCTURE_SCORES))}")
@@ -228,35 +265,39 @@ def load_config(path: str | Path) -> Config:
     pruning = get("pruning", "all", str)
     if pruning not in PRUNING_MODES:
         raise ConfigError(f"{path}: pruning must be one of {', '.join(PRUNING_MODES)}")
-    def bounds(values, where):
-        if not isinstance(values, list) or not values:
-            raise ConfigError(f"{path}: {where} must be a non-empty list")
-        out = []
-        for t in values:
-            if t == "unbounded":
-                out.append(None)
-            elif isinstance(t, int) and not isinstance(t, bool) and t >= 1:
-                out.append(t)
-            else:
-                raise ConfigError(f"{path}: treewidths are integers >= 1 or \"unbounded\", got {t!r}")
-        return tuple(out)
+    return score, pruning, extra
 
+
+def _bounds(path: Path, values, where: str) -> tuple:
+    """Treewidths: integers >= 1 or "unbounded" (None)."""
+    if not isinstance(values, list) or not values:
+        raise ConfigError(f"{path}: {where} must be a non-empty list")
+    out = []
+    for t in values:
+        if t == "unbounded":
+            out.append(None)
+        elif isinstance(t, int) and not isinstance(t, bool) and t >= 1:
+            out.append(t)
+        else:
+            raise ConfigError(f"{path}: treewidths are integers >= 1 or \"unbounded\", got {t!r}")
+    return tuple(out)
+
+
+def _methods(path: Path, entries: list, tws: tuple, shared) -> dict:
+    """The [[methods]] by label, each checked against the registry."""
     from twbn.solvers.registry import all_methods  # the one list of method names
 
-    METHODS = all_methods()
-
-    tws = bounds(get("treewidths", kind=list), "treewidths")
-    shared = _policy(path, "[policy]", get("policy", {}, dict))
+    known = all_methods()
     methods = {}
-    for m in get("methods", kind=list):
+    for m in entries:
         if not isinstance(m, dict) or "name" not in m:
             raise ConfigError(f"{path}: every [[methods]] needs a name")
         method = m.get("method", m["name"])
-        if method not in METHODS:
-            raise ConfigError(f"{path}: unknown method {method!r} (one of {', '.join(METHODS)})")
+        if method not in known:
+            raise ConfigError(f"{path}: unknown method {method!r} (one of {', '.join(known)})")
         if m["name"] in methods:
             raise ConfigError(f"{path}: method label {m['name']!r} is used twice")
-        own = bounds(m["treewidths"], f"treewidths of method {m['name']!r}") if "treewidths" in m else None
+        own = _bounds(path, m["treewidths"], f"treewidths of method {m['name']!r}") if "treewidths" in m else None
         unknown = set(m) - {"name", "method", "solver", "warm_start", "treewidths", "options", "policy"}
         if unknown:
             raise ConfigError(f"{path}: method {m['name']!r} has no field {sorted(unknown)[0]!r} "
@@ -265,6 +306,11 @@ def load_config(path: str | Path) -> Config:
         methods[m["name"]] = {"method": method, "solver": m.get("solver"), "warm_start": m.get("warm_start"),
                               "treewidths": own, "options": dict(m.get("options") or {}),
                               "policy": _policy(path, f"method {m['name']!r}: policy", m.get("policy") or {}, shared)}
+    return methods
+
+
+def _run_limits(path: Path, get):
+    """(seeds, memory_limit_mb, kill_margin, folds, cell_jobs, time_limit), checked."""
     seeds = get("seeds", [0], list)
     if not seeds or any(isinstance(s, bool) or not isinstance(s, int) or s < 0 for s in seeds):
         raise ConfigError(f"{path}: seeds must be a non-empty list of integers >= 0, got {seeds!r}")
@@ -283,14 +329,7 @@ def load_config(path: str | Path) -> Config:
     time_limit = float(get("time_limit", 60))
     if not time_limit > 0:
         raise ConfigError(f"{path}: time_limit must be positive")
-    read_missing, missing = _missing(path, raw.get("missing"), score)
-    return Config(
-        name=str(get("name", path.stem)), path=path, data=data, score=score, max_parents=get("max_parents", 3, int),
-        pruning=pruning, ess=float(get("ess", 1.0)), folds=folds, seeds=tuple(seeds),
-        treewidths=tuple(tws), methods=methods, time_limit=time_limit,
-        memory_limit_mb=memory, kill_margin=float(margin), raw=raw,
-        inference=get("inference", False, bool), classes=classes, sweep=get("sweep", True, bool),
-        cell_jobs=cell_jobs, policy=shared, read_missing=read_missing, missing=missing, networks=networks, **extra)
+    return seeds, memory, margin, folds, cell_jobs, time_limit
 
 
 def _missing(path: Path, table, score: str) -> tuple[str, dict | None]:
