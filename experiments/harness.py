@@ -364,36 +364,7 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
     Once ``stop`` is set (the command line sets it on SIGINT and SIGTERM), no new cell
     starts and running ones are stopped; every finished cell is in the store and the
     counts hold ``"stopped"``: the cells stopped or not started, which ``resume`` runs."""
-    if jobs < 1:
-        raise ExperimentError("--jobs must be at least 1")
-    if executor not in EXECUTORS:
-        raise ExperimentError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
-    if scheduler is not None and executor != "dask":
-        raise ExperimentError("--scheduler goes with --executor dask")
-    grid = expand(config)
-    for pattern in only or ():  # before the store is made: a refusal leaves no file
-        if not any(fnmatch.fnmatchcase(c.key, pattern) for c in grid):
-            raise ExperimentError(f"--cells {pattern!r} matches no cell of {config.name}; its keys look like "
-                                  f"{grid[0].key!r}")
-    if executor == "dask":  # before the store is made: a refusal leaves no file
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise ExperimentError("the dask executor needs dask distributed: pip install 'twbn[dask]'") from None
-    if config.inference:  # fail now, not in every cell
-        from twbn.scoring.inference import InferenceUnavailable, require_pgmpy
-
-        try:
-            require_pgmpy()
-        except InferenceUnavailable as exc:
-            raise ExperimentError(f"{config.path}: inference = true, but {exc}") from None
-    from twbn.scoring.data import _open_text
-
-    for name, target in config.classes.items():  # before the store is made: a refusal leaves no file
-        with _open_text(config.data[name]) as fh:
-            header = [h.strip().lstrip("\ufeff") for h in next(csv.reader(fh), [])]
-        if target not in header:
-            raise ExperimentError(f"{config.path}: data {name!r} has no column {target!r} (its class)")
+    grid = _refuse_early(config, jobs, executor, scheduler, only)
     stop = stop if stop is not None else threading.Event()
     store_path = Path(store_path).resolve()  # cells run in their own folders
     with ExitStack() as stack:
@@ -428,21 +399,7 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
         if config.cell_jobs > 1:
             where += f", {config.cell_jobs} processes each"
         log(f"{len(cells)} cells to run ({len(done)} already in {store_path}), {where}")
-        pieces_to = None  # a remote cluster's address, when the cells send their pieces to it
-        if client is not None and scheduler is not None and config.cell_jobs > 1:
-            threads = sum(client.nthreads().values())
-            # a cell holds a worker thread (its process computes the bound beside) and sends
-            # cell_jobs pieces at a time: so many cells at once leave its pieces free threads,
-            # which they would otherwise queue behind waiting cells for
-            per_cell = config.cell_jobs + 1
-            if threads >= per_cell:
-                pieces_to, cells_at_once = scheduler, threads // per_cell
-                plural = "s" * (cells_at_once > 1)
-                log(f"pieces of distributed methods on the cluster: {cells_at_once} cell{plural} at a time on its "
-                    f"{threads} threads (each cell 1 + {config.cell_jobs} for its pieces)")
-            else:
-                log(f"note: the cluster has {threads} threads, fewer than a cell and its {config.cell_jobs} "
-                    "pieces need: the cells solve their pieces on their workers' machines")
+        pieces_to, cells_at_once = _pieces_plan(client, scheduler, config, log)
         cores = os.cpu_count() or 1
         if client is None and jobs * config.cell_jobs > cores:
             log(f"note: {jobs} cells × {config.cell_jobs} processes is more than this machine's {cores} cores: "
@@ -450,13 +407,7 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
         counts: dict[str, int] = {}
         # a sweep's cells start from the best network of their chain's smaller bounds: those
         # stored before (a resumed run) and those finished in this run
-        networks: dict[tuple, list[tuple[int | None, float, dict]]] = defaultdict(list)
-        if config.sweep:
-            by_key = {c.key: c for c in expand(config)}
-            for row in store.cells():
-                cell = by_key.get(row["key"])
-                if cell is not None and row["score"] is not None and row["result"]:
-                    networks[cell.chain].append((cell.treewidth, row["score"], json.loads(row["result"])))
+        networks = _stored_networks(config, store)
 
         def start_of(cell: Cell) -> dict | None:
             if not config.sweep:
@@ -485,6 +436,76 @@ def run_experiment(config: Config, store_path: Path, *, resume: bool = False, jo
         if stop.is_set():
             counts["stopped"] = len(cells) - sum(counts.values())
         return counts
+
+
+def _refuse_early(config: Config, jobs: int, executor: str, scheduler, only) -> list:
+    """The grid, after every refusal that can be made before the store exists (so that a
+    refusal leaves no file): the arguments, ``only``'s patterns, dask, pgmpy, class columns."""
+    if jobs < 1:
+        raise ExperimentError("--jobs must be at least 1")
+    if executor not in EXECUTORS:
+        raise ExperimentError(f"unknown executor {executor!r}; choose from {', '.join(EXECUTORS)}")
+    if scheduler is not None and executor != "dask":
+        raise ExperimentError("--scheduler goes with --executor dask")
+    grid = expand(config)
+    for pattern in only or ():
+        if not any(fnmatch.fnmatchcase(c.key, pattern) for c in grid):
+            raise ExperimentError(f"--cells {pattern!r} matches no cell of {config.name}; its keys look like "
+                                  f"{grid[0].key!r}")
+    if executor == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise ExperimentError("the dask executor needs dask distributed: pip install 'twbn[dask]'") from None
+    if config.inference:  # fail now, not in every cell
+        from twbn.scoring.inference import InferenceUnavailable, require_pgmpy
+
+        try:
+            require_pgmpy()
+        except InferenceUnavailable as exc:
+            raise ExperimentError(f"{config.path}: inference = true, but {exc}") from None
+    from twbn.scoring.data import _open_text
+
+    for name, target in config.classes.items():
+        with _open_text(config.data[name]) as fh:
+            header = [h.strip().lstrip("\ufeff") for h in next(csv.reader(fh), [])]
+        if target not in header:
+            raise ExperimentError(f"{config.path}: data {name!r} has no column {target!r} (its class)")
+    return grid
+
+
+def _pieces_plan(client, scheduler, config: Config, log) -> tuple:
+    """(a remote cluster's address when the cells send their pieces to it, else None; how
+    many cells run at once there)."""
+    if client is None or scheduler is None or config.cell_jobs <= 1:
+        return None, None
+    threads = sum(client.nthreads().values())
+    # a cell holds a worker thread (its process computes the bound beside) and sends
+    # cell_jobs pieces at a time: so many cells at once leave its pieces free threads,
+    # which they would otherwise queue behind waiting cells for
+    per_cell = config.cell_jobs + 1
+    if threads < per_cell:
+        log(f"note: the cluster has {threads} threads, fewer than a cell and its {config.cell_jobs} "
+            "pieces need: the cells solve their pieces on their workers' machines")
+        return None, None
+    cells_at_once = threads // per_cell
+    plural = "s" * (cells_at_once > 1)
+    log(f"pieces of distributed methods on the cluster: {cells_at_once} cell{plural} at a time on its "
+        f"{threads} threads (each cell 1 + {config.cell_jobs} for its pieces)")
+    return scheduler, cells_at_once
+
+
+def _stored_networks(config: Config, store: Store) -> dict:
+    """A sweep's cells start from the best network of their chain's smaller bounds: those
+    stored before (a resumed run); this run's are added as they finish."""
+    networks: dict[tuple, list[tuple[int | None, float, dict]]] = defaultdict(list)
+    if config.sweep:
+        by_key = {c.key: c for c in expand(config)}
+        for row in store.cells():
+            cell = by_key.get(row["key"])
+            if cell is not None and row["score"] is not None and row["result"]:
+                networks[cell.chain].append((cell.treewidth, row["score"], json.loads(row["result"])))
+    return networks
 
 
 def _record_rows(rows, cells: list[Cell], store: Store, run_id: int, networks: dict, log) -> dict[str, int]:
