@@ -17,15 +17,21 @@ __all__ = ["order_width", "order_table_size", "min_fill_within", "first_within"]
 
 
 @njit(cache=True)
-def _eliminate(g: np.ndarray, done: np.ndarray, v: int, nb: np.ndarray) -> int:
-    """Eliminate v from the graph ``g`` (``done``: the vertices gone): its remaining
-    neighbours into ``nb``, joined into a clique; returns how many there are."""
-    n = g.shape[0]
+def _neighbours(g: np.ndarray, done: np.ndarray, v: int, nb: np.ndarray) -> int:
+    """v's neighbours in ``g`` not yet eliminated (``done``) into ``nb``; how many."""
     c = 0
-    for u in range(n):
+    for u in range(g.shape[0]):
         if g[v, u] and not done[u]:
             nb[c] = u
             c += 1
+    return c
+
+
+@njit(cache=True)
+def _eliminate(g: np.ndarray, done: np.ndarray, v: int, nb: np.ndarray) -> int:
+    """Eliminate v from the graph ``g`` (``done``: the vertices gone): its remaining
+    neighbours into ``nb``, joined into a clique; returns how many there are."""
+    c = _neighbours(g, done, v, nb)
     for i in range(c):
         a = nb[i]
         for j in range(i + 1, c):
@@ -112,11 +118,7 @@ def min_fill_within(counts: np.ndarray, k: int) -> np.ndarray:
         for v in range(n):
             if done[v] or deg[v] > k:
                 continue
-            c = 0
-            for u in range(n):
-                if g[v, u] and not done[u]:
-                    nb[c] = u
-                    c += 1
+            c = _neighbours(g, done, v, nb)
             fill = 0
             for i in range(c):
                 for j in range(i + 1, c):
@@ -128,11 +130,7 @@ def min_fill_within(counts: np.ndarray, k: int) -> np.ndarray:
                     break
         if best < 0:
             return np.empty(0, np.int64)
-        c = 0
-        for u in range(n):
-            if g[best, u] and not done[u]:
-                nb[c] = u
-                c += 1
+        c = _neighbours(g, done, best, nb)
         for i in range(c):
             a = nb[i]
             for j in range(i + 1, c):

@@ -213,6 +213,21 @@ def ladder(left: float, first_s: float, max_treewidth: int, cost: float) -> list
     queries, no search), else as many as that allows spread evenly from 2 to
     ``max_treewidth``, which is always one of them.
 
+    Parameters
+    ----------
+    left : float
+        The curve's seconds left after k = 1.
+    first_s : float
+        k = 1's seconds.
+    max_treewidth : int
+    cost : float
+        ``Policy.which_k_bound_cost``.
+
+    Returns
+    -------
+    list of int
+        The bounds to measure, increasing.
+
     Examples
     --------
     >>> ladder(60.0, 1.0, 8, 3.0), ladder(10.0, 1.0, 8, 3.0), ladder(7.0, 1.0, 8, 3.0), ladder(1.0, 1.0, 8, 3.0)
