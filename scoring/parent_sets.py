@@ -48,7 +48,7 @@ from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.scoring.data import Dataset
 from twbn.scoring.local_scores import PENALISED_LL_SCORES, Scorer
 from twbn.scoring.errors import ParameterError, ScoringStopped, TwbnError
-from twbn.scoring.level_pruning import RTOL as _RTOL, LevelPruner, pair_weights
+from twbn.scoring.level_pruning import RTOL as _RTOL, LevelPruner, PairFamilies, pair_weights
 
 __all__ = ["ScoringTooLarge", "ExhaustiveEstimate", "estimate_cost", "default_memory_limit",
            "resident_bytes", "exhaustive_estimate", "parent_cap", "resolve_rules", "build_cache"]
@@ -248,7 +248,8 @@ def build_cache(
     scores: list[dict[ParentSet, float]] = [{(): float(sc0[x])} for x in range(n)]
     _refuse_over_memory(n, maxpar, max_parents, time_limit, memory_limit)
     guard = _Guard(stop, memory_limit)
-    pruner = LevelPruner(scorer, r, N, H0, rules, pair_weights(scorer, n, N, ll0, H0) if 6 in rules else None)
+    pairs = _pair_families(scorer, n, rules, maxpar, deadline)
+    pruner = LevelPruner(scorer, r, N, H0, rules, None if pairs is None else pair_weights(pairs, N, ll0, H0), pairs)
     bic_rules = any(k in rules for k in (2, 3, 4, 5, 6))
     levels = _explore(scorer, scores, maxpar, pruner if bic_rules else None, deadline, level_margin, guard,
                       _progress_bar(progress))
@@ -273,6 +274,18 @@ def build_cache(
     cache.meta.update({"complete": levels.complete, "max_parents": max_parents, "pruning": stats["pruning"],
                        "complete_through": through})
     return cache, stats
+
+
+def _pair_families(scorer, n: int, rules, maxpar, deadline) -> "PairFamilies | None":
+    """Every family of one parent, for rule 6's weights, where rule 6 can fire (it prunes
+    from two parents on) and they were all scored before ``deadline``; else None, and rule
+    6 stays off (it prunes less, never wrongly). At munin (n = 1,041) with k = 1, scoring
+    them first spent a 30 s command's scoring share before the first level began, and the
+    cache held no parent at all (2026-12-07)."""
+    if 6 not in rules or max(maxpar, default=0) < 2:
+        return None
+    pairs = PairFamilies(scorer, n, deadline)
+    return pairs if pairs.complete else None
 
 
 def _check_limits(max_parents: int, time_limit: float | None) -> None:
@@ -348,13 +361,16 @@ def _explore(scorer, scores, maxpar, pruner, deadline, level_margin, guard, bar)
             out.complete, out.stopped_level, out.not_started = False, d, True
             break
         began = time.monotonic()
-        jobs, out.complete = _level_jobs(d, level_sets, maxpar, pruner, out.fired, deadline, guard)
+        # the first level's families are already scored where rule 6's weights were made:
+        # reading them (1.3 s at n = 1,041) is not stopped half-way by the deadline
+        free = d == 1 and pruner is not None and pruner.pairs is not None
+        jobs, out.complete = _level_jobs(d, level_sets, maxpar, pruner, out.fired, None if free else deadline, guard)
         new_level: list[list[ParentSet]] = [[] for _ in range(n)]
         if bar is not None:
             bar.reset(total=len(jobs))
             bar.set_description(f"scoring parent sets of size {d}/{max(maxpar)}")
         if out.complete:
-            out.complete = _score_level(jobs, scorer, pruner, scores, new_level, deadline, guard, bar)
+            out.complete = _score_level(jobs, scorer, pruner, scores, new_level, None if free else deadline, guard, bar)
         level_sets = new_level
         scored_before = max(1, sum(len(sets) for sets in new_level))  # (variable, set) pairs, as ``coming``
         scorer.forget_codes()
@@ -444,7 +460,8 @@ def _score_level(jobs, scorer, pruner, scores, new_level, deadline, guard, bar) 
         if s[:-1] != prefix:
             prefix = s[:-1]
             scorer.forget_codes(s)
-        sc, ll = scorer.family(s, children, keep_codes=False)
+        known = pruner.scored(s, children) if pruner is not None else None
+        sc, ll = known if known is not None else scorer.family(s, children, keep_codes=False)
         if pruner is not None:
             pruner.record(s, children, ll)
         for x, v in zip(children, sc.tolist()):
