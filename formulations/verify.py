@@ -131,58 +131,80 @@ def _verify_data(dataset, result: dict[str, Any], treewidth: int | None, *, scor
 
 
 def verify_result(cache: ScoreCache, result: dict[str, Any], treewidth: int | None = None) -> list[str]:
-    """Every violation found, one message each; an empty list means the result is valid."""
-    errors: list[str] = []
+    """Every violation found, one message each; an empty list means the result is valid.
+
+    In order: the fields and status, the variables and the treewidth the result names, each
+    family in the cache, acyclicity, background knowledge, the score as the sum of the
+    cached local scores, the certificate's width, the bound and gap."""
     names = list(cache.names)
+    errors, stop = _fields(result, names, treewidth)
+    if stop:
+        return errors
+    k = treewidth if treewidth is not None else result["treewidth_bound"]
     pos = {n: i for i, n in enumerate(names)}
-    required = ("variables", "parents", "score", "bound", "gap", "status", "treewidth_bound",
-                "elimination_order", "width")
-    missing = [k for k in required if k not in result]
+    parents, terms = _families(cache, names, pos, result["parents"], errors)
+    errors += _cycle(parents)
+    errors += _background(result, pos, parents)
+    errors += _score_sum(result["score"], terms, len(names))
+    errors += _certificate(result, parents, names, pos, k)
+    errors += _bound(result["bound"], result["gap"], result["score"], result["status"])
+    return errors
+
+
+_REQUIRED = ("variables", "parents", "score", "bound", "gap", "status", "treewidth_bound", "elimination_order", "width")
+
+
+def _fields(result, names: list[str], treewidth) -> tuple[list[str], bool]:
+    """The messages about the result's fields, status, variables and treewidth, and
+    whether checking stops there (no network to check further)."""
+    missing = [k for k in _REQUIRED if k not in result]
     if missing:
-        return [f"missing fields: {', '.join(missing)}"]
+        return [f"missing fields: {', '.join(missing)}"], True
+    errors = []
     status = result["status"]
     if status not in ("optimal", "feasible", "infeasible", "unknown"):
         errors.append(f"unknown status {status!r}")
     if result["variables"] != names:
-        return errors + [_variables_differ(result["variables"], names, "the cache's variables")]
-    k = treewidth if treewidth is not None else result["treewidth_bound"]
+        return errors + [_variables_differ(result["variables"], names, "the cache's variables")], True
     if treewidth is not None and result["treewidth_bound"] not in (None, treewidth):
         errors.append(f"result was learned for treewidth {result['treewidth_bound']}, checked against {treewidth}")
     if status in ("infeasible", "unknown") and result["parents"] is None:
-        return errors
-    parents_by_name = result["parents"]
-    if not isinstance(parents_by_name, dict) or set(parents_by_name) != set(names):
-        return errors + ["'parents' must name a parent list for every variable"]
+        return errors, True
+    by_name = result["parents"]
+    if not isinstance(by_name, dict) or set(by_name) != set(names):
+        return errors + ["'parents' must name a parent list for every variable"], True
+    return errors, False
 
+
+def _families(cache: ScoreCache, names, pos, by_name, errors: list[str]):
+    """Each variable's parents as indices (empty where one is unknown) and the cached
+    local scores of the families found in the cache; appends what is wrong to ``errors``."""
     parents: list[tuple[int, ...]] = []
-    total = 0.0
     terms = []
     for v, name in enumerate(names):
-        plist = parents_by_name[name]
+        plist = by_name[name]
         if any(p not in pos for p in plist):
             errors.append(f"{name}: unknown parent in {plist}")
             parents.append(())
             continue
         ps = tuple(sorted(pos[p] for p in plist))
         parents.append(ps)
-        found = None
-        for cand, s in zip(cache.parent_sets[v], cache.scores[v].tolist()):
-            if cand == ps:
-                found = s
-                break
+        found = next((s for cand, s in zip(cache.parent_sets[v], cache.scores[v].tolist()) if cand == ps), None)
         if found is None:
             errors.append(f"{name}: parent set {sorted(plist)} is not in the cache")
         else:
             terms.append(found)
-    total = math.fsum(terms)
+    return parents, terms
 
-    # acyclicity (Kahn)
-    children = [[] for _ in names]
+
+def _cycle(parents) -> list[str]:
+    """Acyclicity, by Kahn's algorithm."""
+    children = [[] for _ in parents]
     indeg = [len(ps) for ps in parents]
     for v, ps in enumerate(parents):
         for p in ps:
             children[p].append(v)
-    queue = [v for v in range(len(names)) if indeg[v] == 0]
+    queue = [v for v in range(len(parents)) if indeg[v] == 0]
     seen = 0
     while queue:
         u = queue.pop()
@@ -191,9 +213,12 @@ def verify_result(cache: ScoreCache, result: dict[str, Any], treewidth: int | No
             indeg[c] -= 1
             if indeg[c] == 0:
                 queue.append(c)
-    if seen != len(names):
-        errors.append("the network has a directed cycle")
+    return [] if seen == len(parents) else ["the network has a directed cycle"]
 
+
+def _background(result, pos, parents) -> list[str]:
+    """The forbidden arcs absent and the required ones present."""
+    errors = []
     for kind in ("forbidden", "required"):
         for arc in result.get(kind) or []:
             u, v = arc
@@ -205,15 +230,46 @@ def verify_result(cache: ScoreCache, result: dict[str, Any], treewidth: int | No
                 errors.append(f"forbidden arc {u}->{v} is present")
             if kind == "required" and not has:
                 errors.append(f"required arc {u}->{v} is absent")
+    return errors
 
-    score = result["score"]
+
+def _score_sum(score, terms, n: int) -> list[str]:
+    """The score a finite number, and the sum of the local scores where every family was cached."""
     if not isinstance(score, (int, float)) or not math.isfinite(score):
-        errors.append(f"score {score!r} is not a finite number")
-    elif len(terms) == len(names) and not _close(score, total):
-        errors.append(f"score {score!r} differs from the sum of the local scores {total!r}")
+        return [f"score {score!r} is not a finite number"]
+    total = math.fsum(terms)
+    if len(terms) == n and not _close(score, total):
+        return [f"score {score!r} differs from the sum of the local scores {total!r}"]
+    return []
 
-    # the certificate: eliminate on the moral graph
-    adj = [set() for _ in names]
+
+def _certificate(result, parents, names, pos, k) -> list[str]:
+    """The elimination order on the moral graph: every variable once, its width the
+    result's, and within the bound ``k``."""
+    order = result["elimination_order"]
+    if not isinstance(order, list) or sorted(order) != sorted(names):
+        return ["elimination_order does not list every variable exactly once"]
+    alive = _moral(parents)
+    width = -1
+    for name in order:
+        v = pos[name]
+        nb = alive[v]
+        width = max(width, len(nb))
+        for a in nb:
+            alive[a].discard(v)
+            alive[a] |= nb - {a}
+        alive[v] = set()
+    errors = []
+    if result["width"] != width:
+        errors.append(f"width {result['width']!r} differs from the elimination order's width {width}")
+    if k is not None and width > k:
+        errors.append(f"the elimination order has width {width} > treewidth bound {k}")
+    return errors
+
+
+def _moral(parents) -> list[set]:
+    """The moral graph's neighbour sets: each family's members joined pairwise."""
+    adj = [set() for _ in parents]
     for v, ps in enumerate(parents):
         for p in ps:
             adj[v].add(p)
@@ -222,41 +278,26 @@ def verify_result(cache: ScoreCache, result: dict[str, Any], treewidth: int | No
             for b in ps[i + 1:]:
                 adj[a].add(b)
                 adj[b].add(a)
-    order = result["elimination_order"]
-    if not isinstance(order, list) or sorted(order) != sorted(names):
-        errors.append("elimination_order does not list every variable exactly once")
-    else:
-        width = -1
-        alive = [set(a) for a in adj]
-        for name in order:
-            v = pos[name]
-            nb = alive[v]
-            width = max(width, len(nb))
-            for a in nb:
-                alive[a].discard(v)
-                alive[a] |= nb - {a}
-            alive[v] = set()
-        if result["width"] != width:
-            errors.append(f"width {result['width']!r} differs from the elimination order's width {width}")
-        if k is not None and width > k:
-            errors.append(f"the elimination order has width {width} > treewidth bound {k}")
+    return adj
 
-    bound, gap = result["bound"], result["gap"]
-    if bound is not None:
-        if not isinstance(bound, (int, float)) or not math.isfinite(bound):
-            errors.append(f"bound {bound!r} is not a finite number")
-        elif isinstance(score, (int, float)):
-            if bound < score and not _close(bound, score):
-                errors.append(f"bound {bound!r} is below the score {score!r}")
-            expect = (bound - score) / max(abs(score), 1e-12)
-            if gap is None or abs(gap - expect) > 1e-9 * max(1.0, abs(expect)):
-                errors.append(f"gap {gap!r} is inconsistent with bound and score ({expect!r})")
-            # MIP engines stop at a relative gap tolerance; more than 1e-6 is not optimal
-            if status == "optimal" and bound - score > OPTIMAL_GAP * max(1.0, abs(score)):
-                errors.append(f"status optimal but bound {bound!r} exceeds score {score!r}")
-    else:
-        if gap is not None:
-            errors.append("gap given without a bound")
-        if status == "optimal":
-            errors.append("status optimal without a bound")
+
+def _bound(bound, gap, score, status) -> list[str]:
+    """The bound finite and at or above the score, the gap consistent with both, and
+    ``optimal`` only where they meet."""
+    if bound is None:
+        return (["gap given without a bound"] if gap is not None else []) + \
+            (["status optimal without a bound"] if status == "optimal" else [])
+    if not isinstance(bound, (int, float)) or not math.isfinite(bound):
+        return [f"bound {bound!r} is not a finite number"]
+    if not isinstance(score, (int, float)):
+        return []
+    errors = []
+    if bound < score and not _close(bound, score):
+        errors.append(f"bound {bound!r} is below the score {score!r}")
+    expect = (bound - score) / max(abs(score), 1e-12)
+    if gap is None or abs(gap - expect) > 1e-9 * max(1.0, abs(expect)):
+        errors.append(f"gap {gap!r} is inconsistent with bound and score ({expect!r})")
+    # MIP engines stop at a relative gap tolerance; more than 1e-6 is not optimal
+    if status == "optimal" and bound - score > OPTIMAL_GAP * max(1.0, abs(score)):
+        errors.append(f"status optimal but bound {bound!r} exceeds score {score!r}")
     return errors

@@ -84,7 +84,7 @@ def test_ancestry_rows_refuse_a_cycle_through_the_outside():
 @pytest.mark.parametrize("seed", range(4))
 def test_sub_problems_keep_the_outside_fixed(seed):
     problem = Problem(random_cache(14, seed, max_size=3, density=0.5), 2)
-    state = State(problem, _start(problem, seed))
+    state = State(problem, _start(problem, seed), P)
     rng = random.Random(seed)
     changed = 0
     for _ in range(12):
@@ -187,7 +187,7 @@ def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap():
     assert [t.get("ktree_pieces") for t in turns] == [None, 6, 6, 12]
     assert [t["piece_time_limit"] for t in turns] == [4.0, 4.0, 8.0, 8.0]
     # and a k-tree that gained goes on to another k-tree, not to H's pieces
-    search = Search(problem, empty, ImproveOptions(start_size=4), 0, None)
+    search = Search(problem, empty, ImproveOptions(start_size=4), 0, None, False, P)
     for _ in range(P.stuck_pieces + P.ktree_stuck_pieces):
         if search.counts["pieces"] == P.stuck_pieces + P.ktree_stuck_pieces - 1:
             search.ktree_gained = True
@@ -197,14 +197,14 @@ def test_a_stuck_search_doubles_the_piece_time_limit_up_to_its_cap():
     assert search.counts["ktrees"] == 2 and search.cut().ktree
     problem, empty = _stuck(60, 3)
     # a k-tree ends after KTREE_SECONDS, gain or not: with none, each k-tree piece has its own
-    search = Search(problem, empty, ImproveOptions(start_size=4), 0, None, policy=Policy(ktree_seconds=0.0))
+    search = Search(problem, empty, ImproveOptions(start_size=4), 0, None, False, Policy(ktree_seconds=0.0))
     for i in range(P.ktree_after_pieces + 3):
         piece = search.cut()
         assert piece.ktree == (i >= P.ktree_after_pieces)
         search.take(piece, piece.start, 0.01, 2.0)
     assert search.counts["ktrees"] == 4 and search.counts["ktree_pieces"] == 3
     # a piece that ran 2 s past its limit makes later pieces end 2 s before the deadline
-    search = Search(problem, empty, ImproveOptions(start_size=4), 0, None)
+    search = Search(problem, empty, ImproveOptions(start_size=4), 0, None, False, P)
     piece = search.cut()
     search.take(piece, piece.start, 3.0, 1.0)
     assert search.piece_deadline(100.0) == 98.0 and search.piece_deadline(None) is None
@@ -388,7 +388,7 @@ def test_a_stale_piece_that_would_close_a_cycle_is_refused():
     # a -> b; a piece freeing a, solved as if b were no descendant, gives a the parent b:
     # glued in after the fact it would close a -> b -> a, so the check refuses it
     problem = Problem(ScoreCache.from_mapping("ab", [{(): -5.0, (1,): -1.0}, {(): -5.0, (0,): -2.0}]))
-    state = State(problem, make_solution(problem, [(), (0,)], bound=None, status="feasible", method="start"))
+    state = State(problem, make_solution(problem, [(), (0,)], bound=None, status="feasible", method="start"), P)
     sub_problem = Problem(ScoreCache.from_mapping("ab", [{(1,): -1.0}, {(): 0.0}]))
     sub = make_solution(sub_problem, [(1,), ()], bound=None, status="feasible", method="sub")
     assert state.accept([0], [1], [0, 1], sub, check_acyclic=True) is False
@@ -419,7 +419,7 @@ def test_pieces_in_two_processes_are_never_worse_and_valid(k, seed):
 
 def test_a_redrawn_triangulation_is_a_valid_h_for_the_same_network():
     problem, start = _path_with_fill()
-    state = State(problem, start)
+    state = State(problem, start, P)
     assert 2 in state.tri[0] and 4 in state.tri[2]
     assert state.redraw(random.Random(0))
     assert state.parents == [(), (0,), (1,), (2,), (3,)]
@@ -475,7 +475,7 @@ def test_a_moral_piece_is_glued_in_only_if_the_network_stays_within_k():
     for k, fits in ((2, False), (3, True)):
         problem = _star_problem(k)
         empty = make_solution(problem, [()] * 4, bound=None, status="feasible", method="start")
-        state = State(problem, empty)
+        state = State(problem, empty, P)
         assert state.narrow_width() == 0
         sub = make_solution(Problem(problem.cache, None), [(1, 2, 3), (2,), (), ()], bound=None,
                             status="feasible", method="piece")
@@ -496,11 +496,11 @@ def test_moral_pieces_come_only_while_the_network_is_narrower_than_k():
     full = make_solution(problem, [(1, 2, 3), (2,), (), ()], bound=None, status="feasible", method="start")
     from twbn.solvers.improve.search import Search
 
-    search = Search(problem, full, ImproveOptions(start_size=2), 0, None)
+    search = Search(problem, full, ImproveOptions(start_size=2), 0, None, False, P)
     assert search.state.narrow_width() == 3
     assert not any(search.cut().moral for _ in range(20))
     empty = make_solution(problem, [()] * 4, bound=None, status="feasible", method="start")
-    search = Search(problem, empty, ImproveOptions(start_size=2), 0, None)
+    search = Search(problem, empty, ImproveOptions(start_size=2), 0, None, False, P)
     assert any(search.cut().moral for _ in range(20))
 
 
@@ -529,7 +529,7 @@ def test_a_moral_piece_with_the_order_kept_makes_stale_only_pieces_near_what_cha
     problem = Problem(ScoreCache.from_mapping("abcdef", families), 2)
     path = [(), (0,), (1,), (2,), (3,), (4,)]
     state = State(problem, make_solution(problem, path, bound=None, status="feasible", method="start",
-                                          order_hint=[0, 1, 2, 3, 4, 5]))
+                                          order_hint=[0, 1, 2, 3, 4, 5]), P)
     assert state._accept_moral([5], [3, 4], {5: (3, 4)})
     changed = state.glued[-1][0]
     assert state.parents[5] == (3, 4) and state.width == 2 and set(changed) <= {3, 4, 5}
@@ -559,12 +559,12 @@ def test_k_tree_pieces_are_valid_never_worse_and_below_the_optimum(seed):
     cache = random_cache(9, seed, max_size=3, density=0.4)
     problem = Problem(cache, 2)
     empty = make_solution(problem, [()] * 9, bound=None, status="feasible", method="start")
-    search = Search(problem, empty, ImproveOptions(start_size=4), seed, None)
+    search = Search(problem, empty, ImproveOptions(start_size=4), seed, None, False, P)
     search._draw_ktree()  # their turn
     for _ in range(P.ktree_stuck_pieces - 1):  # fewer than end a turn without a gain: only theirs
         piece = search.cut()
         assert piece.ktree and piece.problem.treewidth is None  # no treewidth model
-        search.take(piece, *solve_piece(piece.problem, piece.start, piece.fixed, piece.ancestry, None, 60.0, 0))
+        search.take(piece, *solve_piece(piece.problem, piece.start, piece.fixed, piece.ancestry, None, 60.0, 0, None, P))
     sol = search.result(empty, seed, None, 1)
     assert sol.stats["ktree_pieces"] == P.ktree_stuck_pieces - 1 and sol.stats["ktree_gains"] >= 1
     assert sol.score > empty.score and verify_result(cache, sol.to_json(problem), 2) == []

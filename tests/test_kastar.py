@@ -6,6 +6,7 @@ import itertools
 import pytest
 
 from twbn.formulations.problem import Problem
+from twbn.solvers.policy import Policy
 from twbn.formulations.verify import verify_result
 from twbn.solvers.heuristics.kastar import _KAStar, solve_kastar
 from twbn.solvers.registry import solve
@@ -40,7 +41,7 @@ def _brute_force_for_order(search: _KAStar, order: list[int]) -> float | None:
 @pytest.mark.parametrize("seed", range(5))
 def test_kastar_finds_the_best_network_for_its_order(k, seed):
     cache = random_cache(7, seed, max_size=2, density=0.7)
-    search = _KAStar(Problem(cache, k))
+    search = _KAStar(Problem(cache, k), Policy())
     for rot in range(3):
         order = list(range(7))[rot:] + list(range(7))[:rot]
         expected = _brute_force_for_order(search, order)
@@ -65,7 +66,7 @@ def test_best_order_of_the_class_gives_the_class_optimum(k, seed):
     n = 6
     cache = random_cache(n, seed, max_size=2, density=0.7)
     problem = Problem(cache, k)
-    search = _KAStar(problem)
+    search = _KAStar(problem, Policy())
     best = None
     for order in itertools.permutations(range(n)):
         got = search.network_astar(list(order), max_expansions=10**7)
@@ -97,7 +98,7 @@ def test_truncated_search_still_returns_a_valid_network():
 
 
 def _class_optimum_orders(cache, k):
-    search = _KAStar(Problem(cache, k))
+    search = _KAStar(Problem(cache, k), Policy())
     res = {}
     for order in itertools.permutations(range(cache.n_variables)):
         got = search.network_astar(list(order), max_expansions=10**7)

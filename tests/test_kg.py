@@ -3,6 +3,7 @@
 import pytest
 
 from twbn.formulations.problem import Problem
+from twbn.solvers.policy import Policy
 from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.heuristics.kg import _KG, solve_kg
@@ -52,7 +53,7 @@ def test_greedy_step_by_hand():
         {(): -5.0, (0,): -4.0, (1,): -2.0, (0, 1): -0.5},
     ]
     cache = ScoreCache.from_mapping(["a", "b", "c"], fams)
-    parents, score, _ = _KG(Problem(cache, 1)).network([0, 1, 2])
+    parents, score, _ = _KG(Problem(cache, 1), Policy()).network([0, 1, 2])
     assert parents == [(), (0,), (1,)] and score == pytest.approx(-2 - 1 - 2)
 
 

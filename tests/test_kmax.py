@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from tests.helpers import random_cache
 from twbn.formulations.problem import Problem
+from twbn.solvers.policy import Policy
 from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.heuristics.kmax import _KMax, solve_kmax
@@ -43,14 +44,14 @@ def _hand_cache() -> ScoreCache:
 
 def test_each_step_takes_the_least_normalised_loss():
     problem = Problem(_hand_cache(), 1)
-    parents, score, order = _KMax(problem).network(A, random.Random(0))
+    parents, score, order = _KMax(problem, Policy()).network(A, random.Random(0))
     assert order == [A, B, E, F, C, D]
     assert parents == [(B,), (), (A,), (C,), (B,), (E,)]
     assert score == pytest.approx(-9.0)
 
 
 def test_losses_by_hand():
-    search = _KMax(Problem(_hand_cache(), 1))
+    search = _KMax(Problem(_hand_cache(), 1), Policy())
     assert search.loss(C, 1) == pytest.approx(0.25)
     assert search.loss(D, 1) == pytest.approx(1.0)
     assert search.loss(F, 1) == pytest.approx(0.5)

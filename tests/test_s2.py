@@ -10,6 +10,7 @@ import pytest
 from twbn.formulations.graphs import is_k_tree
 from twbn.formulations.ktree_codes import decode_k_tree, random_k_tree
 from twbn.formulations.problem import Problem
+from twbn.solvers.policy import Policy
 from twbn.formulations.verify import verify_result
 from twbn.scoring.cache import ScoreCache
 from twbn.solvers.registry import solve
@@ -103,7 +104,7 @@ def test_phase2_engines_agree():
     rng = random.Random(0)
     for _ in range(3):
         adj = random_k_tree(9, 2, rng)
-        a, b = _phase2(problem, adj, "dp"), _phase2(problem, adj, "cuts")
+        a, b = _phase2(problem, adj, "dp", policy=Policy()), _phase2(problem, adj, "cuts", policy=Policy())
         assert (a is None) == (b is None)
         if a is not None:
             assert a[1] == pytest.approx(b[1], abs=1e-6)

@@ -154,8 +154,9 @@ def _cut_first(args: argparse.Namespace) -> None:
 
 
 def _learn(args: argparse.Namespace, made: list[Path]) -> int:
-    from twbn.solvers.registry import check_request
-
+    """``twbn learn`` as stages: the request checked before any data is read (scoring a
+    CSV can take minutes), the outputs checked, the cache read or scored, the background
+    knowledge read, the method run with each result written as it comes, the exit code."""
     if args.help_options:
         return _help_options(args.method)
     if args.cache is None:
@@ -165,18 +166,31 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
     options = _option_pairs(args.option)
     from twbn.solvers.policy import Policy
 
-    args.policy_ = policy = Policy.from_settings(args.policy or ())
+    args.policy_ = Policy.from_settings(args.policy or ())
     if args.treewidth == "auto":
         from twbn.experiments.cli.learn_auto import learn_which_k_from_args
 
         return learn_which_k_from_args(args, lambda line: print(line, flush=True), _summary)
+    jobs = _checked_request(args, options)
+    outs = _checked_outputs(args, made)
+    if args.discretize:
+        _cut_first(args)
+    cache = _learn_cache(args)
+    forbid, require = _background(args, cache.names if cache is not None else args.dataset_.names)
+    writer = _Writer(args, dict(zip(_bounds(args), outs)))
+    _run(args, cache, options, jobs, forbid, require, writer)
+    return _exit_code(writer, len(outs))
+
+
+def _checked_request(args: argparse.Namespace, options: dict) -> int:
+    """The jobs, every bound's request checked by the registry with the method's options."""
     from twbn.experiments.cli.learn_auto import refuse_which_k_options
+    from twbn.solvers.registry import check_request
 
     refuse_which_k_options(args)
     jobs = 1 if not args.jobs else args.jobs
     if not args.approximate and args.score not in LOCAL_STRUCTURE_SCORES:
         args.jobs = None  # exhaustive scoring runs in one process; the jobs are the method's
-    # before the data is read: scoring a CSV can take minutes
     for k in _bounds(args):
         check_request(args.method, k, solver=args.solver, time_limit=args.time_limit, warm_start=args.warm_start,
                       options=options or None)
@@ -187,80 +201,104 @@ def _learn(args: argparse.Namespace, made: list[Path]) -> int:
         if jobs < 2:
             raise UserError("--scheduler needs --jobs 2 or more: the pieces sent to the cluster at once")
         check_scheduler(args.scheduler, jobs, args.method, get_method(args.method).distributed, reach=True,
-                        policy=policy)
-    stem = Path(args.cache).name.split(".")[0]
-    outs = _outputs(args, stem, made)
+                        policy=args.policy_)
+    return jobs
+
+
+def _checked_outputs(args: argparse.Namespace, made: list[Path]) -> list[Path]:
+    """One result file per bound, each writable and none an input or the saved cache."""
+    outs = _outputs(args, Path(args.cache).name.split(".")[0], made)
     for out in outs:
         if not out.parent.exists():
             raise UserError(f"output folder {out.parent} does not exist")
         check_output(out, inputs=_learn_inputs(args))
         if args.save_cache and Path(args.save_cache).resolve() == out.resolve():
             raise UserError("--save-cache and -o name the same file")
-    if args.discretize:
-        _cut_first(args)
-    cache = _learn_cache(args)
+    return outs
+
+
+def _background(args: argparse.Namespace, names) -> tuple[list, list]:
+    """The forbidden and required arcs, from the options and their files."""
     from twbn.formulations.problem import read_arc_file
 
-    names = cache.names if cache is not None else args.dataset_.names
     forbid, require = list(args.forbid or []), list(args.require or [])
     for arcs, path in ((forbid, args.forbid_file), (require, args.require_file)):
         if path:
             arcs += [(names[u], names[v]) for u, v in sorted(read_arc_file(path, names))]
-    import twbn
-    from twbn.solvers.control import draw_line
+    return forbid, require
 
-    on_tty = sys.stderr.isatty() and not args.quiet
 
-    def say(line: str) -> None:
-        if on_tty:
+class _Writer:
+    """Writes each result as it comes to its bound's file, and says so under the live
+    progress line; a result that comes again (a larger bound's proof tightened its bound)
+    rewrites its file."""
+
+    def __init__(self, args: argparse.Namespace, where: dict):
+        self.args, self.where, self.written = args, where, []
+        self.on_tty = sys.stderr.isatty() and not args.quiet
+
+    def say(self, line: str) -> None:
+        if self.on_tty:
             sys.stderr.write("\r\033[K")  # under the live line
         print(line, flush=True)
 
-    where = dict(zip(_bounds(args), outs))
-    written: list = []
-
-    def write(sol) -> None:
+    def __call__(self, sol) -> None:
+        args = self.args
         if getattr(args, "cuts_", None) is not None:
             from twbn.variants import with_cuts
 
             sol = with_cuts(sol, args.cuts_)
-        out = where[sol.treewidth]
+        out = self.where[sol.treewidth]
         _write_or_rescue(sol.save, out, "result")
-        again = [i for i, w in enumerate(written) if w.treewidth == sol.treewidth]
-        if again:  # a larger bound's proof tightened this one's bound: its file is rewritten
-            written[again[0]] = sol
+        again = [i for i, w in enumerate(self.written) if w.treewidth == sol.treewidth]
+        if again:
+            self.written[again[0]] = sol
             if not args.quiet:
                 larger = sol.stats["bound_from_larger_bound"]["treewidth"]
-                say(f"k = {sol.treewidth}: bound tightened to {sol.bound:.4f} by the proof at "
-                    f"{'no bound' if larger is None else f'k = {larger}'} (gap {100 * sol.gap:.2f}%); rewrote {out}")
+                self.say(f"k = {sol.treewidth}: bound tightened to {sol.bound:.4f} by the proof at "
+                         f"{'no bound' if larger is None else f'k = {larger}'} (gap {100 * sol.gap:.2f}%); "
+                         f"rewrote {out}")
             return
-        written.append(sol)
+        self.written.append(sol)
         if not args.quiet:
-            say(_summary(sol))
-            say(f"wrote {out}")
+            self.say(_summary(sol))
+            self.say(f"wrote {out}")
 
+
+def _run(args: argparse.Namespace, cache, options: dict, jobs: int, forbid, require, writer: _Writer) -> None:
+    """``twbn.learn`` on the cache (from data: the data, its cache the start), every
+    result to ``writer``; an interrupt ends it with what was written."""
+    import twbn
+    from twbn.solvers.control import draw_line
+
+    dataset = getattr(args, "dataset_", None)  # from data: families beyond the cache are scored from it
     try:
-        dataset = getattr(args, "dataset_", None)  # from data: families beyond the cache are scored from it
         twbn.learn(cache if dataset is None else dataset, args.treewidth, args.method,
                    cache=None if dataset is None else cache, score=args.score or "bic",
                    ess=1.0 if args.ess is None else args.ess, max_parents=args.max_parents,
                    time_limit=args.time_limit, seed=args.seed, solver=args.solver,
                    warm_start=args.warm_start, forbid=forbid, require=require, options=options or None, jobs=jobs,
-                   scheduler=args.scheduler, log=None if args.quiet else say, on_result=write, progress=draw_line(sys.stderr) if on_tty else None,
-                   started=args.started, policy=policy,
+                   scheduler=args.scheduler, log=None if args.quiet else writer.say, on_result=writer,
+                   progress=draw_line(sys.stderr) if writer.on_tty else None,
+                   started=args.started, policy=args.policy_,
                    **({} if dataset is None else {"missing": args.missing or "em", "missing_token": args.missing_token}))
     except KeyboardInterrupt:
         pass  # a method with nothing to keep: learn gave the bound an 'unknown' result, written above
     finally:
-        if on_tty:
+        if writer.on_tty:
             sys.stderr.write("\r\033[K")
+
+
+def _exit_code(writer: _Writer, n_outputs: int) -> int:
+    """0 where every bound has a network; interrupted or without a network, say so."""
+    written = writer.written
     if written and written[-1].stats.get("interrupted"):
         sol = written[-1]
         what = "its best network so far" if sol.parents is not None else "a result without a network"
-        rest = len(outs) - len(written)
+        rest = n_outputs - len(written)
         gone = sol.stats.get("abandoned")
         print(f"twbn: interrupted; {gone.split(' without returning')[0] + ' and was abandoned; ' if gone else ''}"
-              f"wrote {what} to {where[sol.treewidth]}"
+              f"wrote {what} to {writer.where[sol.treewidth]}"
               + (f"; {rest} larger bound{'s' if rest > 1 else ''} not run" if rest else ""), file=sys.stderr)
         return EXIT_INTERRUPTED
     for sol in written:

@@ -158,96 +158,122 @@ def best_dag_in_graph(
     if order is None:
         order = perfect_elimination_order(adj) or min_fill_order(adj)
     elimination_width(adj, order)  # validates the order
-    cands = _compatible(cache, adj)
-    memo: dict[tuple[int, int], tuple[float, ParentSet | None]] = {}
-
-    def fhat(u: int, allowed: int) -> tuple[float, ParentSet | None]:
-        key = (u, allowed)
-        got = memo.get(key)
-        if got is None:
-            got = (NEG, None)
-            for mask, s, ps in cands[u]:  # best first
-                if mask & ~allowed == 0:
-                    got = (s, ps)
-                    break
-            memo[key] = got
-        return got
-
+    fhat = _BestFamily(_compatible(cache, adj))
     nodes = nice_tree_decomposition(adj, order)
     tables: list[dict] = []
     backs: list[dict] = []
     for i_node, node in enumerate(nodes):
         if deadline is not None and i_node % 32 == 0 and time.monotonic() > deadline:
             raise TimeoutError("the DP inside the graph did not finish by its deadline")
-        table, back = {}, {}
-        bag = node.bag
-        if node.kind == "leaf":
-            v = node.vertex
-            table[((v,), 0)] = 0.0
-            table[((v,), 1 << v)] = fhat(v, 0)[0]
-        elif node.kind == "introduce":
-            v = node.vertex
-            child = tables[node.children[0]]
-            for sigma in itertools.permutations(bag):
-                csigma = tuple(x for x in sigma if x != v)
-                pre = 0
-                f = {}
-                for u in sigma:
-                    f[u] = fhat(u, pre)[0]
-                    pre |= 1 << u
-                for r in range(len(bag) + 1):
-                    for S in itertools.combinations(bag, r):
-                        smask = sum(1 << u for u in S)
-                        rest = [u for u in S if u != v]
-                        best, arg = NEG, None
-                        for zr in range(len(rest) + 1):
-                            for Z in itertools.combinations(rest, zr):
-                                zmask = sum(1 << u for u in Z)
-                                base = child.get((csigma, zmask), NEG)
-                                if base == NEG:
-                                    continue
-                                val = base + sum(f[u] for u in S if not (zmask >> u) & 1)
-                                if val > best:
-                                    best, arg = val, zmask
-                        if best > NEG:
-                            table[(sigma, smask)] = best
-                            back[(sigma, smask)] = arg
-        elif node.kind == "forget":
-            v = node.vertex
-            child = tables[node.children[0]]
-            for sigma, _, smask in _bag_states(bag):
+        table, back = _NODE_TABLES[node.kind](node, [tables[c] for c in node.children], fhat)
+        tables.append(table)
+        backs.append(back)
+        for c in node.children:  # children are used once: free them
+            tables[c] = None  # type: ignore[call-overload]
+    total = tables[-1].get(((), 0), NEG) if nodes else NEG
+    if total == NEG:
+        raise ParameterError("no DAG with cached parent sets fits inside the given graph")
+    return _trace_back(nodes, backs, fhat, n), total, list(order)
+
+
+class _BestFamily:
+    """f̂(u, allowed): u's best cached family inside the graph whose parents are all in the
+    bit set ``allowed``, as (score, parents), memoised; (NEG, None) where none is."""
+
+    def __init__(self, cands):
+        self.cands, self.memo = cands, {}
+
+    def __call__(self, u: int, allowed: int) -> tuple[float, ParentSet | None]:
+        key = (u, allowed)
+        got = self.memo.get(key)
+        if got is None:
+            got = (NEG, None)
+            for mask, s, ps in self.cands[u]:  # best first
+                if mask & ~allowed == 0:
+                    got = (s, ps)
+                    break
+            self.memo[key] = got
+        return got
+
+
+# Each node's table maps (sigma, S) -- the bag's vertices in topological order, and the bit
+# set of those whose family is chosen already -- to the best score below the node; ``back``
+# keeps the choice that gave it, for the trace back.
+
+def _leaf_table(node, children, fhat):
+    v = node.vertex
+    return {((v,), 0): 0.0, ((v,), 1 << v): fhat(v, 0)[0]}, {}
+
+
+def _introduce_table(node, children, fhat):
+    v, bag, child = node.vertex, node.bag, children[0]
+    table, back = {}, {}
+    for sigma in itertools.permutations(bag):
+        csigma = tuple(x for x in sigma if x != v)
+        pre = 0
+        f = {}
+        for u in sigma:
+            f[u] = fhat(u, pre)[0]
+            pre |= 1 << u
+        for r in range(len(bag) + 1):
+            for S in itertools.combinations(bag, r):
+                smask = sum(1 << u for u in S)
+                rest = [u for u in S if u != v]
                 best, arg = NEG, None
-                for t in range(len(sigma) + 1):
-                    val = child.get((sigma[:t] + (v,) + sigma[t:], smask | (1 << v)), NEG)
-                    if val > best:
-                        best, arg = val, t
-                if best > NEG:
-                    table[(sigma, smask)] = best
-                    back[(sigma, smask)] = arg
-        else:  # join
-            left, right = tables[node.children[0]], tables[node.children[1]]
-            for sigma, S, smask in _bag_states(bag):
-                best, arg = NEG, None
-                for zr in range(len(S) + 1):
-                    for Z in itertools.combinations(S, zr):
+                for zr in range(len(rest) + 1):
+                    for Z in itertools.combinations(rest, zr):
                         zmask = sum(1 << u for u in Z)
-                        val = left.get((sigma, zmask), NEG) + right.get((sigma, smask ^ zmask), NEG)
+                        base = child.get((csigma, zmask), NEG)
+                        if base == NEG:
+                            continue
+                        val = base + sum(f[u] for u in S if not (zmask >> u) & 1)
                         if val > best:
                             best, arg = val, zmask
                 if best > NEG:
                     table[(sigma, smask)] = best
                     back[(sigma, smask)] = arg
-        tables.append(table)
-        backs.append(back)
-        for c in node.children:  # children are used once: free them
-            tables[c] = None  # type: ignore[call-overload]
+    return table, back
 
-    root = len(nodes) - 1
-    total = tables[root].get(((), 0), NEG) if nodes else NEG
-    if total == NEG:
-        raise ParameterError("no DAG with cached parent sets fits inside the given graph")
+
+def _forget_table(node, children, fhat):
+    v, child = node.vertex, children[0]
+    table, back = {}, {}
+    for sigma, _, smask in _bag_states(node.bag):
+        best, arg = NEG, None
+        for t in range(len(sigma) + 1):
+            val = child.get((sigma[:t] + (v,) + sigma[t:], smask | (1 << v)), NEG)
+            if val > best:
+                best, arg = val, t
+        if best > NEG:
+            table[(sigma, smask)] = best
+            back[(sigma, smask)] = arg
+    return table, back
+
+
+def _join_table(node, children, fhat):
+    left, right = children
+    table, back = {}, {}
+    for sigma, S, smask in _bag_states(node.bag):
+        best, arg = NEG, None
+        for zr in range(len(S) + 1):
+            for Z in itertools.combinations(S, zr):
+                zmask = sum(1 << u for u in Z)
+                val = left.get((sigma, zmask), NEG) + right.get((sigma, smask ^ zmask), NEG)
+                if val > best:
+                    best, arg = val, zmask
+        if best > NEG:
+            table[(sigma, smask)] = best
+            back[(sigma, smask)] = arg
+    return table, back
+
+
+_NODE_TABLES = {"leaf": _leaf_table, "introduce": _introduce_table, "forget": _forget_table, "join": _join_table}
+
+
+def _trace_back(nodes, backs, fhat, n: int) -> list[ParentSet]:
+    """Each variable's family, from the root's state down the choices kept in ``backs``."""
     parents: list[ParentSet | None] = [None] * n
-    stack = [(root, (), 0)]
+    stack = [(len(nodes) - 1, (), 0)]
     while stack:
         i, sigma, smask = stack.pop()
         node = nodes[i]
@@ -270,4 +296,4 @@ def best_dag_in_graph(
             stack.append((node.children[0], sigma, zmask))
             stack.append((node.children[1], sigma, smask ^ zmask))
     assert all(p is not None for p in parents)
-    return parents, total, list(order)  # type: ignore[return-value]
+    return parents  # type: ignore[return-value]

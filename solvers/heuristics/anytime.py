@@ -15,7 +15,7 @@ from typing import Callable
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.solvers.control import cooperating
-from twbn.solvers.policy import DEFAULT_POLICY, Policy
+from twbn.solvers.policy import Policy
 from twbn.scoring.errors import ParameterError
 
 __all__ = ["whole_clique_solution", "require_bound", "search", "Anytime"]
@@ -42,7 +42,7 @@ Built = "tuple[list, float, list[int]] | None"
 
 def search(problem: Problem, method: str, build: "Callable[[random.Random, float | None], Built]", *, t0: float,
            time_limit: float | None, seed: int | None, max_iterations: int | None, control,
-           stats: Callable[[], dict] = dict, policy: Policy = DEFAULT_POLICY) -> SolverResult:
+           stats: Callable[[], dict] = dict, policy: Policy) -> SolverResult:
     """Call ``build(rng, deadline)`` until ``time_limit`` (default ``policy.heuristic_time_limit``
     when no ``max_iterations`` is given either), ``max_iterations`` calls or a stop
     request, and return the best network as a SolverResult whose certificate is the reverse

@@ -41,7 +41,7 @@ __all__ = ["solve_kastar", "METHOD"]
 
 
 class _KAStar(_KG):
-    def __init__(self, problem: Problem, policy: Policy = DEFAULT_POLICY):
+    def __init__(self, problem: Problem, policy: Policy):
         super().__init__(problem, policy)
         # bitmask form: "inside the predecessors" is a subset test against a large set
         self.masked = [[(sum(1 << p for p in ps), s, ps) for ps, s in c] for c in self.cands]

@@ -71,7 +71,7 @@ def _greedy_clique(clique: tuple[int, ...], fams: list[dict]) -> tuple[list[Pare
 
 
 class _KG:
-    def __init__(self, problem: Problem, policy: Policy = DEFAULT_POLICY):
+    def __init__(self, problem: Problem, policy: Policy):
         self.exact_max = policy.kg_first_clique_exact_max
         self.problem = problem
         self.k = problem.treewidth

@@ -45,7 +45,7 @@ __all__ = ["solve_kmax"]
 
 
 class _KMax(_KG):
-    def __init__(self, problem: Problem, policy: Policy = DEFAULT_POLICY):
+    def __init__(self, problem: Problem, policy: Policy):
         super().__init__(problem, policy)
         # parent set → [(variable, rank of the set among the variable's candidates)]
         self.by_set: dict[ParentSet, list[tuple[int, int]]] = defaultdict(list)

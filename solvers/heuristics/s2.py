@@ -193,8 +193,8 @@ def _build(first, moves) -> Adjacency:
     return adj
 
 
-def _phase2(problem: Problem, adj: Adjacency, phase2: str, deadline: float | None = None, first: bool = False,
-            policy: Policy = DEFAULT_POLICY):
+def _phase2(problem: Problem, adj: Adjacency, phase2: str, deadline: float | None = None, first: bool = False, *,
+            policy: Policy):
     """(parents, score, certificate order, proven) of the best DAG inside the k-tree, or
     None. With a ``deadline`` the cluster-cut ILP stops there and its incumbent (a valid
     network inside the k-tree, not proven best) is returned with proven = False; it is

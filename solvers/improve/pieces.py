@@ -13,7 +13,7 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
 from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.solvers.budget import limit_until
-from twbn.solvers.policy import DEFAULT_POLICY, Policy
+from twbn.solvers.policy import Policy
 from twbn.solvers.control import RunControl
 from twbn.solvers.method_options import CutsOptions
 from twbn.scoring.errors import ParameterError
@@ -227,8 +227,8 @@ class Piece:
 
 
 def solve_piece(piece_problem_: Problem, start: SolverResult, fixed, ancestry, deadline: float | None,
-                 piece_time_limit: float, seed: int, control: RunControl | None = None,
-                 policy: Policy = DEFAULT_POLICY) -> tuple[SolverResult, float, float]:
+                 piece_time_limit: float, seed: int, control: RunControl | None,
+                 policy: Policy) -> tuple[SolverResult, float, float]:
     """One piece's sub-problem solved by the cluster-cut ILP (its root): (result, seconds it
     took, its time limit). ``deadline`` is a ``time.monotonic()`` instant, the same in
     every process of the machine."""

@@ -12,7 +12,7 @@ from twbn.formulations.graphs import Adjacency, moral_graph
 from twbn.solvers.cuts.lns import neighbourhood
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, make_solution
-from twbn.solvers.policy import DEFAULT_POLICY, Policy
+from twbn.solvers.policy import Policy
 from twbn.solvers.control import RunControl
 from twbn.solvers.method_options import ImproveOptions
 from twbn.solvers.improve.ktree import KtreePieces
@@ -27,7 +27,7 @@ class Search(KtreePieces):
     piece size, the counts and the trajectory."""
 
     def __init__(self, problem: Problem, start: SolverResult, options: ImproveOptions, seed: int | None,
-                 control: RunControl | None, stop_when_stalled: bool = False, policy: Policy = DEFAULT_POLICY) -> None:
+                 control: RunControl | None, stop_when_stalled: bool, policy: Policy) -> None:
         self.problem, self.options, self.control, self.policy = problem, options, control, policy
         self.t0 = time.monotonic()
         self.rng = random.Random(seed)

@@ -10,7 +10,7 @@ from twbn.formulations.graphs import elimination_width, fill_in, is_acyclic, mor
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult
 from twbn.scoring.cache import ParentSet
-from twbn.solvers.policy import DEFAULT_POLICY, Policy
+from twbn.solvers.policy import Policy
 from twbn.solvers.improve.pieces import random_peo
 
 
@@ -20,7 +20,7 @@ class State:
     """The current network, a width-≤ k elimination order of it and its triangulation,
     patched piece by piece."""
 
-    def __init__(self, problem: Problem, start: SolverResult, policy: Policy = DEFAULT_POLICY):
+    def __init__(self, problem: Problem, start: SolverResult, policy: Policy):
         self.problem, self.policy = problem, policy
         self.k = problem.treewidth
         self.parents = [tuple(sorted(p)) for p in start.parents]
