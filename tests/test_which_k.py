@@ -157,3 +157,20 @@ def test_a_bound_that_did_not_move_is_told_from_one_that_did():
     two = twbn.learn(df, treewidth=2, time_limit=3, seed=0, best_so_far=one)
     assert [set(p) for p in two.parent_indices()] != [set(p) for p in one.parent_indices()]
     assert _moved([two], [one]) and not _moved([one], [one]) and _moved([one], [None])
+
+
+def test_the_refit_goes_up_to_the_bounds_that_left_the_chosen_networks_unmoved():
+    """Bounds right after the chosen k whose networks stayed the chosen ones measured their
+    time, not the data: the refit learns at the largest of them (from the chosen network),
+    and stops at the first bound that moved."""
+    from twbn.which_k import _refit_bound
+    from twbn.which_k.rule import Point
+
+    def pt(k, moved):
+        return Point(k, 0.0, -1.0, 0.1, 10, k, None, 1.0, None, moved)
+
+    points = [pt(1, True), pt(2, True), pt(3, True), pt(4, False), pt(5, False), pt(6, True), pt(7, False)]
+    assert _refit_bound(points, points[2], "why")[0] == 5
+    assert _refit_bound(points, points[4], "why")[0] == 5  # k = 6 moved
+    assert _refit_bound(points, points[5], "why")[0] == 7
+    assert _refit_bound(points[:3], points[2], "why") == (3, "why")

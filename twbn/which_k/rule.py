@@ -32,12 +32,13 @@ class Point:
     query_seconds: float | None  # mean seconds of one exact query (fold 1's network), None where not run
     seconds: float  # learning and measuring this bound, all folds
     rows: np.ndarray = field(repr=False, default=None)  # per held-out row log-likelihood, all folds
+    moved: bool = True  # whether any fold's network differs from the bound before's
 
     def to_json(self) -> dict:
         return {"k": self.k, "score": round(self.score, 4), "held_out": round(self.held_out, 6),
                 "held_out_se": round(self.held_out_se, 6), "table_size": self.table_size, "width": self.width,
                 "query_seconds": None if self.query_seconds is None else round(self.query_seconds, 6),
-                "seconds": round(self.seconds, 3)}
+                "seconds": round(self.seconds, 3), "moved": self.moved}
 
 
 def fits(p: Point, max_table_size: int | None, max_query_seconds: float | None) -> bool:
