@@ -55,3 +55,19 @@ def write_csv(tmp_path):
         return p
 
     return _write
+
+
+def or_chain_frame(n_vars: int = 250, n_rows: int = 2500, seed: int = 1):
+    """Binary columns, each after the first three the OR of two earlier ones with 10 % of
+    its cells flipped: data whose k >= 2 networks beat the trees, and whose families take
+    seconds to score."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    x = np.zeros((n_vars, n_rows), dtype=int)
+    x[:3] = rng.integers(0, 2, (3, n_rows))
+    for i in range(3, n_vars):
+        a, b = rng.choice(i, 2, replace=False)
+        x[i] = (x[a] | x[b]) ^ (rng.random(n_rows) < 0.1)
+    return pd.DataFrame({f"x{i}": x[i] for i in range(n_vars)})

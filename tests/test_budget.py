@@ -16,6 +16,7 @@ from twbn.solvers.policy import DEFAULT_POLICY as P
 from twbn.solvers.policy import Policy
 from twbn.solvers.control import RunControl
 from twbn.solvers.registry import run, solve
+from tests.conftest import or_chain_frame
 from tests.helpers import random_cache
 
 
@@ -302,18 +303,9 @@ def test_a_time_limit_from_python_covers_scoring_the_data():
     it, as ``twbn learn`` does. Before, the limit counted from the method's start and
     scoring was sized to a limit of its own: this call took about twice its 4 s. Each of
     250 variables is the OR of two earlier ones plus noise, so that scoring is not free."""
-    import numpy as np
-    import pandas as pd
-
     import twbn
 
-    rng = np.random.default_rng(1)
-    x = np.zeros((250, 2500), dtype=int)
-    x[:3] = rng.integers(0, 2, (3, 2500))
-    for i in range(3, 250):
-        a, b = rng.choice(i, 2, replace=False)
-        x[i] = (x[a] | x[b]) ^ (rng.random(2500) < 0.1)
-    df = pd.DataFrame({f"x{i}": x[i] for i in range(250)})
+    df = or_chain_frame()
     t0 = time.monotonic()
     sol = twbn.learn(df, treewidth=3, time_limit=4, seed=0)
     assert time.monotonic() - t0 <= 4 + 1.0

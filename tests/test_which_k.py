@@ -12,7 +12,7 @@ import pytest
 import twbn
 from twbn.which_k.folds import folds
 from twbn.which_k.rule import Point, choose
-from tests.conftest import BUNDLED
+from tests.conftest import BUNDLED, or_chain_frame
 
 
 def _xor_chain(rows: int, n: int, seed: int) -> pd.DataFrame:
@@ -134,13 +134,7 @@ def test_the_choice_ends_inside_its_time_limit():
     that a k >= 2 is chosen and its refit explores 250 variables' families."""
     import time
 
-    rng = np.random.default_rng(1)
-    x = np.zeros((250, 2500), dtype=int)
-    x[:3] = rng.integers(0, 2, (3, 2500))
-    for i in range(3, 250):
-        a, b = rng.choice(i, 2, replace=False)
-        x[i] = (x[a] | x[b]) ^ (rng.random(2500) < 0.1)
-    df = pd.DataFrame({f"x{i}": x[i] for i in range(250)})
+    df = or_chain_frame()
     t0 = time.monotonic()
     sol = twbn.learn(df, treewidth=twbn.WhichK(max_treewidth=3), time_limit=8, seed=0)
     assert time.monotonic() - t0 <= 8 + 1.0

@@ -229,9 +229,7 @@ def _introduce_table(node, children, fhat):
                         val = base + sum(f[u] for u in S if not (zmask >> u) & 1)
                         if val > best:
                             best, arg = val, zmask
-                if best > NEG:
-                    table[(sigma, smask)] = best
-                    back[(sigma, smask)] = arg
+                _keep(table, back, (sigma, smask), best, arg)
     return table, back
 
 
@@ -244,9 +242,7 @@ def _forget_table(node, children, fhat):
             val = child.get((sigma[:t] + (v,) + sigma[t:], smask | (1 << v)), NEG)
             if val > best:
                 best, arg = val, t
-        if best > NEG:
-            table[(sigma, smask)] = best
-            back[(sigma, smask)] = arg
+        _keep(table, back, (sigma, smask), best, arg)
     return table, back
 
 
@@ -261,10 +257,15 @@ def _join_table(node, children, fhat):
                 val = left.get((sigma, zmask), NEG) + right.get((sigma, smask ^ zmask), NEG)
                 if val > best:
                     best, arg = val, zmask
-        if best > NEG:
-            table[(sigma, smask)] = best
-            back[(sigma, smask)] = arg
+        _keep(table, back, (sigma, smask), best, arg)
     return table, back
+
+
+def _keep(table: dict, back: dict, key, best: float, arg) -> None:
+    """A state's best value and the choice that gave it, where any choice gave one."""
+    if best > NEG:
+        table[key] = best
+        back[key] = arg
 
 
 _NODE_TABLES = {"leaf": _leaf_table, "introduce": _introduce_table, "forget": _forget_table, "join": _join_table}
