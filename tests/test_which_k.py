@@ -168,3 +168,31 @@ def test_the_refit_goes_up_to_the_bounds_that_left_the_chosen_networks_unmoved()
     assert _refit_bound(points, points[4], "why")[0] == 5  # k = 6 moved
     assert _refit_bound(points, points[5], "why")[0] == 7
     assert _refit_bound(points[:3], points[2], "why") == (3, "why")
+
+
+def test_the_refit_certifies_with_the_smaller_junction_tree():
+    """A network certified at a slack bound by a wide order gets min-fill's where that
+    order's junction tree is smaller. The chain a -> b -> c -> d has a path for moral
+    graph: eliminating b first joins a and c, and the maximal cliques are {a, b, c} and
+    {a, c, d}, 8 + 8 = 16 entries of binary variables (width 2); min-fill eliminates from an
+    end: {a, b}, {b, c}, {c, d}, 12 entries (width 1)."""
+    from twbn.formulations.graphs import junction_tree_size
+    from twbn.which_k.refit import narrowest
+
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2, 400)
+    b = a ^ (rng.random(400) < 0.1)
+    c = b ^ (rng.random(400) < 0.1)
+    d = c ^ (rng.random(400) < 0.1)
+    df = pd.DataFrame({"a": a, "b": b, "c": c, "d": d})
+    sol = twbn.learn(df, treewidth=3, method="dp", require=[("a", "b"), ("b", "c"), ("c", "d")], seed=0)
+    parents = sol.parent_indices()
+    assert [set(p) for p in parents] == [set(), {0}, {1}, {2}]
+    record = sol.to_json()
+    record.update({"elimination_order": ["b", "c", "a", "d"], "width": 2,
+                   "table_size": junction_tree_size(parents, [1, 2, 0, 3], [2, 2, 2, 2])})
+    wide = twbn.Solution(record)
+    narrow = narrowest(wide, [2, 2, 2, 2])
+    assert (wide.table_size, narrow.table_size, narrow.width) == (16, 12, 1)
+    assert narrow.check(df) == [] and narrow.score == sol.score
+    assert narrowest(narrow, [2, 2, 2, 2]) is narrow  # nothing smaller: kept as it is

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["all_rows_problem", "on_all_rows", "refit"]
+__all__ = ["all_rows_problem", "narrowest", "on_all_rows", "refit"]
 
 #: Below this many seconds left the refit is not run: the chosen network, scored on every
 #: row, is the answer (a method needs its start-up and a search to improve on it).
@@ -66,6 +66,7 @@ def refit(dataset, k: int, fold_sols: list, deadline: float, learn_args: dict, m
         # seconds to it: cwebkb's 30 s command took 35 s)
         sol = learn(dataset, treewidth=bound, time_limit=left if start is not None or bound == 1 else left / 2,
                     best_so_far=start if bound == k else None, started=time.monotonic(), **learn_args)
+        sol = narrowest(sol, dataset.arities)
         if max_table_size is None or (sol.table_size or 0) <= max_table_size:
             how = f"learned again on every row at k = {bound}" + (", from the chosen network" if start else "")
             return sol, how if bound == k else how + f" (k = {k}'s refit was over the table budget)"
@@ -73,3 +74,27 @@ def refit(dataset, k: int, fold_sols: list, deadline: float, learn_args: dict, m
             return start, (f"the refit's junction tree ({sol.table_size:,} entries) is over max_table_size; "
                            "the chosen network, scored on every row, kept")
     return sol, "no refit fits the table budget: k = 1's kept"
+
+
+def narrowest(sol, arities):
+    """``sol`` with the certificate of the smaller junction tree: its own elimination order
+    or min-fill's on its moral graph, where that is within its treewidth bound. A method
+    certifies with the first order within the bound; at a slack bound that can be wide: at
+    alarm (30 s) the refit at k = 8 returned k = 3's network with an order of width 5,
+    3,715 table entries against 937 (2026-12-07)."""
+    from twbn.formulations.graphs import elimination_width, junction_tree_size, min_fill_order, moral_graph
+    from twbn.solution import Solution
+
+    if not sol.is_network or sol.table_size is None:
+        return sol
+    parents = sol.parent_indices()
+    order = min_fill_order(moral_graph(parents))
+    width = elimination_width(moral_graph(parents), order)
+    size = junction_tree_size(parents, order, [int(a) for a in arities])
+    k = sol.treewidth
+    if size >= sol.table_size or (k is not None and width > k):
+        return sol
+    record = sol.to_json()
+    names = list(sol.variables)
+    record.update({"elimination_order": [names[v] for v in order], "width": width, "table_size": size})
+    return Solution(record)
