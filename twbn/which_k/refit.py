@@ -88,8 +88,9 @@ def narrowest(sol, arities):
     if not sol.is_network or sol.table_size is None:
         return sol
     parents = sol.parent_indices()
-    order = min_fill_order(moral_graph(parents))
-    width = elimination_width(moral_graph(parents), order)
+    moral = moral_graph(parents)
+    order = min_fill_order(moral)
+    width = elimination_width(moral, order)
     size = junction_tree_size(parents, order, [int(a) for a in arities])
     k = sol.treewidth
     if size >= sol.table_size or (k is not None and width > k):
