@@ -219,6 +219,7 @@ def build_cache(
     memory_limit: float | None = None,
     stop: Callable[[], bool] | None = None,
     level_margin: float = 0.0,
+    families=None,
 ) -> tuple[ScoreCache, dict]:
     """Score and prune candidate parent sets of every variable; return the cache and stats.
 
@@ -235,7 +236,8 @@ def build_cache(
     cache then holds every set of the sizes started. Measured: jester's pairs took 1.45
     times the singles' rate per set. Learning from data at 600 s, jester's triples, started
     in a 150 s share, ran 34 s past it with 4 of 16 M sets scored, and the 2.7 M sets kept
-    took 2.8 GB.
+    took 2.8 GB. ``families`` (a :class:`~twbn.scoring.families.FamilyScores` of the same
+    data and score) is given every family of one parent scored here.
     """
     _check_limits(max_parents, time_limit)
     rules = resolve_rules(score, pruning)
@@ -249,7 +251,10 @@ def build_cache(
     _refuse_over_memory(n, maxpar, max_parents, time_limit, memory_limit)
     guard = _Guard(stop, memory_limit)
     pairs = _pair_families(scorer, n, rules, maxpar, deadline)
-    pruner = LevelPruner(scorer, r, N, H0, rules, None if pairs is None else pair_weights(pairs, N, ll0, H0), pairs)
+    if pairs is not None and families is not None:
+        families.know_pairs(pairs.sc)
+    weights = pair_weights(pairs, N, ll0, H0) if pairs is not None and pairs.complete else None
+    pruner = LevelPruner(scorer, r, N, H0, rules, weights, pairs)
     bic_rules = any(k in rules for k in (2, 3, 4, 5, 6))
     levels = _explore(scorer, scores, maxpar, pruner if bic_rules else None, deadline, level_margin, guard,
                       _progress_bar(progress))
@@ -278,14 +283,14 @@ def build_cache(
 
 def _pair_families(scorer, n: int, rules, maxpar, deadline) -> "PairFamilies | None":
     """Every family of one parent, for rule 6's weights, where rule 6 can fire (it prunes
-    from two parents on) and they were all scored before ``deadline``; else None, and rule
-    6 stays off (it prunes less, never wrongly). At munin (n = 1,041) with k = 1, scoring
-    them first spent a 30 s command's scoring share before the first level began, and the
-    cache held no parent at all (2026-12-07)."""
+    from two parents on); None elsewhere. Where ``deadline`` came first, the families
+    scored by then (``PairFamilies.done``) and no weights: rule 6 stays off (it prunes
+    less, never wrongly). At munin (n = 1,041) with k = 1, scoring them first spent a 30 s
+    command's scoring share before the first level began, and the cache held no parent
+    at all (2026-12-07)."""
     if 6 not in rules or max(maxpar, default=0) < 2:
         return None
-    pairs = PairFamilies(scorer, n, deadline)
-    return pairs if pairs.complete else None
+    return PairFamilies(scorer, n, deadline)
 
 
 def _check_limits(max_parents: int, time_limit: float | None) -> None:
@@ -365,12 +370,16 @@ def _explore(scorer, scores, maxpar, pruner, deadline, level_margin, guard, bar)
         # reading them (1.3 s at n = 1,041) is not stopped half-way by the deadline
         free = d == 1 and pruner is not None and pruner.pairs is not None
         jobs, out.complete = _level_jobs(d, level_sets, maxpar, pruner, out.fired, None if free else deadline, guard)
+        partial = free and not pruner.pairs.complete  # the deadline came while pairs were scored
+        if partial:  # the level holds those scored, and is not whole
+            jobs = {s: xs for s, xs in jobs.items() if pruner.pairs.done[s[0]]}
         new_level: list[list[ParentSet]] = [[] for _ in range(n)]
         if bar is not None:
             bar.reset(total=len(jobs))
             bar.set_description(f"scoring parent sets of size {d}/{max(maxpar)}")
         if out.complete:
-            out.complete = _score_level(jobs, scorer, pruner, scores, new_level, None if free else deadline, guard, bar)
+            out.complete = _score_level(jobs, scorer, pruner, scores, new_level, None if free else deadline, guard,
+                                        bar) and not partial
         level_sets = new_level
         scored_before = max(1, sum(len(sets) for sets in new_level))  # (variable, set) pairs, as ``coming``
         scorer.forget_codes()

@@ -4,6 +4,7 @@ optimum on random caches."""
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import numpy as np
@@ -289,3 +290,44 @@ def test_localsearch_never_above_max_table_size_nor_the_optimum_within_it(seed, 
     assert sol.table_size(problem) <= budget
     assert sol.score <= _best_within_size(cache, k, budget) + 1e-9
     assert verify_result(cache, sol.to_json(problem), k) == []
+
+
+def _plain_min_fill(adj: list[set], k: int) -> list[int] | None:
+    """Greedy min-fill as stated, every fill counted at every step: among the vertices of
+    at most k remaining neighbours the least fill, then fewer neighbours, then the lower
+    index (the first of fill 0 and at most one neighbour at once)."""
+    adj = [set(adj[v]) for v in range(len(adj))]
+    left, order = set(range(len(adj))), []
+    while left:
+        best = None
+        for v in sorted(left):
+            nb = sorted(adj[v] & left)
+            if len(nb) > k:
+                continue
+            fill = sum(1 for a, b in itertools.combinations(nb, 2) if b not in adj[a])
+            if best is None or (fill, len(nb)) < best[:2]:
+                best = (fill, len(nb), v)
+                if fill == 0 and len(nb) <= 1:
+                    break
+        if best is None:
+            return None
+        v = best[2]
+        nb = adj[v] & left
+        for a, b in itertools.combinations(nb, 2):
+            adj[a].add(b)
+            adj[b].add(a)
+        left.discard(v)
+        order.append(v)
+    return order
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_min_fill_within_is_plain_greedy_min_fill(seed):
+    """The compiled order keeps each vertex's fill between steps; it is the order of
+    counting every fill at every step."""
+    n = 6 + seed % 20
+    counts, adj, _ = _random_graph(n, 0.1 + 0.02 * (seed % 10), seed)
+    for k in (1, 2, 3, 5, n):
+        got = min_fill_within(counts, k)
+        want = _plain_min_fill(adj, k)
+        assert (got.tolist() if got.size else None) == want

@@ -152,20 +152,20 @@ def _learning_cache(data, from_data: bool, bounds, *, cache, score, max_parents,
     dataset = as_dataset(data, missing=missing, missing_token=missing_token) if score in SCORES else data
     if score in SCORES and dataset.n_missing:
         return cache, None, dataset
+    from twbn.scoring.families import FamilyScores
+
+    families = FamilyScores(dataset, score, ess, max_parents=max_parents) if score in SCORES else None
     if cache is None:
         depth = scoring_depth(max_parents, bounds, timed=time_limit is not None and math.isfinite(time_limit),
                               policy=policy)
         how, seconds = scoring_plan(dataset, score, depth, ess=ess, pruning=pruning, approximate=approximate,
                                     time_limit=time_limit, started=started, policy=policy)
         cache = _score(dataset, score, depth, ess=ess, pruning=pruning, approximate=how, time_limit=seconds,
-                       level_margin=policy.data_cache_level_margin if how is False else 0.0, log=log)
+                       level_margin=policy.data_cache_level_margin if how is False else 0.0, log=log,
+                       families=families)
     elif list(cache.names) != list(getattr(dataset, "names", cache.names)):
         raise ParameterError("cache= has other variables than the data")
-    if score not in SCORES:
-        return cache, None, None
-    from twbn.scoring.families import FamilyScores
-
-    return cache, FamilyScores(dataset, score, ess, max_parents=max_parents), None
+    return cache, families, None
 
 
 def _given_starts(warm_start, best_so_far, problems: list, bounds: list):

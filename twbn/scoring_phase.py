@@ -25,6 +25,7 @@ from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS
 from twbn.scoring.errors import ParameterError
 
 if TYPE_CHECKING:
+    from twbn.scoring.families import FamilyScores
     from twbn.solvers.policy import Policy
 
 __all__ = ["score", "scoring_time", "scoring_plan", "scoring_depth"]
@@ -69,6 +70,7 @@ def score(
     missing: str = "em",
     missing_token: str | None = None,
     level_margin: float = 0.0,
+    families: "FamilyScores | None" = None,
 ) -> "ScoreCache | tuple[ScoreCache, dict]":
     """The pruned local scores of the candidate parent sets of every variable.
 
@@ -140,6 +142,10 @@ def score(
     stop : callable, optional
         Asked while scoring runs (a ``threading.Event``'s ``is_set``, say); once it returns
         True scoring ends with :class:`ScoringStopped` and no cache (a program's Ctrl-C).
+    families : FamilyScores, optional
+        A scorer of families on demand from the same data and score: given the families
+        of one parent scored on the way (pruned ones too), so that a search from the data
+        does not count them again (what :func:`learn` does).
 
     Returns
     -------
@@ -200,7 +206,7 @@ def score(
         _say_if_long(dataset, score, ess, max_parents, pruning, estimate, limit, say)
     cache, stats = build_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning,
                                time_limit=time_limit, progress=progress, memory_limit=limit, stop=stop,
-                               level_margin=level_margin)
+                               level_margin=level_margin, families=families)
     return (cache, stats) if return_stats else cache
 
 

@@ -99,10 +99,27 @@ def order_table_size(counts: np.ndarray, order: np.ndarray, arities: np.ndarray,
 
 
 @njit(cache=True)
+def _fill(g: np.ndarray, done: np.ndarray, v: int, nb: np.ndarray) -> int:
+    """The fill of eliminating v now: the pairs of its remaining neighbours not joined."""
+    c = _neighbours(g, done, v, nb)
+    fill = 0
+    for i in range(c):
+        for j in range(i + 1, c):
+            if not g[nb[i], nb[j]]:
+                fill += 1
+    return fill
+
+
+@njit(cache=True)
 def min_fill_within(counts: np.ndarray, k: int) -> np.ndarray:
     """A greedy min-fill elimination order (ties: fewer neighbours, then the lower index)
     among the vertices of at most ``k`` remaining neighbours; an empty array when at some
-    step every remaining vertex has more (no order of width ≤ k found this way)."""
+    step every remaining vertex has more (no order of width ≤ k found this way).
+
+    Each vertex's fill is kept, and after an elimination counted again only where it can
+    have changed: at the eliminated vertex's neighbours and theirs. Counting every fill at
+    every step took 9.5 ms a call at pigs (n = 441), 2.7 of a 10 s command's 4 s of
+    local search (2026-12-07)."""
     n = counts.shape[0]
     g = counts > 0
     done = np.zeros(n, np.bool_)
@@ -113,24 +130,24 @@ def min_fill_within(counts: np.ndarray, k: int) -> np.ndarray:
                 deg[v] += 1
     order = np.empty(n, np.int64)
     nb = np.empty(n, np.int64)
+    nb2 = np.empty(n, np.int64)
+    fill = np.full(n, -1, np.int64)  # -1: not counted since it last could change
     for step in range(n):
         best, best_fill, best_deg = -1, 1 << 60, 1 << 60
         for v in range(n):
             if done[v] or deg[v] > k:
                 continue
-            c = _neighbours(g, done, v, nb)
-            fill = 0
-            for i in range(c):
-                for j in range(i + 1, c):
-                    if not g[nb[i], nb[j]]:
-                        fill += 1
-            if fill < best_fill or (fill == best_fill and c < best_deg):
-                best, best_fill, best_deg = v, fill, c
-                if fill == 0 and c <= 1:
+            if fill[v] < 0:
+                fill[v] = _fill(g, done, v, nb)
+            f = fill[v]
+            if f < best_fill or (f == best_fill and deg[v] < best_deg):
+                best, best_fill, best_deg = v, f, deg[v]
+                if f == 0 and deg[v] <= 1:
                     break
         if best < 0:
             return np.empty(0, np.int64)
         c = _neighbours(g, done, best, nb)
+        added = False
         for i in range(c):
             a = nb[i]
             for j in range(i + 1, c):
@@ -140,10 +157,18 @@ def min_fill_within(counts: np.ndarray, k: int) -> np.ndarray:
                     g[b, a] = True
                     deg[a] += 1
                     deg[b] += 1
+                    added = True
         for i in range(c):
             deg[nb[i]] -= 1
         done[best] = True
         order[step] = best
+        for i in range(c):  # their neighbourhoods lost ``best`` (and may have gained)
+            a = nb[i]
+            fill[a] = -1
+            if added:  # an edge joined two of them: every common neighbour's fill may drop
+                m = _neighbours(g, done, a, nb2)
+                for j in range(m):
+                    fill[nb2[j]] = -1
     return order
 
 
