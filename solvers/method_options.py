@@ -119,9 +119,8 @@ class LocalSearchOptions:
     #: hill top unless the time limit ends it first (None: climbs begin until the limit)
     soft_limit: float | None = None
     #: without a start, where the first climbs begin: empty (the network of required arcs),
-    #: tree (the best branching over single-parent families), both (from empty, then from
-    #: the tree, then on from the better); None: tree under a short time limit (the policy's
-    #: localsearch_tree_max_s), else empty
+    #: tree (the best branching over single-parent families), both (from the tree, then from
+    #: empty, then on from the better); None: both
     first: str | None = None
     #: the most entries the network's junction tree may have (the sum over its maximal
     #: cliques of the product of their arities), kept with the width at every move; None: no bound

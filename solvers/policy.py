@@ -258,17 +258,6 @@ class Policy:
         -618,887 / -619,827 with 4 / 20 / 50 / 70 / 85 (n = 100); from the anchor caches, 12 s,
         plants k = 5 -242,730 / -242,433 (3 / 40) and jester k = 8 -494,026 / -493,675 (4 / 60).
         A few variables reset climb back to the same network.""")
-    localsearch_tree_max_s: float = _knob(30.0, "seconds0", """Without a start (and without its
-        option first), localsearch's first climb begins at the best branching over the
-        single-parent families (Chu-Liu/Edmonds) where its time limit is at most this, and at
-        the empty network above (0: always empty). auto from the training splits, seed 1, one
-        core, empty / tree: at 10 s a command (localsearch's limit 4-6 s) plants k = 2 -258,344
-        / -259,577, k = 5 -237,209 / -237,421, k = 8 -233,063 / -231,973; baudio -644,432 /
-        -642,109, -625,775 / -624,357, -624,129 / -619,949; jester -509,811 / -509,507,
-        -496,198 / -495,230, -493,055 / -492,528 (tree ahead in 7 of 9, and of ETL's median at
-        k = 5 in 3 of 3, empty in 1). At 60 s: k = 2 (auto's start stage, limit 26 s) tree ahead
-        in 3 of 3 (+605, +1,143, +328); k = 5 and 8 (localsearch alone, limit 38 s) empty ahead
-        in 4 of 6 with seed 1 (k = 5: +926, +1,562, +96) and at k = 5 in 2 of 3 with seed 2.""")
     # -- the heuristics -------------------------------------------------------------------
     heuristic_time_limit: float = _knob(10.0, "seconds", """Budget of the anytime heuristics
         (k-G, k-MAX, k-A*, S2, S2+) when neither a time limit nor an iteration limit is given.""")

@@ -162,15 +162,15 @@ def test_the_first_climbs_begin_where_option_first_says(n, seed, k):
     assert both.score == pytest.approx(max(one["empty"].score, one["tree"].score))
 
 
-def test_by_default_the_first_climb_begins_at_the_tree_under_a_short_limit_only():
-    from twbn.solvers.policy import Policy
-
+def test_by_default_the_first_climb_begins_at_the_tree_whatever_the_limit():
+    """Both first climbs, the branching's before the empty network's, at any limit: the
+    first climb of a long run is that of a short one (before, the start depended on the
+    limit, and munin ended 0.8 % lower at 60 s than at 10 s)."""
     problem = Problem(random_cache(9, 2, max_size=3, density=0.7), 2)
-    firsts = [solve_localsearch(problem, time_limit=limit, seed=0, policy=policy).stats["first"]
-              for limit, policy in [(0.3, Policy()), (0.3, Policy(localsearch_tree_max_s=0.2)),
-                                    (0.3, Policy(localsearch_tree_max_s=0))]]
-    assert firsts == ["tree", "empty", "empty"]
-    assert solve_localsearch(problem, LocalSearchOptions(max_iterations=2), seed=0).stats["first"] == "empty"
+    tree = solve_localsearch(problem, LocalSearchOptions(max_iterations=1, first="tree"), seed=0)
+    first = solve_localsearch(problem, LocalSearchOptions(max_iterations=1), seed=0)
+    assert first.stats["first"] == "both" and first.parents == tree.parents
+    assert solve_localsearch(problem, time_limit=0.3, seed=0).stats["first"] == "both"
     given = solve(problem, "kmax", options={"max_iterations": 2}, seed=1)
     assert solve_localsearch(problem, LocalSearchOptions(max_iterations=1, first="tree"), seed=0,
                              start=given).stats["first"] == "given"

@@ -29,7 +29,8 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
 
     From ``start`` (without one, where ``options.first`` says: the network of every
     variable's best set of required parents, the empty network without required arcs; the
-    best branching over the single-parent families; or the first, then the second), climb
+    best branching over the single-parent families; or, by default, the second, then the
+    first), climb
     until no move improves, keep the best network, perturb it (``options.kick`` variables
     back to their required parents) and climb again, until the time limit,
     ``options.max_iterations`` climbs or a stop. The kick is large by default (the policy's
@@ -45,8 +46,8 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
         current one rejects a move), ``kick``, ``max_iterations``, ``soft_limit`` (no new
         climb after it: auto's start lets its first climb reach its hill top, since a climb
         cut short leaves most variables with one parent or none), ``first`` (empty, tree or
-        both; by default tree where the time limit is at most the policy's
-        ``localsearch_tree_max_s``, else empty).
+        both; by default both: the tree's climb first, whatever the limit, so that a longer
+        run begins as a shorter one does).
     time_limit : float, optional
         Seconds (default ``policy.heuristic_time_limit`` unless ``max_iterations`` is given).
     seed : int, optional
@@ -95,7 +96,7 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
     climber = Climber(problem, reverse=options.reverse, repair=options.repair,
                       max_table_size=options.max_table_size)
     limit = policy.heuristic_time_limit if time_limit is None and options.max_iterations is None else time_limit
-    starts, how = _starts(problem, climber, options, start, limit, policy)
+    starts, how = _starts(problem, climber, options, start)
     climber.load(*starts.pop(0))
     run = Anytime(limit, options.max_iterations, t0, control)
     kick = options.kick or max(2, round(policy.localsearch_kick_share * problem.n))
@@ -138,10 +139,15 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
                                   **({"families_scored": climber.scored} if problem.scorer is not None else {})}, **info)
 
 
-def _starts(problem: Problem, climber: Climber, options: LocalSearchOptions, start: SolverResult | None,
-            limit: float | None, policy: Policy) -> tuple[list, str]:
+def _starts(problem: Problem, climber: Climber, options: LocalSearchOptions,
+            start: SolverResult | None) -> tuple[list, str]:
     """The networks the first climbs begin at, each with an elimination order of width
-    <= k (and within ``max_table_size``, where one is given), and how they were chosen."""
+    <= k (and within ``max_table_size``, where one is given), and how they were chosen.
+
+    By default the branching's climb, then the empty network's: a rule that does not read
+    the time limit, so the first seconds of a 60 s run are those of a 10 s run. Before, the
+    branching began runs of at most 30 s and the empty network longer ones: munin's k = 5
+    and 8 ended 0.78 and 0.81 % lower at 60 s than at 10 s (2026-12-07)."""
     if start is not None and start.parents is not None:
         starts, how = [(start.parents, start.elimination_order)], "given"
     else:
@@ -150,14 +156,13 @@ def _starts(problem: Problem, climber: Climber, options: LocalSearchOptions, sta
             raise ParameterError("localsearch needs a start: some variable has no cached set of its required "
                                  "parents only")
         starts = [(required_only, None)]
-        how = options.first or ("tree" if limit is not None and limit <= policy.localsearch_tree_max_s
-                                 else "empty")
+        how = options.first or "both"
         if how != "empty":
             tree = _tree(problem)
             if tree is None:  # required arcs no branching holds
                 how = "empty"
             else:
-                starts = [(tree, None)] if how == "tree" else starts + [(tree, None)]
+                starts = [(tree, None)] if how == "tree" else [(tree, None)] + starts
     starts = [(ps, certificate_order(problem.n, ps, problem.treewidth)[0] if order is None else order)
               for ps, order in starts]
     if options.max_table_size is None:
