@@ -310,5 +310,5 @@ def test_a_time_limit_from_python_covers_scoring_the_data():
     budget = sol.stats["budget"]
     first = budget["stages"][0]
     assert budget["limit"] == 4 and first["from"] >= 0.3  # scoring's seconds are inside the limit
-    assert first["from"] + first["allotted"] <= 4 + 1e-6
+    assert first["from"] + first["allotted"] <= 4 + 2e-4  # each figure is logged to 1e-4
     assert sol.is_network and sol.treewidth <= 3
