@@ -124,9 +124,10 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
             score = climber.score
             run.offer(score, climber.network(), climber.order.tolist())
             stalled = best is not None and score <= best[0]
+            if best is None:
+                first_took = time.monotonic() - began
             if best is None or score > best[0]:
                 best = (score, climber.network(), climber.order.copy())
-            first_took = time.monotonic() - began if first_took is None else first_took
             if starts and until is not None and until - (time.monotonic() - t0) < first_took:
                 # a climb from the empty network takes at least the branching's time: one
                 # begun before auto's soft limit ran past it and took a third of improve's
