@@ -424,3 +424,17 @@ def test_localsearch_from_data_widens_to_parents_no_cached_set_uses(frame, mode)
     record = wide.to_json(Problem(empty, 2, scorer=FamilyScores(ds)))
     record["stats"]["scoring"] = {"score": "bic"}
     assert verify_against_data(ds, record, 2) == []
+
+
+def test_families_of_other_data_or_score_are_refused_by_score(frame):
+    """Pairs scored by ``score`` go to ``families``; a scorer of other rows or another score
+    would then answer a search with wrong scores, silently."""
+    ds = as_dataset(frame)
+    other = as_dataset(frame.iloc[: len(frame) // 2])
+    for wrong in (FamilyScores(other, "bic"), FamilyScores(ds, "aic"), "bic"):
+        with pytest.raises(twbn.ParameterError):
+            twbn.score(ds, max_parents=2, families=wrong)
+    good = FamilyScores(ds, "bic", max_parents=2)
+    twbn.score(ds, max_parents=2, families=good)
+    assert good.score(0, (1,)) == pytest.approx(FamilyScores(ds, "bic").score(0, (1,)), rel=1e-12)
+    assert good.scored == 0

@@ -193,6 +193,7 @@ def score(
         return (cache, stats) if return_stats else cache
     dataset = as_dataset(data, max_states=max_states, missing=missing, missing_token=missing_token)
     dataset.require_complete("scoring a cache")
+    _check_families(families, dataset, score, ess)
     from twbn.scoring.parent_sets import build_cache, default_memory_limit
 
     limit = default_memory_limit() if memory_limit is None else memory_limit
@@ -208,6 +209,21 @@ def score(
                                time_limit=time_limit, progress=progress, memory_limit=limit, stop=stop,
                                level_margin=level_margin, families=families)
     return (cache, stats) if return_stats else cache
+
+
+def _check_families(families, dataset, score: str, ess: float) -> None:
+    """``families`` None, or a FamilyScores of these rows and this score: pairs scored here
+    would otherwise be handed to a search of other data, silently."""
+    if families is None:
+        return
+    from twbn.scoring.families import FamilyScores
+
+    if not isinstance(families, FamilyScores):
+        raise ParameterError(f"families must be a FamilyScores, got {type(families).__name__}")
+    mine = families.dataset
+    if (families.score_name, families.ess if score == "bdeu" else None) != (score, ess if score == "bdeu" else None) \
+            or (mine is not dataset and (mine.names != dataset.names or not np.array_equal(mine.data, dataset.data))):
+        raise ParameterError("families scores other data or another score than this call")
 
 
 def _check_score_args(score, max_parents, ess, pruning, approximate, time_limit, jobs, candidates, time_per_variable,
