@@ -42,7 +42,7 @@ from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.heuristics.anytime import Anytime, require_bound
 from twbn.solvers.exact.superstructure_dp import best_dag_in_graph, greedy_dag_in_chordal_graph
 
-from twbn.solvers.budget import Budget
+from twbn.solvers.budget import Budget, deadline_in, passed, seconds_to
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import S2Options
@@ -137,7 +137,7 @@ def _k_tree_search(w: np.ndarray, k: int, first: tuple[int, ...], max_expansions
             continue
         seen.add(key)
         expansions += 1
-        if expansions > max_expansions or (deadline is not None and time.monotonic() > deadline):
+        if expansions > max_expansions or passed(deadline):
             return _greedy_complete(w, first, placed, list(cliques), list(moves)), False
         h_rest = sum(topk[u] for u in range(n) if u not in placed)
         free = np.array([u for u in range(n) if u not in placed], dtype=np.int64)
@@ -220,7 +220,7 @@ def _phase2(problem: Problem, adj: Adjacency, phase2: str, deadline: float | Non
         return parents, score, order, True
     from twbn.solvers.cuts.branch_and_cut import solve_cuts
 
-    limit = None if deadline is None else deadline - time.monotonic()
+    limit = None if deadline is None else seconds_to(deadline)
     if limit is not None and limit < policy.s2_phase2_min_s:
         if not first:
             return None  # too little left to build the model; the k-tree is dropped
@@ -355,7 +355,7 @@ class _KTrees:
             first = tuple(sorted(self.rng.sample(range(n), k + 1)))
         # the search may take half of what is left, phase 2 needs the rest
         search_deadline = None if run.deadline is None else \
-            time.monotonic() + self.policy.ktree_share * run.left()
+            deadline_in(self.policy.ktree_share * run.left())
         adj, exact = _best_k_tree(self.w, k, first, self.max_expansions, search_deadline, self.policy.s2_max_open)
         self.proven += exact
         return adj, True

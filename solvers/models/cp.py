@@ -20,7 +20,7 @@ import multiprocessing
 
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import SolverResult, make_solution, start_or_nothing
-from twbn.solvers.budget import Budget, limit_until
+from twbn.solvers.budget import Budget, deadline_in, limit_until
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import CpOptions
 from twbn.solvers.parallel import end_pool
@@ -262,7 +262,7 @@ def _network(problem: Problem, out: dict, wall: float, info: dict) -> SolverResu
 
 def hint_check(problem: Problem, parents, order) -> tuple[str, float | None]:
     """Solve with every variable fixed to its hint: (status, objective). For tests."""
-    out = run_isolated(_cp_worker, problem, time.monotonic() + 60.0, 0, (parents, order), None, {}, True, timeout=180)
+    out = run_isolated(_cp_worker, problem, deadline_in(60.0), 0, (parents, order), None, {}, True, timeout=180)
     return out["status"], out["objective"]
 
 

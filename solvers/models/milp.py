@@ -13,7 +13,7 @@ from twbn.formulations.elimination_milp import MilpOptions, build_elimination_mi
 from twbn.formulations.problem import InfeasibleError, Problem
 from twbn.formulations.solution import SolverResult, make_solution, start_or_nothing
 from twbn.solvers.control import MethodOverran, abandoning
-from twbn.solvers.budget import Budget
+from twbn.solvers.budget import Budget, seconds_to
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.method import Method
 from twbn.solvers.models.backends import solve_lp_file
@@ -148,7 +148,7 @@ def _write_and_solve(milp, start: dict | None, solver: str, deadline: float | No
         with abandoning(None, control, grace=0.0):
             names = write_lp(milp, path)
         lp_start = None if start is None else {names[k]: v for k, v in start.items() if k in names}
-        remaining = None if deadline is None else max(0.1, deadline - time.monotonic())
+        remaining = None if deadline is None else max(0.1, seconds_to(deadline))
         return solve_lp_file(path, solver, time_limit=remaining, seed=seed, start=lp_start, control=control), names
 
 

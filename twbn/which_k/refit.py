@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+from twbn.solvers.budget import seconds_to
+
 __all__ = ["all_rows_problem", "narrowest", "on_all_rows", "refit"]
 
 #: Below this many seconds left the refit is not run: the chosen network, scored on every
@@ -57,11 +59,11 @@ def refit(dataset, k: int, fold_sols: list, deadline: float, learn_args: dict, m
     problem = all_rows_problem(dataset, k, learn_args)
     starts = [] if problem is None else [on_all_rows(problem, f) for f in fold_sols if f.is_network]
     start = max(starts, key=lambda s: s.score) if starts else None
-    left = deadline - time.monotonic()
+    left = seconds_to(deadline)
     if start is not None and left < MIN_REFIT_S:
         return start, f"no time left to learn again ({left:.2f} s): the chosen network scored on every row"
     for bound in range(k, 0, -1):
-        left = max(deadline - time.monotonic(), 0.1)
+        left = max(seconds_to(deadline), 0.1)
         # started: scoring the rows shares the limit (without it learn adds scoring's
         # seconds to it: cwebkb's 30 s command took 35 s)
         sol = learn(dataset, treewidth=bound, time_limit=left if start is not None or bound == 1 else left / 2,
