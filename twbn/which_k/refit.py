@@ -9,10 +9,6 @@ from twbn.solvers.budget import seconds_to
 
 __all__ = ["all_rows_problem", "narrowest", "on_all_rows", "refit"]
 
-#: Below this many seconds left the refit is not run: the chosen network, scored on every
-#: row, is the answer (a method needs its start-up and a search to improve on it).
-MIN_REFIT_S = 1.0
-
 
 def all_rows_problem(dataset, k: int, learn_args: dict):
     """The problem of bound ``k`` on ``dataset``'s rows, every family scored from them on
@@ -60,7 +56,7 @@ def refit(dataset, k: int, fold_sols: list, deadline: float, learn_args: dict, m
     starts = [] if problem is None else [on_all_rows(problem, f) for f in fold_sols if f.is_network]
     start = max(starts, key=lambda s: s.score) if starts else None
     left = seconds_to(deadline)
-    if start is not None and left < MIN_REFIT_S:
+    if start is not None and left < learn_args["policy"].which_k_min_refit_s:
         return start, f"no time left to learn again ({left:.2f} s): the chosen network scored on every row"
     for bound in range(k, 0, -1):
         left = max(seconds_to(deadline), 0.1)
