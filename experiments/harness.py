@@ -48,6 +48,7 @@ from twbn.experiments.store import Store
 from twbn.scoring.local_structure import LOCAL_STRUCTURE_SCORES
 from twbn.scoring.errors import ScoringStopped, TwbnError
 from twbn.solvers.registry import get_method
+from twbn.solvers.budget import passed, seconds_to
 
 __all__ = ["ExperimentError", "fold_rows", "file_sha256", "cache_key", "prepare_caches", "run_cell",
            "predecessors", "work_folder", "run_experiment"]
@@ -236,14 +237,14 @@ def run_cell(cell: Cell, config: Config, prepared: dict, work: Path, start: dict
         deadline = t0 + config.time_limit + config.kill_margin
         while True:
             try:
-                _, err = proc.communicate(timeout=max(0.0, min(POLL_S, deadline - time.monotonic())))
+                _, err = proc.communicate(timeout=max(0.0, min(POLL_S, seconds_to(deadline))))
                 break
             except subprocess.TimeoutExpired:
                 if stop is not None and stop.is_set():
                     _stop_process_group(proc, STOP_GRACE_S)
                     proc.communicate()
                     return None
-                if time.monotonic() >= deadline:
+                if passed(deadline):
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.communicate()
                     return {"status": "timeout", "wall_time": round(time.monotonic() - t0, 2),

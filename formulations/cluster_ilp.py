@@ -352,6 +352,84 @@ class BuildTimeout(TwbnError, RuntimeError):
 MAX_ROWS_8D = 6_000_000
 
 
+def _family_pairs(table: FamilyTable) -> tuple[dict, dict, list]:
+    """The families by (child i, parent j) and by (child i, parents j < k), and the pairs
+    some family joins."""
+    with_j: dict[tuple[int, int], list[int]] = defaultdict(list)
+    with_jk: dict[tuple[int, int, int], list[int]] = defaultdict(list)
+    for f, ps in enumerate(table.parents):
+        i = int(table.child[f])
+        for j in ps:
+            with_j[i, j].append(f)
+        for j, kk in itertools.combinations(ps, 2):
+            with_jk[i, j, kk].append(f)
+    return with_j, with_jk, sorted({(min(i, j), max(i, j)) for (i, j) in with_j})
+
+
+def _between(with_j: dict, a: int, b: int) -> list[int]:
+    """The families with an arc between a and b."""
+    return with_j.get((a, b), []) + with_j.get((b, a), [])
+
+
+def _add_ancestry(ilp: ClusterIlp, with_j: dict, ancestry, counts: dict) -> None:
+    """Positions p, Nie et al.'s 8f summed over the sets holding j, and p_a + 1 <= p_b per
+    ancestry pair (build_cluster_ilp says why)."""
+    from pyscipopt import quicksum
+
+    model, fam_vars, n = ilp.model, ilp.fam_vars, ilp.table.n
+    p = ilp.position = {i: model.addVar(name=f"p[{i}]", vtype="C", lb=0, ub=n - 1) for i in range(n)}
+    for (i, j), fs in sorted(with_j.items()):  # 8f: j is a parent of i
+        model.addCons(n * quicksum(fam_vars[f] for f in fs) <= n - 1 + p[i] - p[j], name=f"c8f[{i},{j}]")
+    for a, b in ancestry:
+        model.addCons(p[a] + 1 <= p[b], name=f"anc[{a},{b}]")
+    counts.update({"c8f": len(with_j), "ancestry": len(ancestry)})
+
+
+def _add_width_rows(ilp: ClusterIlp, with_j: dict, with_jk: dict, joined: list, check, counts: dict) -> None:
+    """The treewidth's variables and rows, as in Nie et al.'s MILP: y (the triangulation's
+    arcs), z (the elimination order), rows 8b-8d, 8g, 8h and the y pairs."""
+    from pyscipopt import quicksum
+
+    model, fam_vars, n, k = ilp.model, ilp.fam_vars, ilp.table.n, ilp.treewidth
+    arcs = [(i, j) for i in range(n) for j in range(n) if i != j]
+    ilp.y = {a: model.addVar(name=f"y[{a[0]},{a[1]}]", vtype="B") for a in arcs}
+    ilp.z = {i: model.addVar(name=f"z[{i}]", vtype="C", lb=0, ub=n - 1) for i in range(n)}
+    y, z = ilp.y, ilp.z
+    for i in range(n):  # 8b
+        model.addCons(quicksum(y[i, j] for j in range(n) if j != i) <= k, name=f"c8b[{i}]")
+    check()
+    for a, (i, j) in enumerate(arcs):  # 8c
+        if a % 4096 == 0:
+            check()
+        model.addCons(n * y[i, j] <= n - 1 + z[j] - z[i], name=f"c8c[{i},{j}]")
+    n8d = 0
+    # 8d enters the LP only where violated (SCIP separates the linear rows it holds
+    # back): its n·C(n−1, 2) rows made 13,485 of wdbc's 18,593 and slowed each LP
+    # 4-fold; at k = 6 the root bound after 96 s went from −11,446 to −11,600
+    # (optimum −11,605.89)
+    for i in range(n):  # 8d
+        check()
+        for j, kk in itertools.combinations([x for x in range(n) if x != i], 2):
+            if n8d % 4096 == 0:
+                check()
+            model.addCons(y[i, j] + y[i, kk] - y[j, kk] - y[kk, j] <= 1, name=f"c8d[{i},{j},{kk}]",
+                           initial=False, separate=True, dynamic=True, removable=True)
+            n8d += 1
+    # 8g, summed over the sets holding j and over both directions: at most one of
+    # j → i and i → j is chosen (the pair rows), and either puts the edge in the
+    # triangulation. Per direction, as in the MILP, the root LP of wdbc k = 2 kept
+    # 4.4 units of arc weight above y_ij + y_ji summed over 24 pairs
+    for a, b in joined:
+        model.addCons(quicksum(fam_vars[f] for f in _between(with_j, a, b)) <= y[a, b] + y[b, a], name=f"c8g[{a},{b}]")
+    for (i, j, kk), fs in sorted(with_jk.items()):  # 8h
+        model.addCons(quicksum(fam_vars[f] for f in fs) <= y[j, kk] + y[kk, j], name=f"c8h[{i},{j},{kk}]")
+    for i, j in arcs:
+        if i < j:
+            model.addCons(y[i, j] + y[j, i] <= 1, name=f"ypair[{i},{j}]")
+    counts.update({"c8b": n, "c8c": len(arcs), "c8d": n8d, "c8g": len(joined), "c8h": len(with_jk),
+                   "ypair": len(arcs) // 2})
+
+
 def build_cluster_ilp(problem: Problem, model, *, edges: bool = False,
                       ancestry: Sequence[tuple[int, int]] = (), deadline: float | None = None) -> ClusterIlp:
     """Add the variables and the static rows to an empty ``pyscipopt.Model``. With
@@ -389,75 +467,22 @@ def build_cluster_ilp(problem: Problem, model, *, edges: bool = False,
     model.setMaximize()
     for v in range(n):  # (2)
         model.addCons(quicksum(fam_vars[f] for f in range(table.start[v], table.start[v + 1])) == 1, name=f"conv[{v}]")
-    with_j: dict[tuple[int, int], list[int]] = defaultdict(list)
-    with_jk: dict[tuple[int, int, int], list[int]] = defaultdict(list)
-    for f, ps in enumerate(table.parents):
-        i = int(table.child[f])
-        for j in ps:
-            with_j[i, j].append(f)
-        for j, kk in itertools.combinations(ps, 2):
-            with_jk[i, j, kk].append(f)
-    joined = sorted({(min(i, j), max(i, j)) for (i, j) in with_j})  # pairs some family joins
-
-    def between(a: int, b: int) -> list[int]:  # the families with an arc between a and b
-        return with_j.get((a, b), []) + with_j.get((b, a), [])
-
+    with_j, with_jk, joined = _family_pairs(table)
     pairs = [(a, b) for a, b in joined if (a, b) in with_j and (b, a) in with_j]
     for a, b in pairs:  # (3) for |C| = 2
-        model.addCons(quicksum(fam_vars[f] for f in between(a, b)) <= 1, name=f"pair[{a},{b}]")
+        model.addCons(quicksum(fam_vars[f] for f in _between(with_j, a, b)) <= 1, name=f"pair[{a},{b}]")
     counts = {"conv": n, "pair": len(pairs)}
     ilp = ClusterIlp(model, table, fam_vars, k, ancestry=tuple(ancestry))
     if ancestry:
-        p = ilp.position = {i: model.addVar(name=f"p[{i}]", vtype="C", lb=0, ub=n - 1) for i in range(n)}
-        for (i, j), fs in sorted(with_j.items()):  # 8f: j is a parent of i
-            model.addCons(n * quicksum(fam_vars[f] for f in fs) <= n - 1 + p[i] - p[j], name=f"c8f[{i},{j}]")
-        for a, b in ancestry:
-            model.addCons(p[a] + 1 <= p[b], name=f"anc[{a},{b}]")
-        counts.update({"c8f": len(with_j), "ancestry": len(ancestry)})
+        _add_ancestry(ilp, with_j, ancestry, counts)
     if edges:
         for a, b in joined:
             e = model.addVar(name=f"e[{a},{b}]", vtype="B")
-            model.addCons(e == quicksum(fam_vars[f] for f in between(a, b)), name=f"edge[{a},{b}]")
+            model.addCons(e == quicksum(fam_vars[f] for f in _between(with_j, a, b)), name=f"edge[{a},{b}]")
             ilp.edges[a, b] = e
         counts["edge"] = len(joined)
     if k is not None:
-        arcs = [(i, j) for i in range(n) for j in range(n) if i != j]
-        ilp.y = {a: model.addVar(name=f"y[{a[0]},{a[1]}]", vtype="B") for a in arcs}
-        ilp.z = {i: model.addVar(name=f"z[{i}]", vtype="C", lb=0, ub=n - 1) for i in range(n)}
-        y, z = ilp.y, ilp.z
-        for i in range(n):  # 8b
-            model.addCons(quicksum(y[i, j] for j in range(n) if j != i) <= k, name=f"c8b[{i}]")
-        check()
-        for a, (i, j) in enumerate(arcs):  # 8c
-            if a % 4096 == 0:
-                check()
-            model.addCons(n * y[i, j] <= n - 1 + z[j] - z[i], name=f"c8c[{i},{j}]")
-        n8d = 0
-        # 8d enters the LP only where violated (SCIP separates the linear rows it holds
-        # back): its n·C(n−1, 2) rows made 13,485 of wdbc's 18,593 and slowed each LP
-        # 4-fold; at k = 6 the root bound after 96 s went from −11,446 to −11,600
-        # (optimum −11,605.89)
-        for i in range(n):  # 8d
-            check()
-            for j, kk in itertools.combinations([x for x in range(n) if x != i], 2):
-                if n8d % 4096 == 0:
-                    check()
-                model.addCons(y[i, j] + y[i, kk] - y[j, kk] - y[kk, j] <= 1, name=f"c8d[{i},{j},{kk}]",
-                               initial=False, separate=True, dynamic=True, removable=True)
-                n8d += 1
-        # 8g, summed over the sets holding j and over both directions: at most one of
-        # j → i and i → j is chosen (the pair rows), and either puts the edge in the
-        # triangulation. Per direction, as in the MILP, the root LP of wdbc k = 2 kept
-        # 4.4 units of arc weight above y_ij + y_ji summed over 24 pairs
-        for a, b in joined:
-            model.addCons(quicksum(fam_vars[f] for f in between(a, b)) <= y[a, b] + y[b, a], name=f"c8g[{a},{b}]")
-        for (i, j, kk), fs in sorted(with_jk.items()):  # 8h
-            model.addCons(quicksum(fam_vars[f] for f in fs) <= y[j, kk] + y[kk, j], name=f"c8h[{i},{j},{kk}]")
-        for i, j in arcs:
-            if i < j:
-                model.addCons(y[i, j] + y[j, i] <= 1, name=f"ypair[{i},{j}]")
-        counts.update({"c8b": n, "c8c": len(arcs), "c8d": n8d, "c8g": len(joined), "c8h": len(with_jk),
-                       "ypair": len(arcs) // 2})
+        _add_width_rows(ilp, with_j, with_jk, joined, check, counts)
     ilp.size = {"family_variables": table.size, "variables": len(ilp.variables()),
                 "constraint_families": counts, "constraints": sum(counts.values())}
     return ilp

@@ -21,7 +21,7 @@ from typing import Iterator
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.scoring.errors import ParameterError, ParameterTypeError
 
-__all__ = ["Budget", "limit_until"]
+__all__ = ["Budget", "limit_until", "seconds_to", "passed", "deadline_in"]
 
 
 def limit_until(deadline: float | None, policy: Policy = DEFAULT_POLICY, at_most: float | None = None) -> float | None:
@@ -38,6 +38,35 @@ def limit_until(deadline: float | None, policy: Policy = DEFAULT_POLICY, at_most
         return at_most
     left = deadline - time.monotonic()
     return max(policy.min_engine_s, left if at_most is None else min(at_most, left))
+
+
+def seconds_to(deadline: float | None) -> float:
+    """Seconds from now to ``deadline`` (a ``time.monotonic()`` value): ``inf`` without
+    one, negative once past it. The one home of deadline arithmetic, with
+    :func:`passed` and :func:`deadline_in`.
+
+    Examples
+    --------
+    >>> seconds_to(None), seconds_to(time.monotonic() + 60) > 59, seconds_to(time.monotonic() - 1) < 0
+    (inf, True, True)
+    """
+    return math.inf if deadline is None else deadline - time.monotonic()
+
+
+def passed(deadline: float | None) -> bool:
+    """Whether ``deadline`` (a ``time.monotonic()`` value) has passed; never without one.
+
+    Examples
+    --------
+    >>> passed(None), passed(time.monotonic() - 1), passed(time.monotonic() + 60)
+    (False, True, False)
+    """
+    return deadline is not None and time.monotonic() > deadline
+
+
+def deadline_in(seconds: float) -> float:
+    """The ``time.monotonic()`` value ``seconds`` from now."""
+    return time.monotonic() + seconds
 
 
 class Budget:

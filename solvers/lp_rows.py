@@ -45,13 +45,13 @@ that weighted graph with ``minor_density_rows`` (greedy contraction and peeling)
 
 from __future__ import annotations
 
-import time
 from typing import NamedTuple, Protocol
 
 import numpy as np
 
 from twbn.formulations.cluster_ilp import FamilyTable
 from twbn.solvers.policy import DEFAULT_POLICY, Policy  # noqa: F401  (DEFAULT_POLICY: the doctests)
+from twbn.solvers.budget import deadline_in, passed
 
 __all__ = ["Row", "LpPoint", "RowFamily", "ClusterRows", "WidthRows", "MinorRows", "DEFAULT_ROWS", "minor_regions",
            "width_rhs", "width_row", "rule_row", "separate_width_rows"]
@@ -171,11 +171,11 @@ class MinorRows:
         k, table, policy = point.k, point.table, point.policy
         if k is None or k > policy.lp_minor_rows_max_k or k + 2 > table.n or point.priced:
             return []
-        deadline = min(point.deadline, time.monotonic() + policy.lp_minor_s_per_round)
+        deadline = min(point.deadline, deadline_in(policy.lp_minor_s_per_round))
         t, rule = table.moral_rules(point.x)
         found = []
         for region in minor_regions(t, k, policy.lp_minor_max_n):
-            if time.monotonic() >= deadline:
+            if passed(deadline):
                 break
             local = minor_density_rows(t[np.ix_(region, region)], k, restarts=policy.lp_minor_restarts,
                                        max_rows=policy.lp_minor_rows_per_round, deadline=deadline)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from twbn.formulations.problem import Problem
 from twbn.scoring.errors import TwbnError
 from twbn.formulations.solution import SolverResult
-from twbn.solvers.budget import Budget, limit_until
+from twbn.solvers.budget import Budget, deadline_in, limit_until
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 
 if TYPE_CHECKING:
@@ -201,8 +201,8 @@ class BoundAlone:
         self.trivial = trivial_bound(problem)
         self.so_far = ctx.Value("d", math.inf, lock=False)  # one double: written whole
         self.answer, send = ctx.Pipe(duplex=False)
-        until = time.monotonic() + min(budget.left() - budget.policy.beside_return_s,
-                                       math.inf if seconds is None else seconds)
+        until = deadline_in(min(budget.left() - budget.policy.beside_return_s,
+                                     math.inf if seconds is None else seconds))
         self.process = ctx.Process(target=_lp_alone, args=(problem, until, self.so_far, send, budget.policy),
                                    daemon=True)
         # start() writes the problem down a pipe that the child reads as it starts (0.5 s

@@ -478,6 +478,9 @@ class Policy:
         after k = 1 got a second each, none moved, and the flat curve chose k = 1, 10 % below
         fixed k = 2 held out; a 2.8 s k = 2 search moved. With 3 (not tuned): k = 8, 0.26 % below
         the best fixed k; 8 of 11 DEBD sets within 0.5 % (6 before; results/which-k-30-ladder.md).""")
+    which_k_min_refit_s: float = _knob(1.0, "seconds0", """treewidth="auto": with less than this
+        left the chosen k is not learned again: the chosen network, scored on every row, is the
+        answer (a method needs its start-up and a search to improve on it). Not tuned.""")
     which_k_default_s: float = _knob(60.0, "seconds", """treewidth="auto" without a time limit:
         the seconds of the whole choice, curve and refit.""")
 

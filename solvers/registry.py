@@ -22,7 +22,7 @@ from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult
 from twbn.solvers.bounds import (add_lp_bound, bound_scope, call_optimal_at_bound, covering_problem,
                                  covers_every_family, floor_bound, gap_sources, take_lp_bound, widened_bound)
-from twbn.solvers.budget import Budget
+from twbn.solvers.budget import Budget, deadline_in
 from twbn.solvers.control import RunControl, cooperating, one_core, uncooperative
 from twbn.solvers.method import Method, MethodUnavailable, NoOptions, call_method
 from twbn.solvers.parallel import BoundAlone, check_scheduler
@@ -298,7 +298,7 @@ def _bound_beside(problem: Problem, spec: Method, budget: Budget, share: float, 
     if scheduler is None:  # with a Dask cluster the method keeps all the jobs
         jobs -= 1
         if lp_seconds < budget.left() - policy.beside_return_s - policy.join_min_s:
-            joining = (time.monotonic() + lp_seconds, 1)
+            joining = (deadline_in(lp_seconds), 1)
     return beside, 0.0, jobs, joining
 
 

@@ -110,22 +110,12 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
     t0 = time.monotonic()
     families = problem.candidates.n_parent_sets()
     if time_limit < policy.lp_setup_s_per_family * families:
-        # the first LP would not even be built in time: the trivial bound, now, rather than
-        # the same bound after the limit (jester at 1.1 s: 1.9 s, no LP solved)
-        trivial = math.fsum(float(sc[0]) for sc in problem.candidates.scores)
-        return trivial, {"trivial": trivial, "lp_value": None, "rows": 0, "rounds": 0,
-                         "seconds": round(time.monotonic() - t0, 3), "complete": False, "columns": 0,
-                         "skipped": f"{families:,} families need about {policy.lp_setup_s_per_family * families:.1f} s "
-                                    f"to set up, more than the {time_limit:.2f} s given"}
+        return _skipped(problem, families, time_limit, policy, t0)
     table = FamilyTable.from_cache(problem.candidates)
     if rows is None:
         rows = DEFAULT_ROWS if width else tuple(f for f in DEFAULT_ROWS if not isinstance(f, (WidthRows, MinorRows)))
     trivial = math.fsum(np.maximum.reduceat(table.scores, table.start[:-1]).tolist())
-    lp = ClusterLp(table)
-    lp.add_columns(first_columns(table, policy.lp_initial_columns))
-    pairs = cycle_pairs(table)
-    if pairs:
-        lp.add_rows([("cluster", Row(table.cluster_families(c), None, len(c) - 1.0, list(c))) for c in pairs])
+    lp = _first_lp(table, policy)
     best, lp_value, rounds, complete = trivial, None, 0, False
     # what reading a solve's bound took last round (L(λ) over every family: 0.2-0.3 s at
     # 2.7 M): kept back from the next solve's time, which else ended at the limit and the
@@ -168,6 +158,26 @@ def cluster_lp_bound(problem: Problem, *, time_limit: float = 10.0, width: bool 
             lp.add_rows(found)
     return best, {"trivial": trivial, "lp_value": lp_value, "rounds": rounds,
                   "seconds": round(time.monotonic() - t0, 3), "complete": complete, **lp.stats()}
+
+
+def _skipped(problem: Problem, families: int, time_limit: float, policy: Policy, t0: float) -> tuple[float, dict]:
+    """The trivial bound, at once, where the first LP would not even be built in time,
+    rather than the same bound after the limit (jester at 1.1 s: 1.9 s, no LP solved)."""
+    trivial = math.fsum(float(sc[0]) for sc in problem.candidates.scores)
+    return trivial, {"trivial": trivial, "lp_value": None, "rows": 0, "rounds": 0,
+                     "seconds": round(time.monotonic() - t0, 3), "complete": False, "columns": 0,
+                     "skipped": f"{families:,} families need about {policy.lp_setup_s_per_family * families:.1f} s "
+                                f"to set up, more than the {time_limit:.2f} s given"}
+
+
+def _first_lp(table: FamilyTable, policy: Policy) -> ClusterLp:
+    """The first LP: the policy's first columns and the cluster rows of the 2-cycles."""
+    lp = ClusterLp(table)
+    lp.add_columns(first_columns(table, policy.lp_initial_columns))
+    pairs = cycle_pairs(table)
+    if pairs:
+        lp.add_rows([("cluster", Row(table.cluster_families(c), None, len(c) - 1.0, list(c))) for c in pairs])
+    return lp
 
 
 def _separate(rows: "Sequence[RowFamily]", at: LpPoint) -> list[tuple[str, Row]]:

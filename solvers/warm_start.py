@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING
 
 from twbn.formulations.problem import InfeasibleError, Problem
-from twbn.formulations.solution import SolverResult, make_solution
+from twbn.formulations.solution import SolverResult, certificate_order, make_solution
 from twbn.scoring.errors import TwbnError
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 from twbn.solvers.method import MethodUnavailable  # noqa: E402 (re-exported)
 
-__all__ = ["MethodUnavailable", "certified_start", "check_warm_spec", "warm_start_solution", "infeasibility"]
+__all__ = ["MethodUnavailable", "certified_start", "start_order_and_score", "check_warm_spec", "warm_start_solution", "infeasibility"]
 
 
 def _required_cycle(problem: Problem) -> str | None:
@@ -72,6 +72,16 @@ def certified_start(problem: Problem, start: SolverResult) -> SolverResult:
     except (KeyError, ValueError) as exc:
         reason = exc.args[0] if exc.args else exc
         raise MethodUnavailable(f"the warm start is not a network of this problem: {reason}") from None
+
+
+def start_order_and_score(problem: Problem, start: SolverResult) -> tuple[list | None, float]:
+    """A start network's elimination order (its own where that certifies the bound, else
+    a new one of width <= k; None without a bound and without its own) and its score:
+    what a model's start values read (milp, cp)."""
+    order = start.elimination_order
+    if problem.treewidth is not None and (order is None or start.width is None or start.width > problem.treewidth):
+        order, _ = certificate_order(problem.n, start.parents, problem.treewidth)
+    return order, sum(problem.candidates.score_of(v, p) for v, p in enumerate(start.parents))
 
 
 def check_warm_spec(treewidth: int | None, spec: str, methods: "dict[str, Method]") -> None:

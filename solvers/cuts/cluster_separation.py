@@ -30,6 +30,7 @@ Four routines, used in this order by solvers/cuts/branch_and_cut.py:
 
 from __future__ import annotations
 
+import functools
 import time
 
 import numpy as np
@@ -37,6 +38,7 @@ from numba import njit
 
 from twbn.formulations.cluster_ilp import FamilyTable
 from twbn.scoring.errors import ParameterError
+from twbn.solvers.budget import passed, seconds_to
 
 __all__ = ["greedy_clusters", "exact_clusters", "local_kclusters", "local_matroid_rows"]
 
@@ -92,7 +94,7 @@ def greedy_clusters(table: FamilyTable, x: np.ndarray, *, max_cuts: int = 50,
     at, batch = 0, _SEEDS_PER_CALL
     while at < len(seeds):
         if deadline is not None:
-            left = deadline - time.monotonic()
+            left = seconds_to(deadline)
             if left <= 0:
                 break
         began = time.monotonic()
@@ -108,7 +110,7 @@ def greedy_clusters(table: FamilyTable, x: np.ndarray, *, max_cuts: int = 50,
             # of what is left, judged by the last one's seconds per seed, and at most twice
             # the last one's seeds (cheap seeds and dear ones come in runs)
             per_seed = max(1e-6, (time.monotonic() - began) / len(clusters))
-            batch = int(max(1, min(2 * batch, _SEEDS_PER_CALL, 0.1 * (deadline - time.monotonic()) / per_seed)))
+            batch = int(max(1, min(2 * batch, _SEEDS_PER_CALL, 0.1 * seconds_to(deadline) / per_seed)))
     best = sorted(found.items(), key=lambda kv: -kv[1])[:max_cuts]
     return [sorted(c) for c, viol in best if viol > MIN_VIOLATION]
 
@@ -247,7 +249,7 @@ def local_kclusters(table: FamilyTable, x: np.ndarray, k: int, seeds: list[list[
         c[list(seed)] = True
         starts.append(c)
     for c in starts:
-        if deadline is not None and time.monotonic() > deadline:
+        if passed(deadline):
             break
         current = float(value(c[None, :])[0])
         while True:
@@ -328,7 +330,7 @@ def local_matroid_rows(table: FamilyTable, x: np.ndarray, r: int, seeds: list[li
         return out
 
     found: dict[tuple, tuple[float, np.ndarray]] = {}
-    late = (lambda: False) if deadline is None else (lambda: time.monotonic() > deadline)
+    late = functools.partial(passed, deadline)
     for seed in seeds:
         if len(seed) < r + 1 or late():
             continue

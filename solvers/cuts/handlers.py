@@ -23,6 +23,7 @@ from twbn.solvers.cuts.lns import fixed_fill, fixed_outside, neighbourhood
 from twbn.solvers.cuts.minor_separation import minor_density_rows
 from twbn.solvers.cuts.rounding import Backoff, _LnsKind, _z_order, sink_heuristic
 from twbn.solvers.policy import Policy
+from twbn.solvers.budget import deadline_in, seconds_to
 
 __all__ = ["ClusterHandler", "SinkHeuristic", "LnsHeuristic"]
 
@@ -84,7 +85,7 @@ class ClusterHandler(pyscipopt.Conshdlr):
 
     def _time_left(self) -> float:
         most = self.policy.exact_call_limit_s
-        return most if self.deadline is None else min(most, self.deadline - time.monotonic())
+        return min(most, seconds_to(self.deadline))
 
     def conssepalp(self, constraints, nusefulconss):
         """Cheap routines first, exact sub-IPs only when they find nothing: greedy (3),
@@ -142,7 +143,7 @@ class ClusterHandler(pyscipopt.Conshdlr):
         # LP. wdbc k = 4, root in 96 s: −11,609.07 this way; at y + yᵀ 890 rows kept the
         # root from finishing (−11,587.95, against −11,605.89 without the rows)
         t = self.ilp.table.moral_weights(x)
-        rows = minor_density_rows(t, self.ilp.treewidth, deadline=time.monotonic() + self.policy.minor_call_limit_s)
+        rows = minor_density_rows(t, self.ilp.treewidth, deadline=deadline_in(self.policy.minor_call_limit_s))
         self.counts["minor_cuts"] += len(rows)
         return rows
 

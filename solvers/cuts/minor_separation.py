@@ -39,13 +39,13 @@ m parts.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from twbn.solvers.cuts.cluster_separation import MIN_VIOLATION
 from twbn.scoring.errors import ParameterError
+from twbn.solvers.budget import passed
 
 __all__ = ["MinorRow", "minor_density_rows"]
 
@@ -168,7 +168,7 @@ def _search(t: np.ndarray, k: int, start: np.ndarray, deadline: float | None = N
     late = False
     while True:
         while minor.contract_best(k):
-            late = deadline is not None and time.monotonic() >= deadline
+            late = passed(deadline)
             if late:
                 break
         mask, _ = _peel(minor.p, minor.cost, k)
@@ -197,7 +197,7 @@ def minor_density_rows(t: np.ndarray, k: int, *, restarts: int = MINOR_RESTARTS,
     if first is not None:
         used = sorted({v for e in first.pairs + first.tree for v in e})
         starts = [np.arange(n) != v for v in used[:restarts]]
-    for row in [first, *(_search(t, k, s, deadline) for s in starts if deadline is None or time.monotonic() < deadline)]:
+    for row in [first, *(_search(t, k, s, deadline) for s in starts if not passed(deadline))]:
         if row is not None and row.violation > MIN_VIOLATION:
             found.setdefault((row.pairs, row.tree), row)
     return sorted(found.values(), key=lambda r: -r.violation)[:max_rows]

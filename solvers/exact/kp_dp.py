@@ -34,6 +34,7 @@ from numba import njit
 from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.solvers.exact.unbounded import _compress, best_parent_tables, unbounded_optimum
 from twbn.scoring.errors import ParameterError, TwbnError
+from twbn.solvers.budget import passed
 
 __all__ = ["DPTimeout", "table_bytes", "bounded_treewidth_optimum"]
 
@@ -277,7 +278,7 @@ def _fill(T: "_Tables", base: np.ndarray, n: int, w: int, deadline, t0: float, p
             _round_F(yi, masks_w[r], F, g, T.addv, T.qpos, T.ins_perm, T.expand_u, ngam, w)
         for xi in range(nX):
             _round_g(xi, masks_b[r], r, g, F, base, T.remv, T.cvpos, T.del_perm, nsig, b)
-            if deadline is not None and time.monotonic() > deadline:
+            if passed(deadline):
                 raise DPTimeout(f"dp stopped after {time.monotonic() - t0:.1f} s at |M| = {b + r} of {n}")
     return g, F
 

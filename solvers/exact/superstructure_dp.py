@@ -18,7 +18,6 @@ S2/S2+ (best DAG inside a k-tree) and the first-clique step of k-G.
 from __future__ import annotations
 
 import itertools
-import time
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -26,6 +25,7 @@ from twbn.formulations.graphs import (Adjacency, elimination_width, fits_in_grap
                                      perfect_elimination_order, tree_decomposition)
 from twbn.scoring.cache import ParentSet, ScoreCache
 from twbn.scoring.errors import ParameterError
+from twbn.solvers.budget import passed
 
 __all__ = ["NiceNode", "nice_tree_decomposition", "greedy_dag_in_chordal_graph", "best_dag_in_graph"]
 
@@ -163,7 +163,7 @@ def best_dag_in_graph(
     tables: list[dict] = []
     backs: list[dict] = []
     for i_node, node in enumerate(nodes):
-        if deadline is not None and i_node % 32 == 0 and time.monotonic() > deadline:
+        if i_node % 32 == 0 and passed(deadline):
             raise TimeoutError("the DP inside the graph did not finish by its deadline")
         table, back = _NODE_TABLES[node.kind](node, [tables[c] for c in node.children], fhat)
         tables.append(table)

@@ -78,6 +78,10 @@ class Anytime:
     def deadline(self) -> float | None:
         return None if self.limit is None else self.t0 + self.limit
 
+    def elapsed(self) -> float:
+        """Seconds since the start."""
+        return time.monotonic() - self.t0
+
     def left(self) -> float:
         """Seconds to the deadline (``inf`` without one; negative once past it)."""
         return math.inf if self.limit is None else self.t0 + self.limit - time.monotonic()

@@ -30,7 +30,7 @@ import time
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult
 from twbn.solvers.control import RunControl
-from twbn.solvers.budget import Budget
+from twbn.solvers.budget import Budget, passed
 from twbn.solvers.heuristics.anytime import require_bound, search
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.heuristics.kg import _KG
@@ -88,7 +88,7 @@ class _KAStar(_KG):
             if j == len(rest):
                 return self._assemble(first_parents, rest, choices), g, order, False
             expansions += 1
-            if expansions > max_expansions or (deadline is not None and time.monotonic() > deadline):
+            if expansions > max_expansions or passed(deadline):
                 return self._greedy_finish(first_parents, head, rest, j, g, choices, attached, order)
             v = rest[j]
             for c in cliques:

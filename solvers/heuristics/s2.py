@@ -42,7 +42,7 @@ from twbn.solvers.control import RunControl, cooperating
 from twbn.solvers.heuristics.anytime import Anytime, require_bound
 from twbn.solvers.exact.superstructure_dp import best_dag_in_graph, greedy_dag_in_chordal_graph
 
-from twbn.solvers.budget import Budget
+from twbn.solvers.budget import Budget, deadline_in, passed, seconds_to
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import S2Options
@@ -137,7 +137,7 @@ def _k_tree_search(w: np.ndarray, k: int, first: tuple[int, ...], max_expansions
             continue
         seen.add(key)
         expansions += 1
-        if expansions > max_expansions or (deadline is not None and time.monotonic() > deadline):
+        if expansions > max_expansions or passed(deadline):
             return _greedy_complete(w, first, placed, list(cliques), list(moves)), False
         h_rest = sum(topk[u] for u in range(n) if u not in placed)
         free = np.array([u for u in range(n) if u not in placed], dtype=np.int64)
@@ -220,7 +220,7 @@ def _phase2(problem: Problem, adj: Adjacency, phase2: str, deadline: float | Non
         return parents, score, order, True
     from twbn.solvers.cuts.branch_and_cut import solve_cuts
 
-    limit = None if deadline is None else deadline - time.monotonic()
+    limit = None if deadline is None else seconds_to(deadline)
     if limit is not None and limit < policy.s2_phase2_min_s:
         if not first:
             return None  # too little left to build the model; the k-tree is dropped
@@ -298,55 +298,76 @@ def solve_s2(
         raise ParameterError(f"phase 2 must be one of {', '.join(PHASE2)}, got {phase2!r}")
     t0 = time.monotonic()
     limit = policy.heuristic_time_limit if time_limit is None and max_iterations is None else time_limit
-    rng = random.Random(seed)
-    n = problem.n
-    cand = problem.candidates
-    w = pair_weights(cand)
     info = dict(method=method, seed=seed, time_limit=time_limit)
-    if n <= k + 1:
-        full = {v: set(range(n)) - {v} for v in range(n)}
-        got = _phase2(problem, full, phase2, policy=policy)
-        if got is None:
-            return SolverResult(None, None, None, "infeasible", wall_time=round(time.monotonic() - t0, 4), stats={}, **info)
-        return make_solution(problem, got[0], bound=None, status="feasible", order_hint=got[2],
-                             wall_time=round(time.monotonic() - t0, 4),
-                             stats={"iterations": 1, "median_score": got[1], "max_score": got[1]}, **info)
+    if problem.n <= k + 1:
+        return _one_clique(problem, phase2, policy, t0, info)
     run = Anytime(limit, max_iterations, t0, control)
-    sampled = 0
-    proven = 0
+    k_trees = _KTrees(problem, plus, random.Random(seed), max_expansions, policy)
     unproven = 0  # phase 2 stopped by the deadline before proving its network best
-    best_is = None
-    strength = w.sum(axis=1)
     with cooperating(control):
         while run.next_try():
-            if plus:
-                if run.tries == 1:
-                    first = tuple(sorted(np.argsort(-strength, kind="stable")[: k + 1].tolist()))
-                else:
-                    first = tuple(sorted(rng.sample(range(n), k + 1)))
-                # the search may take half of what is left, phase 2 needs the rest
-                search_deadline = None if run.deadline is None else \
-                    time.monotonic() + policy.ktree_share * run.left()
-                adj, exact = _best_k_tree(w, k, first, max_expansions, search_deadline, policy.s2_max_open)
-                proven += exact
-                sampled += 1
-                accepted = True
-            else:
-                adj = random_k_tree(n, k, rng)
-                sampled += 1
-                score_is = informative_score(adj, w, cand)
-                accepted = score_is > 0 and (best_is is None or best_is <= 0 or rng.random() < min(1.0, score_is / best_is))
-                if best_is is None or score_is > best_is:
-                    best_is = score_is
+            adj, accepted = k_trees.next(run)
             if accepted:
                 got = _phase2(problem, adj, phase2, run.deadline, first=run.best is None, policy=policy)
                 if got is not None:
                     run.offer(got[1], got[0], got[2])
                     unproven += not got[3]
-    extra = {"sampled_k_trees": sampled, "phase2": phase2, "phase2_unproven": unproven}
+    extra = {"sampled_k_trees": k_trees.sampled, "phase2": phase2, "phase2_unproven": unproven}
     if plus:
-        extra["k_trees_proven_best"] = proven
+        extra["k_trees_proven_best"] = k_trees.proven
     return run.solution(problem, extra, **info)
+
+
+def _one_clique(problem: Problem, phase2: str, policy: Policy, t0: float, info: dict) -> SolverResult:
+    """n <= k + 1: one k-tree, the whole clique, and phase 2 over it."""
+    n = problem.n
+    got = _phase2(problem, {v: set(range(n)) - {v} for v in range(n)}, phase2, policy=policy)
+    if got is None:
+        return SolverResult(None, None, None, "infeasible", wall_time=round(time.monotonic() - t0, 4), stats={}, **info)
+    return make_solution(problem, got[0], bound=None, status="feasible", order_hint=got[2],
+                         wall_time=round(time.monotonic() - t0, 4),
+                         stats={"iterations": 1, "median_score": got[1], "max_score": got[1]}, **info)
+
+
+class _KTrees:
+    """The k-trees tried, one a try: S2+ the best by informative score from a first
+    clique (the k + 1 strongest variables, then random ones), S2 uniform ones accepted
+    by the Metropolis rule on their informative score."""
+
+    def __init__(self, problem: Problem, plus: bool, rng: random.Random, max_expansions, policy: Policy):
+        self.problem, self.plus, self.rng = problem, plus, rng
+        self.max_expansions, self.policy = max_expansions, policy
+        self.w = pair_weights(problem.candidates)
+        self.strength = self.w.sum(axis=1)
+        self.sampled = self.proven = 0
+        self.best_is = None
+
+    def next(self, run: Anytime) -> tuple:
+        """(the next k-tree's adjacency, whether phase 2 takes it)."""
+        self.sampled += 1
+        return self._searched(run) if self.plus else self._sampled()
+
+    def _searched(self, run: Anytime) -> tuple:
+        n, k = self.problem.n, self.problem.treewidth
+        if run.tries == 1:
+            first = tuple(sorted(np.argsort(-self.strength, kind="stable")[: k + 1].tolist()))
+        else:
+            first = tuple(sorted(self.rng.sample(range(n), k + 1)))
+        # the search may take half of what is left, phase 2 needs the rest
+        search_deadline = None if run.deadline is None else \
+            deadline_in(self.policy.ktree_share * run.left())
+        adj, exact = _best_k_tree(self.w, k, first, self.max_expansions, search_deadline, self.policy.s2_max_open)
+        self.proven += exact
+        return adj, True
+
+    def _sampled(self) -> tuple:
+        adj = random_k_tree(self.problem.n, self.problem.treewidth, self.rng)
+        score_is = informative_score(adj, self.w, self.problem.candidates)
+        best_is = self.best_is
+        accepted = score_is > 0 and (best_is is None or best_is <= 0 or self.rng.random() < min(1.0, score_is / best_is))
+        if best_is is None or score_is > best_is:
+            self.best_is = score_is
+        return adj, accepted
 
 
 def _runner(plus: bool):

@@ -7,7 +7,7 @@ import logging
 import time
 
 from twbn.scoring.errors import TwbnError
-from twbn.solvers.budget import limit_until
+from twbn.solvers.budget import limit_until, seconds_to
 from twbn.solvers.policy import Policy
 from twbn.solvers.parallel import end_pool
 from twbn.solvers.improve.pieces import Piece, solve_piece
@@ -94,7 +94,7 @@ def in_parallel(search: Search, deadline: float | None, jobs: int, scheduler: st
                 piece = search.cut([p for p in out.values()])
                 out[workers.submit(piece, search.piece_deadline(deadline), search.piece_limit,
                                    search.rng.randrange(2**31))] = piece
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            left = None if deadline is None else max(0.0, seconds_to(deadline))
             done, _ = wait(list(out), timeout=0.25 if left is None else min(0.25, left), return_when=FIRST_COMPLETED)
             for future in done:
                 piece = out.pop(future)

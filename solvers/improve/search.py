@@ -18,6 +18,7 @@ from twbn.solvers.method_options import ImproveOptions
 from twbn.solvers.improve.ktree import KtreePieces
 from twbn.solvers.improve.pieces import Piece, choose_piece, random_peo
 from twbn.solvers.improve.state import State
+from twbn.solvers.budget import seconds_to
 
 
 __all__ = ["Search", "clash", "over"]
@@ -213,7 +214,7 @@ def over(search: Search, deadline: float | None) -> bool:
     if search.control is not None and search.control.stop_requested():
         return True
     if search.stop_when_stalled and search.stalled_at is not None \
-            and (deadline is None or deadline - time.monotonic() >= search.policy.restart_min_s):
+            and seconds_to(deadline) >= search.policy.restart_min_s:
         search.counts["ended_stalled"] = True  # the caller restarts
         return True
-    return deadline is not None and deadline - time.monotonic() < 0.2
+    return seconds_to(deadline) < 0.2

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import time
+from dataclasses import dataclass
 
 from twbn.formulations.problem import Problem
 from twbn.formulations.solution import SolverResult, certificate_order
@@ -99,54 +100,82 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
     starts, how = _starts(problem, climber, options, start)
     climber.load(*starts.pop(0))
     run = Anytime(limit, options.max_iterations, t0, control)
-    kick = options.kick or max(2, round(policy.localsearch_kick_share * problem.n))
-    rng = random.Random(seed)
-
-    def stop() -> bool:
-        return run.left() <= 0 or (control is not None and control.stop_requested())
-
-    # from data: widen at the first hill top (1), after the first climb that does not beat
-    # the best (2, the narrow search stalled), or never (0)
-    widen = policy.data_localsearch_widen if problem.scorer is not None else 0
-    best = None
-    moves = 0
-    began, first_took = time.monotonic(), None
-    # the end a new first climb must fit before: auto's soft limit, else the limit
-    until = options.soft_limit if options.soft_limit is not None else limit
+    plan = _Plan(kick=options.kick or max(2, round(policy.localsearch_kick_share * problem.n)),
+                 # from data: widen at the first hill top (1), after the first climb that does not
+                 # beat the best (2, the narrow search stalled), or never (0)
+                 widen=policy.data_localsearch_widen if problem.scorer is not None else 0,
+                 soft_limit=options.soft_limit,
+                 # the end a new first climb must fit before: auto's soft limit, else the limit
+                 until=options.soft_limit if options.soft_limit is not None else limit)
     with cooperating(control):
-        while run.next_try():
-            if best is not None and options.soft_limit is not None and time.monotonic() - t0 >= options.soft_limit:
-                break
-            moves += climber.climb(stop)
-            if widen == 1 and not climber.wide and not stop():  # a hill top over the cache's parents
-                climber.widen()
-                moves += climber.climb(stop)
-            score = climber.score
-            run.offer(score, climber.network(), climber.order.tolist())
-            stalled = best is not None and score <= best[0]
-            if best is None:
-                first_took = time.monotonic() - began
-            if best is None or score > best[0]:
-                best = (score, climber.network(), climber.order.copy())
-            if starts and until is not None and until - (time.monotonic() - t0) < first_took:
-                # a climb from the empty network takes at least the branching's time: one
-                # begun before auto's soft limit ran past it and took a third of improve's
-                # time at 10 s (andes k = 2: the start 3.1 s against 1.8 s, 2026-12-07)
-                starts.clear()
-            if starts:  # the next first climb's start
-                climber.load(*starts.pop(0))
-                continue
-            if score < best[0]:
-                climber.load(best[1], best[2])
-            if widen == 2 and stalled and not climber.wide:  # on from the best, every variable a parent
-                climber.widen()
-                continue
-            climber.kick(rng, kick)
+        moves = _iterate(climber, run, starts, plan, random.Random(seed))
     return run.solution(problem, {"first": how, "moves": moves, "repairs": climber.repairs,
                                   "rejected": climber.rejected,
-                                  "lookups": climber.lookups, "kick": kick, "widened": climber.wide,
+                                  "lookups": climber.lookups, "kick": plan.kick, "widened": climber.wide,
                                   "max_table_size": options.max_table_size,
                                   **({"families_scored": climber.scored} if problem.scorer is not None else {})}, **info)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What the iterated climbs read besides the climber: the kick's size, when to widen
+    (0, 1, 2 as ``Policy.data_localsearch_widen``), the soft limit and the end a first
+    climb must fit before."""
+    kick: int
+    widen: int
+    soft_limit: float | None
+    until: float | None
+
+
+def _iterate(climber: Climber, run: Anytime, starts: list, plan: _Plan, rng: random.Random) -> int:
+    """Climb from the loaded start and each of ``starts``, then from the best network
+    kicked, until ``run`` ends or, once there is a network, the soft limit; the moves made."""
+    def stop() -> bool:
+        return run.left() <= 0 or (run.control is not None and run.control.stop_requested())
+
+    best, moves, began, first_took = None, 0, run.elapsed(), None
+    while run.next_try():
+        if best is not None and plan.soft_limit is not None and run.elapsed() >= plan.soft_limit:
+            break
+        moves += _climb(climber, plan.widen, stop)
+        score = climber.score
+        run.offer(score, climber.network(), climber.order.tolist())
+        stalled = best is not None and score <= best[0]
+        if best is None:
+            first_took = run.elapsed() - began
+        if best is None or score > best[0]:
+            best = (score, climber.network(), climber.order.copy())
+        if starts and plan.until is not None and plan.until - run.elapsed() < first_took:
+            # a climb from the empty network takes at least the branching's time: one
+            # begun before auto's soft limit ran past it and took a third of improve's
+            # time at 10 s (andes k = 2: the start 3.1 s against 1.8 s, 2026-12-07)
+            starts.clear()
+        if starts:  # the next first climb's start
+            climber.load(*starts.pop(0))
+        else:
+            _from_best(climber, best, stalled, plan, rng)
+    return moves
+
+
+def _climb(climber: Climber, widen: int, stop) -> int:
+    """One climb to a hill top; under ``widen`` 1, on over every variable as a parent from
+    the first hill top over the cache's parents. The moves made."""
+    moves = climber.climb(stop)
+    if widen == 1 and not climber.wide and not stop():
+        climber.widen()
+        moves += climber.climb(stop)
+    return moves
+
+
+def _from_best(climber: Climber, best: tuple, stalled: bool, plan: _Plan, rng: random.Random) -> None:
+    """The next climb's start: the best network, widened where the narrow search stalled
+    (``widen`` 2), else kicked (``plan.kick`` variables back to their required parents)."""
+    if climber.score < best[0]:
+        climber.load(best[1], best[2])
+    if plan.widen == 2 and stalled and not climber.wide:  # on from the best, every variable a parent
+        climber.widen()
+        return
+    climber.kick(rng, plan.kick)
 
 
 def _starts(problem: Problem, climber: Climber, options: LocalSearchOptions,

@@ -19,12 +19,13 @@ from concurrent.futures import TimeoutError as FutureTimeout
 import multiprocessing
 
 from twbn.formulations.problem import InfeasibleError, Problem
-from twbn.formulations.solution import SolverResult, certificate_order, make_solution, start_or_nothing
-from twbn.solvers.budget import Budget, limit_until
+from twbn.formulations.solution import SolverResult, make_solution, start_or_nothing
+from twbn.solvers.budget import Budget, deadline_in, limit_until
 from twbn.solvers.method import Method
 from twbn.solvers.method_options import CpOptions
 from twbn.solvers.parallel import end_pool
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
+from twbn.solvers.warm_start import start_order_and_score
 from twbn.scoring.errors import ParameterError
 
 __all__ = ["run_isolated", "solve_cp", "hint_check", "METHOD"]
@@ -215,16 +216,13 @@ def solve_cp(
     t0 = time.monotonic()
     info = dict(method="cp", solver="cpsat", seed=seed, time_limit=time_limit)
     try:
-        cand = problem.candidates
+        problem.candidates  # noqa: B018 (built here: required arcs may leave a variable none)
     except InfeasibleError as exc:
         return SolverResult(None, None, None, "infeasible", stats={"reason": str(exc)}, **info)
     hint, start_score = None, None
     if warm_start is not None and warm_start.parents is not None:
-        order = warm_start.elimination_order
-        if problem.treewidth is not None and (order is None or warm_start.width is None or warm_start.width > problem.treewidth):
-            order, _ = certificate_order(problem.n, warm_start.parents, problem.treewidth)
+        order, start_score = start_order_and_score(problem, warm_start)
         hint = (warm_start.parents, order if order is not None else list(range(problem.n)))
-        start_score = sum(cand.score_of(v, p) for v, p in enumerate(warm_start.parents))
     model_options = {"redundant": options.redundant, "permutation": options.permutation}
     timeout = None if time_limit is None else time_limit + policy.cp_margin_s
     deadline = None if time_limit is None else t0 + time_limit
@@ -238,10 +236,14 @@ def solve_cp(
         return start_or_nothing(problem, warm_start, wall_time=round(time.monotonic() - t0, 4),
                                 stats={"reason": "the CP-SAT model was not built and solved within the time limit"},
                                 **info)
-    wall = round(time.monotonic() - t0, 4)
-    stats = out["stats"]
     if start_score is not None:
-        stats["warm_start_score"] = start_score
+        out["stats"]["warm_start_score"] = start_score
+    return _network(problem, out, round(time.monotonic() - t0, 4), info)
+
+
+def _network(problem: Problem, out: dict, wall: float, info: dict) -> SolverResult:
+    """CP-SAT's answer as a certified network (or its status where it has none)."""
+    cand, stats = problem.candidates, out["stats"]
     if out["choice"] is None:
         status = "infeasible" if out["status"] == "infeasible" else "unknown"
         return SolverResult(None, None, None, status, wall_time=wall, trajectory=out["trajectory"], stats=stats, **info)
@@ -260,7 +262,7 @@ def solve_cp(
 
 def hint_check(problem: Problem, parents, order) -> tuple[str, float | None]:
     """Solve with every variable fixed to its hint: (status, objective). For tests."""
-    out = run_isolated(_cp_worker, problem, time.monotonic() + 60.0, 0, (parents, order), None, {}, True, timeout=180)
+    out = run_isolated(_cp_worker, problem, deadline_in(60.0), 0, (parents, order), None, {}, True, timeout=180)
     return out["status"], out["objective"]
 
 

@@ -11,12 +11,13 @@ from typing import Callable, Sequence
 from twbn.formulations.cluster_ilp import BuildTimeout
 from twbn.formulations.elimination_milp import MilpOptions, build_elimination_milp, start_values
 from twbn.formulations.problem import InfeasibleError, Problem
-from twbn.formulations.solution import SolverResult, certificate_order, make_solution, start_or_nothing
+from twbn.formulations.solution import SolverResult, make_solution, start_or_nothing
 from twbn.solvers.control import MethodOverran, abandoning
-from twbn.solvers.budget import Budget
+from twbn.solvers.budget import Budget, seconds_to
 from twbn.solvers.policy import DEFAULT_POLICY, Policy
 from twbn.solvers.method import Method
 from twbn.solvers.models.backends import solve_lp_file
+from twbn.solvers.warm_start import start_order_and_score
 
 __all__ = ["write_lp", "solve_milp", "METHOD"]
 
@@ -101,50 +102,67 @@ def solve_milp(
     solver = solver or "highs"
     t0 = time.monotonic()
     deadline = None if time_limit is None else t0 + policy.milp_build_share * time_limit
+
+    def unsolved(reason: str, interrupted: bool = True) -> SolverResult:
+        wall = round(time.monotonic() - t0, 4)
+        return start_or_nothing(problem, warm_start, method="milp", solver=solver, seed=seed, time_limit=time_limit,
+                                wall_time=wall, stats={"reason": reason, "build_seconds": wall,
+                                                       **({"interrupted": True} if interrupted else {})})
+
     try:
         milp = build_elimination_milp(problem, options, deadline=deadline,
                                       stopped=None if control is None else control.stop_requested)
     except InfeasibleError as exc:
         return SolverResult(None, None, None, "infeasible", method="milp", solver=solver, seed=seed,
                         time_limit=time_limit, stats={"reason": str(exc)})
-    except BuildTimeout as exc:
-        # the start, if any, is the answer: nothing was solved
-        wall = round(time.monotonic() - t0, 4)
-        return start_or_nothing(problem, warm_start, method="milp", solver=solver, seed=seed, time_limit=time_limit,
-                                wall_time=wall, stats={"reason": str(exc), "build_seconds": wall})
+    except BuildTimeout as exc:  # the start, if any, is the answer: nothing was solved
+        return unsolved(str(exc), interrupted=False)
     for fn in extend:
         fn(milp.model, milp)
     build_s = time.monotonic() - t0
-    start = None
-    start_score = None
-    if warm_start is not None and warm_start.parents is not None:
-        order = warm_start.elimination_order
-        if problem.treewidth is not None and (order is None or warm_start.width is None or warm_start.width > problem.treewidth):
-            order, _ = certificate_order(problem.n, warm_start.parents, problem.treewidth)
-        start = start_values(milp, warm_start.parents, order)
-        start_score = sum(problem.candidates.score_of(v, p) for v, p in enumerate(warm_start.parents))
+    start, start_score = _start_values(problem, milp, warm_start)
     if control is not None and control.stop_requested():  # built, but writing it out takes as long again
-        wall = round(time.monotonic() - t0, 4)
-        return start_or_nothing(problem, warm_start, method="milp", solver=solver, seed=seed, time_limit=time_limit,
-                                wall_time=wall, stats={"reason": "stopped before the model was solved",
-                                                       "build_seconds": wall, "interrupted": True})
+        return unsolved("stopped before the model was solved")
+    try:
+        out, names = _write_and_solve(milp, start, solver, None if time_limit is None else t0 + time_limit,
+                                      seed=seed, control=control)
+    except MethodOverran:
+        return unsolved("stopped while the model was written out")
+    trajectory, stats = _record(milp, out, build_s, start_score, control)
+    info = dict(method="milp", solver=solver, seed=seed, time_limit=time_limit,
+                wall_time=round(time.monotonic() - t0, 4), trajectory=trajectory, stats=stats)
+    if out.values is None:
+        status = out.status if out.status in ("infeasible", "unknown") else "unknown"
+        return SolverResult(None, None, out.bound if status == "unknown" else None, status, **info)
+    return _network(problem, milp, out, names, info)
+
+
+def _write_and_solve(milp, start: dict | None, solver: str, deadline: float | None, *, seed, control):
+    """(the engine's answer, the LP file's names of the model's variables): the model
+    written as an LP file, solved from ``start`` until ``deadline``. MethodOverran where a
+    stop came while it was written."""
     with tempfile.TemporaryDirectory(prefix="twbn-milp-") as tmp:
         path = os.path.join(tmp, "model.lp")
-        try:
-            # pyomo's writer takes as long as the build (5 s at n = 70, k = 3) and reads no
-            # stop flag: a stop request is raised inside it at once
-            with abandoning(None, control, grace=0.0):
-                names = write_lp(milp, path)
-        except MethodOverran:
-            wall = round(time.monotonic() - t0, 4)
-            return start_or_nothing(problem, warm_start, method="milp", solver=solver, seed=seed,
-                                    time_limit=time_limit, wall_time=wall,
-                                    stats={"reason": "stopped while the model was written out",
-                                           "build_seconds": wall, "interrupted": True})
+        # pyomo's writer takes as long as the build (5 s at n = 70, k = 3) and reads no
+        # stop flag: a stop request is raised inside it at once
+        with abandoning(None, control, grace=0.0):
+            names = write_lp(milp, path)
         lp_start = None if start is None else {names[k]: v for k, v in start.items() if k in names}
-        remaining = None if time_limit is None else max(0.1, time_limit - (time.monotonic() - t0))
-        out = solve_lp_file(path, solver, time_limit=remaining, seed=seed, start=lp_start, control=control)
-    wall = round(time.monotonic() - t0, 4)
+        remaining = None if deadline is None else max(0.1, seconds_to(deadline))
+        return solve_lp_file(path, solver, time_limit=remaining, seed=seed, start=lp_start, control=control), names
+
+
+def _start_values(problem: Problem, milp, warm_start: SolverResult | None) -> tuple[dict | None, float | None]:
+    """The model's values at ``warm_start`` (with an elimination order of width <= k) and
+    its score; (None, None) without a start."""
+    if warm_start is None or warm_start.parents is None:
+        return None, None
+    order, score = start_order_and_score(problem, warm_start)
+    return start_values(milp, warm_start.parents, order), score
+
+
+def _record(milp, out, build_s: float, start_score: float | None, control) -> tuple[list, dict]:
+    """The run's trajectory (the engine's, shifted by the build; the start first) and stats."""
     # engine times start after building and writing the model
     trajectory = [{"time": round(p["time"] + build_s, 4), "incumbent": p["incumbent"], "bound": p["bound"]} for p in out.trajectory]
     stats = {"model": milp.size, "build_seconds": round(build_s, 4), "options": vars(milp.options), **out.stats}
@@ -156,20 +174,20 @@ def solve_milp(
         # engine reports it (CBC reports only its final point)
         if not trajectory or trajectory[0]["incumbent"] is None or abs(trajectory[0]["incumbent"] - start_score) > 1e-6:
             trajectory.insert(0, {"time": round(build_s, 4), "incumbent": start_score, "bound": None})
-    info = dict(method="milp", solver=solver, seed=seed, time_limit=time_limit, wall_time=wall,
-                trajectory=trajectory, stats=stats)
-    if out.values is None:
-        status = out.status if out.status in ("infeasible", "unknown") else "unknown"
-        return SolverResult(None, None, out.bound if status == "unknown" else None, status, **info)
-    lp_name = names
+    return trajectory, stats
+
+
+def _network(problem: Problem, milp, out, names: dict, info: dict) -> SolverResult:
+    """The engine's point as a certified network: the chosen parent sets, the order of the
+    z variables as the elimination order's hint."""
     cand = problem.candidates
     parents = [None] * problem.n
     for i, t in milp.pa_index:
-        if out.values.get(lp_name[f"Pa[{i},{t}]"], 0.0) > 0.5:
+        if out.values.get(names[f"Pa[{i},{t}]"], 0.0) > 0.5:
             parents[i] = cand.parent_sets[i][t]
     hint = None
     if problem.treewidth is not None:
-        z = {i: out.values.get(lp_name[f"z[{i}]"], 0.0) for i in range(problem.n)}
+        z = {i: out.values.get(names[f"z[{i}]"], 0.0) for i in range(problem.n)}
         hint = sorted(range(problem.n), key=lambda i: (z[i], i))
     sol = make_solution(problem, parents, bound=out.bound, status="feasible", order_hint=hint, **info)
     # an engine's "optimal" is within its own gap tolerance; claim it only when the bound

@@ -51,19 +51,15 @@ def observed_score(codes: np.ndarray, arities, parents, cpts, order, score: str 
     return ll - (penalty_weight(score, codes.shape[1]) if penalty is None else penalty) * free
 
 
-def cache_depth(n: int, max_parents: int | None, families: int | None = None) -> int:
+def cache_depth(n: int, max_parents: int | None, families: int) -> int:
     """The most parents L for which n·C(n − 1, L) stays within ``families`` (the policy's
     ``em_cache_families``): at least 1, at most ``max_parents`` and n − 1.
 
     Examples
     --------
-    >>> cache_depth(17, None), cache_depth(37, None), cache_depth(100, None), cache_depth(17, 2)
-    (5, 2, 1, 2)
+    >>> [cache_depth(n, None, 100_000) for n in (17, 37, 100)], cache_depth(17, 2, 100_000)
+    ([5, 2, 1], 2)
     """
-    if families is None:
-        from twbn.solvers.policy import DEFAULT_POLICY
-
-        families = DEFAULT_POLICY.em_cache_families
     depth = 1
     top = n - 1 if max_parents is None else min(n - 1, max_parents)
     while depth < top and n * math.comb(n - 1, depth + 1) <= families:

@@ -17,6 +17,7 @@ from twbn.formulations.solution import make_solution
 from twbn.scoring.data import Dataset
 from twbn.scoring.likelihood import fit_cpts
 from twbn.scoring.posterior import cheapest_order, order_cost, row_log_likelihood, sample_missing
+from twbn.solvers.budget import seconds_to
 
 __all__ = ["Climb", "climb"]
 
@@ -132,7 +133,7 @@ def climb(request: EMRequest, clock: Clock, start: Start) -> Climb:
         current = make_solution(state.problem, state.parents, bound=None, status="feasible", method="em start",
                                 order_hint=state.order)
         previous = current.score
-        left = clock.deadline - time.monotonic()
+        left = seconds_to(clock.deadline)
         if left <= 0.1:
             state.stopped, state.sol = "time", current
             break
@@ -169,7 +170,7 @@ def climb(request: EMRequest, clock: Clock, start: Start) -> Climb:
             if not polish:
                 break
             converged = True
-        if clock.deadline - time.monotonic() <= 0.1:
+        if seconds_to(clock.deadline) <= 0.1:
             state.stopped = "time"
             break
     return state

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import time
 
-__all__ = ["all_rows_problem", "narrowest", "on_all_rows", "refit"]
+from twbn.solvers.budget import seconds_to
 
-#: Below this many seconds left the refit is not run: the chosen network, scored on every
-#: row, is the answer (a method needs its start-up and a search to improve on it).
-MIN_REFIT_S = 1.0
+__all__ = ["all_rows_problem", "narrowest", "on_all_rows", "refit"]
 
 
 def all_rows_problem(dataset, k: int, learn_args: dict):
@@ -57,11 +55,11 @@ def refit(dataset, k: int, fold_sols: list, deadline: float, learn_args: dict, m
     problem = all_rows_problem(dataset, k, learn_args)
     starts = [] if problem is None else [on_all_rows(problem, f) for f in fold_sols if f.is_network]
     start = max(starts, key=lambda s: s.score) if starts else None
-    left = deadline - time.monotonic()
-    if start is not None and left < MIN_REFIT_S:
+    left = seconds_to(deadline)
+    if start is not None and left < learn_args["policy"].which_k_min_refit_s:
         return start, f"no time left to learn again ({left:.2f} s): the chosen network scored on every row"
     for bound in range(k, 0, -1):
-        left = max(deadline - time.monotonic(), 0.1)
+        left = max(seconds_to(deadline), 0.1)
         # started: scoring the rows shares the limit (without it learn adds scoring's
         # seconds to it: cwebkb's 30 s command took 35 s)
         sol = learn(dataset, treewidth=bound, time_limit=left if start is not None or bound == 1 else left / 2,
