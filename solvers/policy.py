@@ -458,7 +458,11 @@ class Policy:
         measures the curve. On eleven DEBD sets at 30 s (results/which-k-30-refit50.md; 0.25 run
         twice: which-k-30-ladder-branching.md, -default-again.md) 0.5 put 9 of 11 within 0.5 %
         of the best fixed k, 0.25 8 of 11 (pumsb_star -0.53 against -2.10 %: the curve's k = 8
-        network needs the refit's time); chosen without each set (which-k-30-refit-rule.md).""")
+        network needs the refit's time); chosen without each set (which-k-30-refit-rule.md). On
+        the suite's 20 sets at 30 s (2026-12-07, auto beside the same fixed-k records): 0.5 and
+        0.6 17 of 20 each (which-k-30-suite.md, -refit60.md); 0.7 left the curve too little at
+        180,000 rows and n = 1,041: kdd measured k = 1 only and chose it (-5.63 %), munin
+        measured no bound and ended in an error (which-k-30-refit70.md).""")
     which_k_split_min_rows: int = _knob(2000, "count", """treewidth="auto": from this many rows one
         validation split (``which_k_validation_share`` of them) measures each k; below it,
         ``which_k_folds``-fold cross-validation, so that every row is held out once and the
