@@ -65,7 +65,13 @@ def passed(deadline: float | None) -> bool:
 
 
 def deadline_in(seconds: float) -> float:
-    """The ``time.monotonic()`` value ``seconds`` from now."""
+    """The ``time.monotonic()`` value ``seconds`` from now.
+
+    Examples
+    --------
+    >>> 59 < seconds_to(deadline_in(60.0)) <= 60, passed(deadline_in(-1.0))
+    (True, True)
+    """
     return time.monotonic() + seconds
 
 

@@ -77,7 +77,19 @@ def certified_start(problem: Problem, start: SolverResult) -> SolverResult:
 def start_order_and_score(problem: Problem, start: SolverResult) -> tuple[list | None, float]:
     """A start network's elimination order (its own where that certifies the bound, else
     a new one of width <= k; None without a bound and without its own) and its score:
-    what a model's start values read (milp, cp)."""
+    what a model's start values read (milp, cp).
+
+    Examples
+    --------
+    A chain A → B → C has width 1; under k = 1 it gets an order of width 1:
+
+    >>> from twbn.scoring.cache import ScoreCache
+    >>> cache = ScoreCache.from_mapping("ABC", [{(): -5.0}, {(): -5.0, (0,): -2.0}, {(): -5.0, (1,): -3.0}])
+    >>> problem = Problem(cache, 1)
+    >>> order, score = start_order_and_score(problem, SolverResult([(), (0,), (1,)], None, None, "feasible"))
+    >>> sorted(order), score
+    ([0, 1, 2], -10.0)
+    """
     order = start.elimination_order
     if problem.treewidth is not None and (order is None or start.width is None or start.width > problem.treewidth):
         order, _ = certificate_order(problem.n, start.parents, problem.treewidth)
