@@ -426,15 +426,20 @@ def test_localsearch_from_data_widens_to_parents_no_cached_set_uses(frame, mode)
     assert verify_against_data(ds, record, 2) == []
 
 
-def test_families_of_other_data_or_score_are_refused_by_score(frame):
-    """Pairs scored by ``score`` go to ``families``; a scorer of other rows or another score
-    would then answer a search with wrong scores, silently."""
+def test_families_of_other_data_or_score_are_refused_by_the_search_cache(frame):
+    """Pairs scored for ``learn``'s cache go to ``families``; a scorer of other rows or
+    another score would then answer a search with wrong scores, silently."""
+    from twbn.scoring_phase import search_cache
+
     ds = as_dataset(frame)
     other = as_dataset(frame.iloc[: len(frame) // 2])
+    args = dict(ess=1.0, pruning="all", approximate=False, time_limit=None, say=print)
     for wrong in (FamilyScores(other, "bic"), FamilyScores(ds, "aic"), "bic"):
         with pytest.raises(twbn.ParameterError):
-            twbn.score(ds, max_parents=2, families=wrong)
+            search_cache(ds, "bic", 2, families=wrong, **args)
+    with pytest.raises(TypeError):
+        twbn.score(ds, max_parents=2, families=FamilyScores(ds, "bic"))  # learn's own, not score's
     good = FamilyScores(ds, "bic", max_parents=2)
-    twbn.score(ds, max_parents=2, families=good)
+    search_cache(ds, "bic", 2, families=good, **args)
     assert good.score(0, (1,)) == pytest.approx(FamilyScores(ds, "bic").score(0, (1,)), rel=1e-12)
     assert good.scored == 0

@@ -196,3 +196,21 @@ def test_the_refit_certifies_with_the_smaller_junction_tree():
     assert (wide.table_size, narrow.table_size, narrow.width) == (16, 12, 1)
     assert narrow.check(df) == [] and narrow.score == sol.score
     assert narrowest(narrow, [2, 2, 2, 2]) is narrow  # nothing smaller: kept as it is
+
+
+def test_a_curve_without_time_falls_back_to_k_1_learned_on_every_row(tmp_path, capsys):
+    """With the whole time given to the refit the curve measures no bound: auto returns
+    k = 1 learned on every row (the exact branching's optimum, learned here again with a
+    fixed bound), says why, and the command writes it, the plot skipped, rather than
+    ending in an error (at munin, 30 s, with the refit's share at 0.7, it did)."""
+    from twbn.experiments.cli import main
+
+    policy = twbn.Policy(which_k_refit_share=1.0)
+    sol = twbn.learn(twbn.example_path("zoo"), treewidth="auto", time_limit=5, seed=0, policy=policy)
+    assert sol.stats["which_k"]["curve"] == [] and "measured no bound" in sol.stats["which_k"]["why"]
+    assert sol.treewidth == 1 and sol.width <= 1
+    assert sol.score == pytest.approx(twbn.learn(twbn.example_path("zoo"), treewidth=1).score, abs=1e-6)
+    out, plot = tmp_path / "zoo.json", tmp_path / "curve.png"
+    assert main(["learn", "zoo", "--treewidth", "auto", "--time-limit", "5", "--seed", "0", "-o", str(out),
+                 "--plot", str(plot), "--policy", "which_k_refit_share=1"]) == 0
+    assert out.exists() and not plot.exists() and "no curve to draw" in capsys.readouterr().out

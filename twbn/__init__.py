@@ -11,7 +11,8 @@ The front door:
 
 - :func:`score` — data (a pandas DataFrame or a CSV) to a pruned score cache;
 - :func:`learn` — data or a cache to a certified :class:`Solution`; ``treewidth="auto"``
-  (or a :class:`WhichK` with an inference budget) chooses k by held-out likelihood;
+  (or a :class:`WhichK` with an inference budget) chooses k by held-out likelihood; its
+  options are the fields of :class:`LearnRequest`, each documented and checked there;
 - :class:`Solution` — parents by name, score, bound, gap; ``to_pgmpy``, ``to_networkx``,
   ``to_bif``, ``to_json``, ``check``;
 - :func:`read_jkl`, :func:`write_jkl` — score caches in the jkl format GOBNILP and BLIP read;
@@ -39,6 +40,7 @@ from twbn.scoring.datasets import DataMissing
 from twbn.scoring.datasets import bundled_path as example_path
 from twbn.formulations.problem import InfeasibleError
 from twbn.learning import learn
+from twbn.request import LearnRequest
 from twbn.scoring_phase import score
 from twbn.scoring.cache import CacheError, ScoreCache
 from twbn.scoring.data import DataError, Dataset, read_csv
@@ -59,6 +61,7 @@ from twbn.solvers.registry import MethodUnavailable
 __all__ = [
     "score",
     "learn",
+    "LearnRequest",
     "Solution",
     "WhichK",
     "Policy",

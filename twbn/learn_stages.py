@@ -1,6 +1,6 @@
-"""The stages of :func:`twbn.learn` with a bound (or several, or none): every argument
-checked once (``_check_learn``), the cache it searches and the scorer of families on
-demand (``_learning_cache``), the starts it is given (``_given_starts``), the sweep over the
+"""The stages of :func:`twbn.learn` with a bound (or several, or none), once
+:meth:`twbn.request.LearnRequest.check` has checked its arguments: the cache it searches
+and the scorer of families on demand (``_learning_cache``), the starts it is given (``_given_starts``), the sweep over the
 bounds (``_sweep_bounds``), what the search ranged over (``_say_search_space``), and data
 with missing cells handed to structural EM (``_learn_with_missing``). ``twbn/learning.py``
 runs them in order; ``twbn/which_k/`` uses them for its folds.
@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import math
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
@@ -19,17 +18,16 @@ import numpy as np
 from twbn.formulations.problem import Problem
 from twbn.scoring.cache import ScoreCache
 from twbn.scoring.data import as_dataset, data_identity
-from twbn.scoring.parent_sets import DEFAULT_MAX_PARENTS
 from twbn.solution import Solution
 from twbn.scoring.errors import ParameterError
-from twbn.scoring_phase import _check_int, _check_scoring, score, scoring_depth, scoring_plan
+from twbn.scoring_phase import score, scoring_depth, scoring_plan, search_cache
 
 _score = score  # learn's own ``score`` parameter shadows the function
 
 if TYPE_CHECKING:
     from twbn.solvers.policy import Policy
 
-__all__ = ["_check_learn", "_learning_cache", "_given_starts", "_sweep_bounds", "_say_search_space", "_arcs",
+__all__ = ["_learning_cache", "_given_starts", "_sweep_bounds", "_say_search_space", "_arcs",
            "_learn_with_missing"]
 
 
@@ -106,37 +104,6 @@ def _learn_with_missing(dataset, bounds, several, method, *, time_limit, seed, s
     return out if several else out[0]
 
 
-def _check_learn(data, treewidth, method: str, *, solver, time_limit, warm_start, options, seed, policy, best_so_far,
-                 jobs, scheduler, score, max_parents, ess, pruning, approximate, cache, started):
-    """Every argument of :func:`learn` checked once, before anything runs. Returns the
-    bounds in increasing order, the policy, and whether ``data`` is data (not a cache)."""
-    from twbn.solvers.parallel import check_scheduler
-    from twbn.solvers.registry import check_jobs, check_policy, check_request, get_method
-    from twbn.solvers.sweep import sorted_bounds
-
-    bounds = sorted_bounds(treewidth) if isinstance(treewidth, (list, tuple)) else [treewidth]
-    for k in bounds:
-        _check_int("treewidth", k, 0, optional=True)
-        check_request(method, k, solver=solver, time_limit=time_limit, warm_start=warm_start, options=options)
-    _check_int("seed", seed, 0, optional=True)
-    policy = check_policy(policy)
-    if best_so_far is not None and not isinstance(best_so_far, Solution):
-        raise ParameterError(f"best_so_far must be a twbn.Solution, got {type(best_so_far).__name__}")
-    check_jobs(jobs)
-    check_scheduler(scheduler, jobs, method, get_method(method).distributed, reach=True)
-    from_data = not isinstance(data, ScoreCache) and not (isinstance(data, (str, Path))
-                                                        and str(data).endswith((".jkl", ".jkl.gz")))
-    if from_data:
-        _check_scoring(score, DEFAULT_MAX_PARENTS if max_parents is None else max_parents, ess, pruning, approximate)
-    elif cache is not None:
-        raise ParameterError("cache= goes with data (the cache scored from it), not with a cache")
-    if cache is not None and not isinstance(cache, ScoreCache):
-        raise ParameterError(f"cache must be a ScoreCache, got {type(cache).__name__}")
-    if started is not None and (isinstance(started, bool) or not isinstance(started, (int, float))):
-        raise ParameterError(f"started must be a time.monotonic() value, got {started!r}")
-    return bounds, policy, from_data
-
-
 def _learning_cache(data, from_data: bool, bounds, *, cache, score, max_parents, ess, pruning, approximate, time_limit,
                     started, policy, log, missing, missing_token):
     """The cache :func:`learn` searches and, from data, the scorer of families on demand
@@ -160,9 +127,13 @@ def _learning_cache(data, from_data: bool, bounds, *, cache, score, max_parents,
                               policy=policy)
         how, seconds = scoring_plan(dataset, score, depth, ess=ess, pruning=pruning, approximate=approximate,
                                     time_limit=time_limit, started=started, policy=policy)
-        cache = _score(dataset, score, depth, ess=ess, pruning=pruning, approximate=how, time_limit=seconds,
-                       level_margin=policy.data_cache_level_margin if how is False else 0.0, log=log,
-                       families=families)
+        if families is None:  # a local-structure score: score()'s own path
+            cache = _score(dataset, score, depth, ess=ess, pruning=pruning, approximate=how, time_limit=seconds,
+                           log=log)
+        else:
+            cache, _ = search_cache(dataset, score, depth, ess=ess, pruning=pruning, approximate=how,
+                                    time_limit=seconds, say=log or LOG.info, families=families,
+                                    level_margin=policy.data_cache_level_margin if how is False else 0.0)
     elif list(cache.names) != list(getattr(dataset, "names", cache.names)):
         raise ParameterError("cache= has other variables than the data")
     return cache, families, None

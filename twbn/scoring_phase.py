@@ -14,7 +14,7 @@ import logging
 import math
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from twbn.scoring.families import FamilyScores
     from twbn.solvers.policy import Policy
 
-__all__ = ["score", "scoring_time", "scoring_plan", "scoring_depth"]
+__all__ = ["score", "search_cache", "scoring_time", "scoring_plan", "scoring_depth"]
 
 LOG = logging.getLogger("twbn")
 
@@ -69,8 +69,6 @@ def score(
     stop: "Callable[[], bool] | None" = None,
     missing: str = "em",
     missing_token: str | None = None,
-    level_margin: float = 0.0,
-    families: "FamilyScores | None" = None,
 ) -> "ScoreCache | tuple[ScoreCache, dict]":
     """The pruned local scores of the candidate parent sets of every variable.
 
@@ -110,12 +108,6 @@ def score(
         them by structural EM); ``"state"`` and ``"complete-rows"`` score as they say.
     missing_token : str, optional
         One more cell text that means missing.
-    level_margin : float, default 0
-        Exhaustive scoring with a ``time_limit``: 0 stops part-way through a size of parent
-        sets at the limit; above 0 a size is not started unless this many times its
-        predicted seconds (at the rate of the size before) fit, so that the cache holds
-        every set of the sizes started (``learn`` from data: the policy's
-        ``data_cache_level_margin``).
     candidates, time_per_variable : optional
         Approximate exploration only: candidate parents per variable (default 30) and
         seconds per variable (default 0.5).
@@ -142,10 +134,6 @@ def score(
     stop : callable, optional
         Asked while scoring runs (a ``threading.Event``'s ``is_set``, say); once it returns
         True scoring ends with :class:`ScoringStopped` and no cache (a program's Ctrl-C).
-    families : FamilyScores, optional
-        A scorer of families on demand from the same data and score: given the families
-        of one parent scored on the way (pruned ones too), so that a search from the data
-        does not count them again (what :func:`learn` does).
 
     Returns
     -------
@@ -193,22 +181,40 @@ def score(
         return (cache, stats) if return_stats else cache
     dataset = as_dataset(data, max_states=max_states, missing=missing, missing_token=missing_token)
     dataset.require_complete("scoring a cache")
-    _check_families(families, dataset, score, ess)
+    cache, stats = search_cache(dataset, score, max_parents, ess=ess, pruning=pruning, approximate=approximate,
+                                time_limit=time_limit, candidates=candidates, time_per_variable=time_per_variable,
+                                jobs=jobs, memory_limit=memory_limit, progress=progress, stop=stop, say=say)
+    return (cache, stats) if return_stats else cache
+
+
+def search_cache(dataset, score: str, max_parents: int, *, ess: float, pruning: str, approximate: "bool | str",
+                 time_limit: float | None, say: "Callable[[str], None]", candidates: int | None = None,
+                 time_per_variable: float | None = None, jobs: int | None = None, memory_limit: float | None = None,
+                 progress: bool | None = False, stop: "Callable[[], bool] | None" = None, level_margin: float = 0.0,
+                 families: "FamilyScores | None" = None) -> tuple[ScoreCache, dict]:
+    """:func:`score`'s cache and stats of complete discrete data (bic, aic, bdeu), arguments
+    checked, with two things only ``learn`` gives: ``level_margin`` (exhaustive scoring with
+    a ``time_limit``: above 0 a size of parent sets is not started unless this many times
+    its predicted seconds, at the rate of the size before, fit, so that the cache holds
+    every set of the sizes started; the policy's ``data_cache_level_margin``) and
+    ``families`` (a scorer of families on demand from the same data and score, given the
+    families of one parent scored on the way, pruned ones too, so that the search does
+    not count them again)."""
     from twbn.scoring.parent_sets import build_cache, default_memory_limit
 
+    jobs = min(DEFAULT_SCORING_JOBS, usable_cores()) if jobs is None else jobs
+    _check_families(families, dataset, score, ess)
     limit = default_memory_limit() if memory_limit is None else memory_limit
     approximate, estimate = _exhaustive_or_not(dataset, score, ess, max_parents, pruning, approximate, time_limit,
                                                time_per_variable, limit, say)
     if approximate:
-        cache, stats = _score_explore(dataset, score, ess, max_parents, pruning, candidates, time_per_variable,
-                                      time_limit, jobs=jobs, progress=progress, stop=stop)
-        return (cache, stats) if return_stats else cache
+        return _score_explore(dataset, score, ess, max_parents, pruning, candidates, time_per_variable,
+                              time_limit, jobs=jobs, progress=progress, stop=stop)
     if time_limit is None:
         _say_if_long(dataset, score, ess, max_parents, pruning, estimate, limit, say)
-    cache, stats = build_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning,
-                               time_limit=time_limit, progress=progress, memory_limit=limit, stop=stop,
-                               level_margin=level_margin, families=families)
-    return (cache, stats) if return_stats else cache
+    return build_cache(dataset, score=score, ess=ess, max_parents=max_parents, pruning=pruning,
+                       time_limit=time_limit, progress=progress, memory_limit=limit, stop=stop,
+                       level_margin=level_margin, families=families)
 
 
 def _check_families(families, dataset, score: str, ess: float) -> None:

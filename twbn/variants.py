@@ -41,24 +41,21 @@ def recording(on_result, cuts):
     return lambda sol: on_result(with_cuts(sol, cuts))
 
 
-def learn_which_k_checked(data, which, given: dict, learn) -> Solution:
-    """``learn`` with ``treewidth="auto"`` (:mod:`twbn.which_k`): ``given``, learn's
-    arguments, checked, and those it has no use for refused by name; ``learn`` learns
-    each bound (``twbn.learn`` itself, handed down so that nothing here imports it)."""
-    from twbn.learn_stages import _check_learn
+def learn_which_k_checked(data, which, request, learn) -> Solution:
+    """``learn`` with ``treewidth="auto"`` (:mod:`twbn.which_k`): ``request``, learn's
+    :class:`~twbn.request.LearnRequest`, checked, and the options it has no use for refused
+    by name; ``learn`` learns each bound (``twbn.learn`` itself, handed down so that
+    nothing here imports it)."""
     from twbn.which_k import learn_which_k
 
     for name in ("cache", "warm_start", "best_so_far"):
-        if given[name] is not None:
+        if getattr(request, name) is not None:
             raise ParameterError(f"treewidth='auto' learns every bound itself: {name}= does not apply")
-    _, policy, _ = _check_learn(data, 1, given["method"], solver=given["solver"], time_limit=given["time_limit"],
-                                warm_start=None, options=given["options"], seed=given["seed"], policy=given["policy"],
-                                best_so_far=None, jobs=given["jobs"], scheduler=given["scheduler"],
-                                score=given["score"], max_parents=given["max_parents"], ess=given["ess"],
-                                pruning=given["pruning"], approximate=given["approximate"], cache=None, started=None)
-    sol = learn_which_k(data, which, time_limit=given["time_limit"], seed=given["seed"], started=given["started"],
-                        policy=policy, log=given["log"], learn_args={name: given[name] for name in _WHICH_K_PASSES},
+    _, policy, _ = request.check(treewidth=1)
+    given = request.as_dict()
+    sol = learn_which_k(data, which, time_limit=request.time_limit, seed=request.seed, started=request.started,
+                        policy=policy, log=request.log, learn_args={name: given[name] for name in _WHICH_K_PASSES},
                         learn=learn)
-    if given["on_result"] is not None:
-        given["on_result"](sol)
+    if request.on_result is not None:
+        request.on_result(sol)
     return sol

@@ -268,20 +268,21 @@ class _Writer:
 def _run(args: argparse.Namespace, cache, options: dict, jobs: int, forbid, require, writer: _Writer) -> None:
     """``twbn.learn`` on the cache (from data: the data, its cache the start), every
     result to ``writer``; an interrupt ends it with what was written."""
-    import twbn
+    from twbn.learning import run_learn
+    from twbn.request import LearnRequest
     from twbn.solvers.control import draw_line
 
     dataset = getattr(args, "dataset_", None)  # from data: families beyond the cache are scored from it
+    request = LearnRequest(
+        cache if dataset is None else dataset, args.treewidth, args.method, cache=None if dataset is None else cache,
+        score=args.score or "bic", ess=1.0 if args.ess is None else args.ess, max_parents=args.max_parents,
+        time_limit=args.time_limit, seed=args.seed, solver=args.solver, warm_start=args.warm_start, forbid=forbid,
+        require=require, options=options or None, jobs=jobs, scheduler=args.scheduler,
+        log=None if args.quiet else writer.say, on_result=writer,
+        progress=draw_line(sys.stderr) if writer.on_tty else None, started=args.started, policy=args.policy_,
+        **({} if dataset is None else {"missing": args.missing or "em", "missing_token": args.missing_token}))
     try:
-        twbn.learn(cache if dataset is None else dataset, args.treewidth, args.method,
-                   cache=None if dataset is None else cache, score=args.score or "bic",
-                   ess=1.0 if args.ess is None else args.ess, max_parents=args.max_parents,
-                   time_limit=args.time_limit, seed=args.seed, solver=args.solver,
-                   warm_start=args.warm_start, forbid=forbid, require=require, options=options or None, jobs=jobs,
-                   scheduler=args.scheduler, log=None if args.quiet else writer.say, on_result=writer,
-                   progress=draw_line(sys.stderr) if writer.on_tty else None,
-                   started=args.started, policy=args.policy_,
-                   **({} if dataset is None else {"missing": args.missing or "em", "missing_token": args.missing_token}))
+        run_learn(request)
     except KeyboardInterrupt:
         pass  # a method with nothing to keep: learn gave the bound an 'unknown' result, written above
     finally:

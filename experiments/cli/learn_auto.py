@@ -66,7 +66,9 @@ def learn_which_k_from_args(args: argparse.Namespace, say, summary) -> int:
     if not args.quiet:
         say(summary(sol))
         say(f"wrote {out}")
-    if args.plot:
+    if args.plot and not sol.stats["which_k"]["curve"]:
+        say(f"no curve to draw in {args.plot}: {sol.stats['which_k']['why']}")
+    elif args.plot:
         from twbn.experiments.plot_which_k import plot_which_k
 
         plot_which_k(sol.stats["which_k"], args.plot)
