@@ -443,3 +443,72 @@ def test_families_of_other_data_or_score_are_refused_by_the_search_cache(frame):
     search_cache(ds, "bic", 2, families=good, **args)
     assert good.score(0, (1,)) == pytest.approx(FamilyScores(ds, "bic").score(0, (1,)), rel=1e-12)
     assert good.scored == 0
+
+
+def _mi_frame(n: int = 12, rows: int = 600, seed: int = 5) -> pd.DataFrame:
+    """n binary columns, each a noisy copy of the one before at a noise that grows with
+    the column: mutual information falls off along the chain, so that each variable's
+    ranking of the others is far from ties."""
+    rng = np.random.default_rng(seed)
+    cols = [rng.integers(0, 2, rows)]
+    for i in range(1, n):
+        cols.append(cols[-1] ^ (rng.random(rows) < 0.03 + 0.03 * i))
+    return pd.DataFrame({f"x{i}": c for i, c in enumerate(cols)})
+
+
+def _nats(a, b) -> float:
+    """I(a; b) in nats, from the joint counts (an independent count of what twbn ranks by)."""
+    joint = pd.crosstab(a, b).to_numpy(float)
+    p = joint / joint.sum()
+    outer = p.sum(1, keepdims=True) @ p.sum(0, keepdims=True)
+    nz = p > 0
+    return float((p[nz] * np.log(p[nz] / outer[nz])).sum())
+
+
+def test_localsearch_first_tries_the_parents_of_highest_mutual_information_and_widens_in_doublings():
+    """From data, with every single parent cached, additions first try the 2 parents of
+    highest mutual information with each variable (counted here from the joint tables);
+    each widening doubles the count (4, 8), then every variable (16 >= n - 1 = 11)."""
+    from twbn.solvers.localsearch.climb import Climber
+
+    df = _mi_frame()
+    ds = as_dataset(df)
+    singles = _full_cache(ds, 1)
+    climber = Climber(Problem(singles, 2, scorer=FamilyScores(ds)), first_parents=2)
+    names = list(df.columns)
+
+    def top(v, count):
+        mi = sorted(((_nats(df[names[v]], df[names[u]]), u) for u in range(len(names)) if u != v), reverse=True)
+        return {u for _, u in mi[:count]}
+
+    for v in range(len(names)):
+        assert set(climber.parents_of[v]) == top(v, 2)
+    climber.widen()
+    assert climber.tried == 4 and all(set(climber.parents_of[v]) == top(v, 4) for v in range(len(names)))
+    climber.widen()
+    assert climber.tried == 8 and not climber.wide
+    climber.widen()
+    assert climber.wide and all(len(climber.parents_of[v]) == len(names) - 1 for v in range(len(names)))
+
+
+def test_localsearch_in_stages_ends_at_a_hill_top_over_every_parent():
+    """The first climb widens stage by stage until every variable is a parent, so its
+    network admits no improving move over every family of at most k parents: a climber
+    with every variable as a parent from the start, loaded with it, takes no move. And it
+    is a valid network of the data (the verifier's textbook count)."""
+    from twbn.solvers.localsearch.climb import Climber
+    from twbn.solvers.policy import Policy
+
+    df = _mi_frame()
+    ds = as_dataset(df)
+    singles = _full_cache(ds, 1)
+    sol = solve_localsearch(Problem(singles, 2, scorer=FamilyScores(ds)), LocalSearchOptions(max_iterations=1),
+                            seed=0, policy=Policy(data_localsearch_first_parents=2))
+    assert sol.stats["widened"] and sol.stats["parents_tried"] == 8
+    check = Climber(Problem(singles, 2, scorer=FamilyScores(ds)))
+    check.widen()
+    check.load(sol.parents, sol.elimination_order)
+    assert check.climb(lambda: False) == 0
+    record = sol.to_json(Problem(singles, 2, scorer=FamilyScores(ds)))
+    record["stats"]["scoring"] = {"score": "bic"}
+    assert verify_against_data(ds, record, 2) == []

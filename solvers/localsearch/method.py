@@ -95,7 +95,8 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
         raise ParameterError("localsearch's max_table_size needs the variables' arities, and this cache has "
                              "none (a jkl written elsewhere); score the data with twbn")
     climber = Climber(problem, reverse=options.reverse, repair=options.repair,
-                      max_table_size=options.max_table_size)
+                      max_table_size=options.max_table_size,
+                      first_parents=policy.data_localsearch_first_parents or None)
     limit = policy.heuristic_time_limit if time_limit is None and options.max_iterations is None else time_limit
     starts, how = _starts(problem, climber, options, start)
     climber.load(*starts.pop(0))
@@ -112,6 +113,7 @@ def solve_localsearch(problem: Problem, options: LocalSearchOptions | None = Non
     return run.solution(problem, {"first": how, "moves": moves, "repairs": climber.repairs,
                                   "rejected": climber.rejected,
                                   "lookups": climber.lookups, "kick": plan.kick, "widened": climber.wide,
+                                  "parents_tried": climber.tried,
                                   "max_table_size": options.max_table_size,
                                   **({"families_scored": climber.scored} if problem.scorer is not None else {})}, **info)
 
@@ -158,10 +160,10 @@ def _iterate(climber: Climber, run: Anytime, starts: list, plan: _Plan, rng: ran
 
 
 def _climb(climber: Climber, widen: int, stop) -> int:
-    """One climb to a hill top; under ``widen`` 1, on over every variable as a parent from
-    the first hill top over the cache's parents. The moves made."""
+    """One climb to a hill top; under ``widen`` 1, on from each hill top over more parents
+    (:meth:`Climber.widen`) until every variable is one. The moves made."""
     moves = climber.climb(stop)
-    if widen == 1 and not climber.wide and not stop():
+    while widen == 1 and not climber.wide and not stop():
         climber.widen()
         moves += climber.climb(stop)
     return moves
@@ -172,7 +174,7 @@ def _from_best(climber: Climber, best: tuple, stalled: bool, plan: _Plan, rng: r
     (``widen`` 2), else kicked (``plan.kick`` variables back to their required parents)."""
     if climber.score < best[0]:
         climber.load(best[1], best[2])
-    if plan.widen == 2 and stalled and not climber.wide:  # on from the best, every variable a parent
+    if plan.widen == 2 and stalled and not climber.wide:  # on from the best, more parents
         climber.widen()
         return
     climber.kick(rng, plan.kick)
