@@ -3,11 +3,10 @@ frozen :class:`Policy`, each default with the measurement behind it.
 
 A method reads its knobs from the policy its :class:`~twbn.solvers.budget.Budget`
 carries (``budget.policy``), and an engine handed seconds is handed the policy with them;
-no module keeps a knob of its own. Two policies therefore run side by side in one
-checkout (``twbn.learn(..., policy=Policy(stuck_pieces=6))``, ``--policy
-stuck_pieces=6``, a config's ``[policy]`` table, ``bench_field --policy``), and every
-result records the fields in which its policy differs from the default
-(``stats["policy"]``).
+no module keeps a knob of its own. Two policies therefore run side by side in one checkout
+(``twbn.learn(..., policy=Policy(stuck_pieces=6))``, ``--policy stuck_pieces=6``, a config's
+``[policy]`` table, ``bench_field --policy``), and every result records the fields in which
+its policy differs from the default (``stats["policy"]``).
 
 Examples
 --------
@@ -237,23 +236,12 @@ class Policy:
         pumsb_star, andes, pigs, link, munin, ad (k = 5, 8) beside 1, below it in 7 of 12 cells
         (pumsb_star -0.59 %, pigs k = 5 -0.54 %), above in 2 (munin k = 8 +1.07 %; results/
         field-data-60-widen-stall-policies-stall.md). 0: the cache's parents only.""")
-    data_localsearch_first_parents: int = _knob(0, "count0", """From data (families scored on
-        demand): above 0, localsearch's additions first try at most this many parents per
-        variable, those of highest mutual information among the parents its cached sets use,
-        and each widening (``data_localsearch_widen``) doubles the count until every variable
-        is one; 0, the default: the cached sets' parents, then every variable at once. 30
-        (the exploration's count of candidates) against 0 on the suite's 13 affected sets of
-        n = 37-500 (nltcs, msnbc, insurance have n - 1 <= 30), k = 2, 5, 8, one queue, ETL
-        beside (benchmarks/results/field-data-10-60-etl-stages-policies-off.md): at 10 s
-        better in 12 cells (book k = 2 +1.52 %, its first sweep over every variable not done in
-        localsearch's 4 s; pigs +0.17 to +0.27 %; pumsb_star k = 5 +0.61 %), worse in 11
-        (pumsb_star k = 2 -1.81 %, plants k = 8 -0.45 %, andes k = 2 -0.33 %), ahead of ETL in 29
-        of 39 against 32; at 60 s worse in 13 cells and better in 4 (pumsb_star -0.26 to
-        -0.35 %, pigs k = 2 -0.10 %; plants k = 2 +0.50 %), 39 of 39 ahead of ETL either way. At
-        n = 724-1,556 (field-data-10-60-stages-large-policies-off.md) worse in 7 of 12 cells at
-        10 s (munin k = 5, 8 -1.03 %, ad k = 2 -1.48 %) and in 6 at 60 s (link k = 5 -11.0 %,
-        k = 8 -7.6 %). A hill top reached stage by stage is a lower one where one sweep over
-        every variable fits the time (notebook/localsearch-stages.md).""")
+    data_localsearch_first_parents: int = _knob(0, "count0", """From data: above 0, localsearch's
+        additions first try this many parents a variable (highest mutual information first),
+        doubled at each widening; 0: the cache's parents, then every variable. 30 against 0 on
+        the suite, 10 and 60 s, one queue: at 10 s better in 16 cells (book k = 2 +1.52 %),
+        worse in 18 (ad k = 2 -1.48 %); at 60 s worse in 19, better in 8 (link k = 5 -11 %):
+        a lower hill top where one wide sweep fits (notebook/localsearch-stages.md).""")
     localsearch_alone_min_k: int = _knob(3, "count0", """From data (families scored on demand),
         auto above ``cuts_max_n`` runs localsearch alone from this k: improve from its network
         added nothing at k = 5 and 8 in the 6 DEBD cells at 60 s (plants, baudio, jester; its
