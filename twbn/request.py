@@ -158,7 +158,7 @@ class LearnRequest:
     >>> LearnRequest("zoo", 2, time_limit=-1).check()
     Traceback (most recent call last):
     ...
-    twbn.scoring.errors.ParameterError: time_limit must be a positive number of seconds, got -1
+    twbn.scoring.errors.ParameterError: time limit must be positive, got -1
     >>> LearnRequest("zoo", [5, 2]).check().bounds
     [2, 5]
     """

@@ -202,6 +202,7 @@ def search_cache(dataset, score: str, max_parents: int, *, ess: float, pruning: 
     not count them again)."""
     from twbn.scoring.parent_sets import build_cache, default_memory_limit
 
+    _check_scoring(score, max_parents, ess, pruning, approximate)
     jobs = min(DEFAULT_SCORING_JOBS, usable_cores()) if jobs is None else jobs
     _check_families(families, dataset, score, ess)
     limit = default_memory_limit() if memory_limit is None else memory_limit

@@ -81,16 +81,25 @@ def score_from_args(args: argparse.Namespace, data_path: Path, *, learning: bool
                                                 approximate=approximate, time_limit=args.time_limit,
                                                 started=args.started, policy=getattr(args, "policy_", None),
                                                 memory_limit=_memory_limit(args))
-    cache, stats = twbn.score(
-        data_path if dataset is None else dataset, args.score, args.max_parents, ess=1.0 if args.ess is None else args.ess, pruning=args.pruning,
-        approximate=approximate, time_limit=seconds,
-        max_states=args.max_states, candidates=args.candidates, time_per_variable=args.time_per_variable,
-        jobs=args.jobs, max_splits=args.max_splits, max_bins=args.max_bins, continuous=args.continuous or (),
-        categorical=args.categorical or (), memory_limit=_memory_limit(args), progress=None if not args.quiet else False,
-        **({} if local else {"missing": args.missing or "em", "missing_token": args.missing_token,
-                             "level_margin": _policy_of(args).data_cache_level_margin
-                             if learning and dataset is not None and approximate is False else 0.0}),
-        log=lambda line: print(f"twbn: {line}", file=sys.stderr), return_stats=True)
+    def say(line: str) -> None:
+        print(f"twbn: {line}", file=sys.stderr)
+
+    common = dict(ess=1.0 if args.ess is None else args.ess, pruning=args.pruning, approximate=approximate,
+                  time_limit=seconds, candidates=args.candidates, time_per_variable=args.time_per_variable,
+                  jobs=args.jobs, memory_limit=_memory_limit(args), progress=None if not args.quiet else False)
+    if learning and dataset is not None and not local:  # learn's cache, with learn's level margin
+        from twbn.scoring_phase import search_cache
+
+        dataset.require_complete("scoring a cache")
+        cache, stats = search_cache(dataset, args.score, args.max_parents, say=say, **common,
+                                    level_margin=_policy_of(args).data_cache_level_margin if approximate is False
+                                    else 0.0)
+    else:
+        cache, stats = twbn.score(
+            data_path if dataset is None else dataset, args.score, args.max_parents, max_states=args.max_states,
+            max_splits=args.max_splits, max_bins=args.max_bins, continuous=args.continuous or (),
+            categorical=args.categorical or (), log=say, return_stats=True, **common,
+            **({} if local else {"missing": args.missing or "em", "missing_token": args.missing_token}))
     stats["data"] = str(data_path)
     if local:
         kinds = list(stats["kinds"].values())
