@@ -108,20 +108,21 @@ def learn(data, treewidth: "int | None | Sequence[int | None] | str" = None, met
 
 
 def run_learn(request: LearnRequest) -> "Solution | list[Solution]":
-    """:func:`learn`'s pipeline: the time's start fixed, the columns cut (``discretize``),
-    the bound chosen (``treewidth="auto"``) or the request checked, the cache scored,
-    then structural EM (missing cells) or the sweep over the bounds."""
+    """:func:`learn`'s pipeline: the time's start fixed, the request checked, the columns
+    cut (``discretize``), then the bound chosen (``treewidth="auto"``, which checks its
+    own), or the cache scored and structural EM (missing cells) or the sweep run."""
     request = request.replace(started=_call_start(request.started, request.time_limit))
+    which = as_which_k(request.treewidth)
+    checked = request.check() if which is None else None  # before any column is cut
     cuts = None
     if request.discretize is not None:
         cuts, data = cut_first(request.data, request.discretize, missing_token=request.missing_token)
         request = request.replace(data=data, discretize=None, on_result=None if request.on_result is None
                                   else recording(request.on_result, cuts))
-    which = as_which_k(request.treewidth)
     if which is not None:
         out = learn_which_k_checked(request.data, which, request, learn)
     else:
-        out = _learn_bounds(request, request.check())
+        out = _learn_bounds(request, checked)
     if cuts is None:
         return out
     return [with_cuts(s, cuts) for s in out] if isinstance(out, list) else with_cuts(out, cuts)

@@ -21,7 +21,9 @@ what twbn has into one choice:
    their time, not the data: :func:`_refit_bound`).
 
 The time is the whole command's: ``Policy.which_k_refit_share`` of it for the refit, the
-rest for the curve, each bound an equal part of what is left. k = 1 is measured first
+rest for the curve, each bound an equal part of what is left. Where the curve measures no
+bound in its time, k = 1, the bound that costs least, is learned on every row, and the
+result says why (``stats["which_k"]["why"]``) rather than ending in an error. k = 1 is measured first
 (the exact DP: its seconds are what a bound costs without a search); the bounds after it
 are every k up to ``max_treewidth`` where the time left gives each
 ``Policy.which_k_bound_cost`` times that, else fewer, spread out to ``max_treewidth``
@@ -139,8 +141,8 @@ def learn_which_k(data, which: WhichK, *, time_limit, seed, policy, log, learn_a
 
 #: Why k = 1 where the curve measured no bound: at munin (n = 1,041, 5,000 rows, 30 s) with
 #: ``which_k_refit_share`` 0.7 the command ended in an error instead (2026-12-07).
-NOTHING_MEASURED = ("the curve measured no bound in its time (scoring the folds' rows took it): k = 1, the bound "
-                    "that costs least, learned on every row; give more time for a choice")
+NOTHING_MEASURED = ("the curve measured no bound in its time: k = 1, the bound that costs least, learned on every "
+                    "row; give more time for a choice")
 
 
 def _refit_bound(points, chosen, why: str) -> tuple[int, str]:
