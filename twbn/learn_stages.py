@@ -1,9 +1,10 @@
 """The stages of :func:`twbn.learn` with a bound (or several, or none), once
 :meth:`twbn.request.LearnRequest.check` has checked its arguments: the cache it searches
-and the scorer of families on demand (``_learning_cache``), the starts it is given (``_given_starts``), the sweep over the
-bounds (``_sweep_bounds``), what the search ranged over (``_say_search_space``), and data
-with missing cells handed to structural EM (``_learn_with_missing``). ``twbn/learning.py``
-runs them in order; ``twbn/which_k/`` uses them for its folds.
+and the scorer of families on demand (``_learning_cache``), the starts it is given
+(``_given_starts``), the sweep over the bounds (``_sweep_bounds``), what the search ranged
+over (``_say_search_space``), and data with missing cells handed to structural EM
+(``_learn_with_missing``). ``twbn/learning.py`` runs them in order; ``twbn/which_k/`` uses
+them for its folds.
 """
 
 from __future__ import annotations

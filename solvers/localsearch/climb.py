@@ -148,13 +148,13 @@ class Climber:
         (computed once); None where it cannot be counted (missing cells)."""
         if self._rank is None:
             from twbn.scoring.errors import TwbnError
-            from twbn.scoring.explore import pairwise_mutual_information
+            from twbn.scoring.explore import candidate_parents, pairwise_mutual_information
 
             try:
                 mi = pairwise_mutual_information(self.scorer.dataset)
             except TwbnError:
                 return None
-            self._rank = np.argsort(-mi, axis=1, kind="stable")[:, :-1].tolist()  # v itself (-inf) last
+            self._rank = candidate_parents(mi, self.n - 1).tolist()  # the exploration's ranking, every other
         return self._rank
 
     def widen(self) -> None:
